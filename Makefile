@@ -1,0 +1,125 @@
+# fleetbench: a Kubernetes operator for distributed load and capacity testing.
+# Every tool is built from the Go module proxy into bin/ at the versions in hack/versions.env.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+include hack/versions.env
+
+export GOPROXY ?= https://proxy.golang.org,off
+export GOTOOLCHAIN := local
+BIN := $(CURDIR)/bin
+KUBEBUILDER_ASSETS ?= $(BIN)/k8s/$(KUBE_VERSION)
+export KUBEBUILDER_ASSETS
+# Fuzzing in `make test` is a short, bounded smoke run; raise it for a real fuzzing session.
+FUZZTIME ?= 20s
+GO_MODULES := . $(wildcard runner)
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: generate
+generate: tool-controller-gen ## Generate DeepCopy methods for the API types.
+	$(BIN)/controller-gen object paths=./api/...
+
+.PHONY: manifests
+manifests: tool-controller-gen ## Generate CRDs and RBAC into config/, and the chart's copies of them.
+	$(BIN)/controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(BIN)/controller-gen rbac:roleName=manager-role paths=./controllers/... output:rbac:artifacts:config=config/rbac
+	hack/gen-chart.sh
+
+.PHONY: verify
+verify: manifests generate ## Fail when generated files are not committed.
+	@git diff --exit-code -- api config charts || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config charts)" || { git status --porcelain -- api config charts; echo "untracked generated files: commit them"; exit 1; }
+
+.PHONY: fmt
+fmt: ## gofmt every module.
+	@for m in $(GO_MODULES); do (cd $$m && go fmt ./...); done
+
+.PHONY: vet
+vet: ## go vet every module.
+	@for m in $(GO_MODULES); do (cd $$m && go vet ./...); done
+
+.PHONY: lint
+lint: vet tool-golangci-lint ## go vet and golangci-lint, every module.
+	@for m in $(GO_MODULES); do (cd $$m && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
+
+##@ Test
+
+.PHONY: test
+test: envtest-assets ## Unit, property, fuzz-smoke and envtest integration tests (real kube-apiserver + etcd).
+	go test ./... -count=1
+	@if [ -d runner ]; then cd runner && go test ./... -count=1; fi
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
+	@$(MAKE) --no-print-directory test-chart
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each.
+	@for target in $$(grep -rhoE '^func (Fuzz[A-Za-z0-9_]+)' --include='*_test.go' pkg | sed 's/func //'); do \
+	  pkg=$$(dirname $$(grep -rlE "^func $$target\(" --include='*_test.go' pkg | head -1)); \
+	  echo ">> fuzz $$target in ./$$pkg for $(FUZZTIME)"; \
+	  go test ./$$pkg -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME); \
+	done
+
+.PHONY: test-chart
+test-chart: tool-helm ## Lint the Helm chart and render it with every toggle.
+	$(BIN)/helm lint --strict charts/fleetbench
+	hack/test-chart.sh
+
+.PHONY: envtest-assets
+envtest-assets: ## Build kube-apiserver and etcd for envtest into bin/k8s/ (once).
+	hack/build-kube.sh kube-apiserver etcd
+
+##@ Build
+
+.PHONY: build
+build: ## Build the manager binary into bin/manager.
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/manager ./cmd/manager
+
+.PHONY: manager-image
+manager-image: build tool-imgpack ## Pack the manager into bin/images/manager.tar without Docker or a registry.
+	$(BIN)/imgpack -name fleetbench/manager:dev -out $(BIN)/images/manager.tar \
+	  -file $(BIN)/manager:/manager -entrypoint /manager -user 65532
+
+.PHONY: runner-image
+runner-image: tool-imgpack ## Build the k6 runner (with fleetbench's output) and pack bin/images/runner.tar.
+	hack/runner-image.sh
+
+.PHONY: docker-build
+docker-build: ## Build the manager image with Docker from the Dockerfile (needs a Docker engine).
+	docker build -t fleetbench/manager:dev .
+
+##@ Run
+
+.PHONY: demo
+demo: ## The main job: a TestRun end to end on a local cluster (arrives with the end-to-end issue).
+	@echo "make demo will: boot a local Kubernetes cluster when none is configured, build and import the"
+	@echo "operator, runner and nginx images, helm-install fleetbench, run examples/quickstart and print"
+	@echo "the TestRun's results table. The TestRun controller and the local cluster are not built yet"
+	@echo "(issues 4 and 5), so it stops here. Today: 'make test' proves the API on a real kube-apiserver."
+	@exit 2
+
+##@ Tools
+
+.PHONY: tools
+tools: ## Build every Go tool into bin/.
+	hack/tools.sh
+
+tool-%:
+	@hack/tools.sh $*
+
+.PHONY: tool-imgpack
+tool-imgpack:
+	@cd hack/imgpack && go build -o $(BIN)/imgpack .
+
+.PHONY: clean
+clean: ## Remove built binaries and images (keeps the tool and Kubernetes caches).
+	rm -rf $(BIN)/manager $(BIN)/images

@@ -1,0 +1,66 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ProfileSpec is the size of one "machine" a target runs on: the C1–C4 containers and
+// H0–H3 hosts of the seed reports become Profiles, so a test names a size, not numbers.
+// +kubebuilder:validation:XValidation:rule="isQuantity(string(self.cpu)) && quantity(string(self.cpu)).isGreaterThan(quantity('0'))",message="spec.cpu must be a positive quantity such as 1, 500m or 12"
+// +kubebuilder:validation:XValidation:rule="isQuantity(string(self.memory)) && quantity(string(self.memory)).compareTo(quantity('32Mi')) >= 0",message="spec.memory must be at least 32Mi, written like 512Mi or 16Gi"
+type ProfileSpec struct {
+	// cpu is the CPU the whole target may use (all components together when sized as one machine).
+	// +required
+	CPU resource.Quantity `json:"cpu"`
+
+	// memory is the memory the whole target may use.
+	// +required
+	Memory resource.Quantity `json:"memory"`
+
+	// description says what real machine this profile stands for, e.g. "Proxmox LXC, Xeon E5 2.2 GHz".
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Description string `json:"description,omitempty"`
+
+	// nodeSelector places the target's pods on matching nodes.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations let the target's pods run on tainted, dedicated nodes.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,categories=fleetbench
+// +kubebuilder:printcolumn:name="CPU",type=string,JSONPath=`.spec.cpu`
+// +kubebuilder:printcolumn:name="MEMORY",type=string,JSONPath=`.spec.memory`
+// +kubebuilder:printcolumn:name="DESCRIPTION",type=string,JSONPath=`.spec.description`,priority=1
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// Profile is a named target size, cluster-scoped like a StorageClass.
+type Profile struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec ProfileSpec `json:"spec"`
+}
+
+// +kubebuilder:object:root=true
+
+// ProfileList is a list of Profiles.
+type ProfileList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Profile `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Profile{}, &ProfileList{})
+}

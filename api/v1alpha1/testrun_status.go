@@ -1,0 +1,313 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestRunPhase is where a TestRun is in its life.
+// +kubebuilder:validation:Enum=Pending;Provisioning;Starting;Running;Collecting;Succeeded;Failed
+type TestRunPhase string
+
+const (
+	PhasePending      TestRunPhase = "Pending"
+	PhaseProvisioning TestRunPhase = "Provisioning"
+	PhaseStarting     TestRunPhase = "Starting"
+	PhaseRunning      TestRunPhase = "Running"
+	PhaseCollecting   TestRunPhase = "Collecting"
+	PhaseSucceeded    TestRunPhase = "Succeeded"
+	PhaseFailed       TestRunPhase = "Failed"
+)
+
+// Verdict is the test's outcome as the seed reports state it.
+// +kubebuilder:validation:Enum=PASSED;FAILED;INCONCLUSIVE
+type Verdict string
+
+const (
+	VerdictPassed Verdict = "PASSED"
+	VerdictFailed Verdict = "FAILED"
+	// VerdictInconclusive is a run whose numbers cannot be trusted: partial results, or a
+	// generator that was itself the limit.
+	VerdictInconclusive Verdict = "INCONCLUSIVE"
+)
+
+// Condition types of a TestRun.
+const (
+	// ConditionTargetReady is True when every target component is Ready.
+	ConditionTargetReady = "TargetReady"
+	// ConditionRunnersReady is True when every runner is Ready and paused, waiting for the start.
+	ConditionRunnersReady = "RunnersReady"
+	// ConditionStarted is True once every runner acknowledged the synchronized start.
+	ConditionStarted = "Started"
+	// ConditionResultsCollected is True when every runner's results were read and merged.
+	ConditionResultsCollected = "ResultsCollected"
+	// ConditionThresholdsPassed is True when every global threshold held on the merged data.
+	ConditionThresholdsPassed = "ThresholdsPassed"
+	// ConditionReady is the summary: True when the TestRun finished and passed.
+	ConditionReady = "Ready"
+)
+
+// TestRunStatus is rebuilt by the operator from the world; users never write it.
+// Numbers with fractions are strings with fixed decimals: CRDs avoid floats, and a fixed
+// rendering keeps `kubectl get` columns stable.
+type TestRunStatus struct {
+	// observedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase: Pending, Provisioning, Starting, Running, Collecting, Succeeded or Failed.
+	// +optional
+	Phase TestRunPhase `json:"phase,omitempty"`
+
+	// verdict: PASSED, FAILED or INCONCLUSIVE, set when the run finished.
+	// +optional
+	Verdict Verdict `json:"verdict,omitempty"`
+
+	// reason is a CamelCase word for the last transition, e.g. RunnerOOMKilled.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Reason string `json:"reason,omitempty"`
+
+	// message explains the reason to a person, with what to do next.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Message string `json:"message,omitempty"`
+
+	// conditions a user or tool can wait on: TargetReady, RunnersReady, Started,
+	// ResultsCollected, ThresholdsPassed, Ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// targetNamespace is the namespace the target was provisioned in.
+	// +optional
+	TargetNamespace string `json:"targetNamespace,omitempty"`
+
+	// startTime is when the runners were un-paused.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the TestRun reached Succeeded or Failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// runners counts the runner pods by state.
+	// +optional
+	Runners *RunnerCounts `json:"runners,omitempty"`
+
+	// results are merged from every runner's distributions, not averaged.
+	// +optional
+	Results *Results `json:"results,omitempty"`
+
+	// target is what the target did under load.
+	// +optional
+	Target *TargetUsage `json:"target,omitempty"`
+
+	// capacity turns the results into device counts.
+	// +optional
+	Capacity *CapacityResult `json:"capacity,omitempty"`
+
+	// generatorBound is true when the runners, not the target, were the limit (runner CPU
+	// saturated or iterations dropped): the numbers understate the target.
+	// +optional
+	GeneratorBound bool `json:"generatorBound,omitempty"`
+
+	// generatorBoundReason says why generatorBound is set.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	GeneratorBoundReason string `json:"generatorBoundReason,omitempty"`
+}
+
+// RunnerCounts counts runner pods by state.
+type RunnerCounts struct {
+	Desired   int32 `json:"desired"`
+	Ready     int32 `json:"ready,omitempty"`
+	Running   int32 `json:"running,omitempty"`
+	Succeeded int32 `json:"succeeded,omitempty"`
+	Failed    int32 `json:"failed,omitempty"`
+	// startSkew is the spread of the runners' start acknowledgements, e.g. 4ms.
+	// +optional
+	StartSkew string `json:"startSkew,omitempty"`
+}
+
+// Results are the merged numbers of the load.
+type Results struct {
+	// partial is true when some runner's results could not be read: the numbers cover only the rest.
+	// +optional
+	Partial bool `json:"partial,omitempty"`
+	// +optional
+	Requests *RequestCounts `json:"requests,omitempty"`
+	// +optional
+	Iterations *IterationCounts `json:"iterations,omitempty"`
+	// +optional
+	Throughput *Throughput `json:"throughput,omitempty"`
+	// latency of http_req_duration.
+	// +optional
+	Latency *Latency `json:"latency,omitempty"`
+	// +optional
+	Checks *CheckCounts `json:"checks,omitempty"`
+	// thresholds evaluated on the merged data.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=atomic
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+}
+
+// RequestCounts: accepted and dropped requests, as every seed reports them.
+type RequestCounts struct {
+	Total    int64 `json:"total"`
+	Accepted int64 `json:"accepted"`
+	Dropped  int64 `json:"dropped"`
+	// droppedPercent with two decimals, e.g. "0.00".
+	DroppedPercent string `json:"droppedPercent"`
+}
+
+// IterationCounts: script iterations, and those k6 could not start in time.
+type IterationCounts struct {
+	Total   int64 `json:"total"`
+	Dropped int64 `json:"dropped"`
+}
+
+// Throughput of the whole load.
+type Throughput struct {
+	// requestsPerSecond over the measured span, two decimals.
+	RequestsPerSecond string `json:"requestsPerSecond"`
+	// +optional
+	DataSentBytes int64 `json:"dataSentBytes,omitempty"`
+	// +optional
+	DataReceivedBytes int64 `json:"dataReceivedBytes,omitempty"`
+}
+
+// Latency holds durations like 11ms or 1.25s, and the shares seed 001 reports.
+type Latency struct {
+	Min string `json:"min,omitempty"`
+	Avg string `json:"avg,omitempty"`
+	P50 string `json:"p50,omitempty"`
+	P90 string `json:"p90,omitempty"`
+	P95 string `json:"p95,omitempty"`
+	P99 string `json:"p99,omitempty"`
+	Max string `json:"max,omitempty"`
+	// aboveAveragePercent of requests took longer than the average.
+	AboveAveragePercent string `json:"aboveAveragePercent,omitempty"`
+	// belowAveragePercent of requests took less than the average.
+	BelowAveragePercent string `json:"belowAveragePercent,omitempty"`
+}
+
+// CheckCounts sums k6 checks.
+type CheckCounts struct {
+	Passed int64 `json:"passed"`
+	Failed int64 `json:"failed"`
+}
+
+// ThresholdResult is one global threshold on the merged data.
+type ThresholdResult struct {
+	Metric     string `json:"metric"`
+	Expression string `json:"expression"`
+	Passed     bool   `json:"passed"`
+	// value the expression was evaluated on, e.g. "182.4".
+	Value string `json:"value,omitempty"`
+}
+
+// TargetUsage is what the target did under load.
+type TargetUsage struct {
+	// +optional
+	Memory *MemoryUsage `json:"memory,omitempty"`
+	// +optional
+	CPU *CPUUsage `json:"cpu,omitempty"`
+	// restarts of target containers during the run.
+	// +optional
+	Restarts int32 `json:"restarts,omitempty"`
+	// oomKills of target containers during the run.
+	// +optional
+	OOMKills int32 `json:"oomKills,omitempty"`
+	// logFindings count the target's log lines matching each pattern.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	LogFindings []LogFinding `json:"logFindings,omitempty"`
+}
+
+// MemoryUsage follows seed 000's stability columns.
+type MemoryUsage struct {
+	BeforeMiB          int64  `json:"beforeMiB,omitempty"`
+	AfterMiB           int64  `json:"afterMiB,omitempty"`
+	PeakMiB            int64  `json:"peakMiB,omitempty"`
+	IncreaseMiB        int64  `json:"increaseMiB,omitempty"`
+	IncreasePercent    string `json:"increasePercent,omitempty"`
+	PerDeviceMiB       string `json:"perDeviceMiB,omitempty"`
+	UtilizationPercent string `json:"utilizationPercent,omitempty"`
+}
+
+// CPUUsage of the target, as load per core (seed 000).
+type CPUUsage struct {
+	AverageCoresPerCore string `json:"averageCoresPerCore,omitempty"`
+	PeakCoresPerCore    string `json:"peakCoresPerCore,omitempty"`
+}
+
+// LogFinding counts matching log lines and keeps a sample.
+type LogFinding struct {
+	Pattern string `json:"pattern"`
+	Count   int64  `json:"count"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Sample string `json:"sample,omitempty"`
+}
+
+// CapacityResult turns rates and memory into device counts (seed 000's formulas).
+type CapacityResult struct {
+	// +optional
+	PushesPerSecond string `json:"pushesPerSecond,omitempty"`
+	// +optional
+	IdealMaxDevices int64 `json:"idealMaxDevices,omitempty"`
+	// +optional
+	TypicalMaxDevices int64 `json:"typicalMaxDevices,omitempty"`
+	// +optional
+	SafeMaxDevices int64 `json:"safeMaxDevices,omitempty"`
+	// +optional
+	MaxSafeDevicesByMemory int64 `json:"maxSafeDevicesByMemory,omitempty"`
+	// breakingPointDevices is where a peak test's stop rule fired.
+	// +optional
+	BreakingPointDevices int64 `json:"breakingPointDevices,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=fleetbench,shortName=tr
+// +kubebuilder:printcolumn:name="PROFILE",type=string,JSONPath=`.spec.profile`
+// +kubebuilder:printcolumn:name="TYPE",type=string,JSONPath=`.spec.type`
+// +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="VERDICT",type=string,JSONPath=`.status.verdict`
+// +kubebuilder:printcolumn:name="RPS",type=string,JSONPath=`.status.results.throughput.requestsPerSecond`
+// +kubebuilder:printcolumn:name="P95",type=string,JSONPath=`.status.results.latency.p95`
+// +kubebuilder:printcolumn:name="DROPPED%",type=string,JSONPath=`.status.results.requests.droppedPercent`
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// TestRun provisions a target sized by a Profile, runs a k6 script across N runner pods
+// started together, and writes the merged results, verdict and capacity into its status.
+type TestRun struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec cannot change once created, like a Job's template: a changed test is a new TestRun.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: a TestRun describes one run; create a new TestRun (or delete and re-create this one) to change it"
+	// +kubebuilder:validation:XValidation:rule="has(self.profile) || !has(self.target.components)",message="spec.profile is required when spec.target.components are provisioned; name a Profile such as C1 (kubectl get profiles)"
+	Spec TestRunSpec `json:"spec"`
+
+	// +optional
+	Status TestRunStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// TestRunList is a list of TestRuns.
+type TestRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TestRun `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&TestRun{}, &TestRunList{})
+}

@@ -1,0 +1,612 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestType is what a TestRun sets out to learn (seed 000's three kinds, plus a plain load test).
+// +kubebuilder:validation:Enum=load;stability;benchmark;peak
+type TestType string
+
+const (
+	// TestTypeLoad runs the script with its own options once.
+	TestTypeLoad TestType = "load"
+	// TestTypeStability holds a steady device load for hours and watches memory growth and logs.
+	TestTypeStability TestType = "stability"
+	// TestTypeBenchmark times a fixed amount of device work, for comparing machine sizes.
+	TestTypeBenchmark TestType = "benchmark"
+	// TestTypePeak raises the device count step by step until the target breaks.
+	TestTypePeak TestType = "peak"
+)
+
+// TestRunSpec describes one distributed load test: what to provision, what to run, how hard,
+// and what counts as passing. Field names shared with k6-operator's TestRun (script.configMap,
+// parallelism, separate, arguments, runner) mean the same so manifests migrate easily.
+//
+// +kubebuilder:validation:XValidation:rule="self.type != 'stability' || (has(self.load) && has(self.load.duration))",message="spec.load.duration is required when spec.type is stability (for example 2h)"
+// +kubebuilder:validation:XValidation:rule="self.type != 'stability' || !has(self.load.iterations)",message="spec.load.iterations cannot be used when spec.type is stability; a stability test is bounded by spec.load.duration"
+// +kubebuilder:validation:XValidation:rule="self.type != 'benchmark' || (has(self.load) && has(self.load.devices) && has(self.load.iterations))",message="spec.load.devices and spec.load.iterations are required when spec.type is benchmark (a benchmark times a fixed amount of device work)"
+// +kubebuilder:validation:XValidation:rule="self.type != 'peak' || (has(self.load) && has(self.load.devices))",message="spec.load.devices and spec.load.period are required when spec.type is peak (the starting device count)"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'peak') == has(self.peak)",message="spec.peak is required when spec.type is peak, and only allowed then"
+// +kubebuilder:validation:XValidation:rule="self.type == 'stability' || !has(self.stability)",message="spec.stability is only allowed when spec.type is stability"
+// +kubebuilder:validation:XValidation:rule="self.type == 'benchmark' || !has(self.benchmark)",message="spec.benchmark is only allowed when spec.type is benchmark"
+// +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || self.peak.maxDevices > self.load.devices",message="spec.peak.maxDevices must be greater than spec.load.devices, the starting point"
+type TestRunSpec struct {
+	// type is what the test sets out to learn: load (default), stability, benchmark or peak.
+	// +optional
+	// +kubebuilder:default=load
+	Type TestType `json:"type,omitempty"`
+
+	// profile names the Profile that sizes the target. Required when the target is provisioned.
+	// Case does not matter: the seeds' C1 names the Profile c1 (Kubernetes names are lower-case).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.lowerAscii().matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="must be the name of a Profile, such as C1 or h3 (kubectl get profiles)"
+	Profile string `json:"profile,omitempty"`
+
+	// target is the system under test: components fleetbench provisions, or an external URL.
+	// +required
+	Target TargetSpec `json:"target"`
+
+	// script is the k6 script every runner executes, unchanged.
+	// +required
+	Script ScriptSpec `json:"script"`
+
+	// load is the device-fleet load model. Omit it to let the script's own k6 options decide.
+	// +optional
+	Load *LoadSpec `json:"load,omitempty"`
+
+	// parallelism is how many runner pods share the load, each with its own execution segment.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Parallelism int32 `json:"parallelism,omitempty"`
+
+	// separate puts every runner on its own node, as k6-operator's field of the same name does.
+	// +optional
+	Separate bool `json:"separate,omitempty"`
+
+	// arguments are extra k6 run flags, e.g. "--tag testid=42 --summary-trend-stats=avg,p(99)".
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|\\\\s)--(execution-segment|execution-segment-sequence|paused|address|out|o)(=|\\\\s|$)')",message="must not set --execution-segment, --execution-segment-sequence, --paused, --address or --out: fleetbench sets them to split and synchronize the runners"
+	Arguments string `json:"arguments,omitempty"`
+
+	// runner shapes the runner pods.
+	// +optional
+	Runner *RunnerSpec `json:"runner,omitempty"`
+
+	// thresholds are global pass/fail rules evaluated on the results merged from all runners
+	// (k6 alone evaluates them per runner). Keys are metric names, optionally with a tag filter:
+	// http_req_duration{scenario:push}.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-zA-Z_][a-zA-Z0-9_]*(\\\\{[^{}]+\\\\})?$'))",message="spec.thresholds keys must be k6 metric names, optionally with a tag filter, e.g. http_req_duration or http_req_duration{scenario:push}"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) > 0)",message="spec.thresholds entries need at least one expression, e.g. http_req_failed: [\"rate<0.01\"]"
+	Thresholds map[string]ThresholdList `json:"thresholds,omitempty"`
+
+	// stability holds the knobs of a stability test.
+	// +optional
+	Stability *StabilitySpec `json:"stability,omitempty"`
+
+	// benchmark holds the knobs of a benchmark test.
+	// +optional
+	Benchmark *BenchmarkSpec `json:"benchmark,omitempty"`
+
+	// peak holds the knobs of a peak test.
+	// +optional
+	Peak *PeakSpec `json:"peak,omitempty"`
+
+	// capacity holds the assumptions that turn measured rates into device counts.
+	// +optional
+	Capacity *CapacitySpec `json:"capacity,omitempty"`
+
+	// timeouts bound every wait; each ends the TestRun Failed with a reason when it passes.
+	// +optional
+	Timeouts *TimeoutsSpec `json:"timeouts,omitempty"`
+
+	// cleanup says what happens to the provisioned target when the test ends.
+	// +optional
+	Cleanup *CleanupSpec `json:"cleanup,omitempty"`
+
+	// ttlSecondsAfterFinished deletes the TestRun, and with it every child, this long after it
+	// finished, as a Job's field of the same name does. Unset keeps it until deleted.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=31536000
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// ThresholdList is the list of expressions for one metric.
+// +kubebuilder:validation:MaxItems=8
+type ThresholdList []ThresholdExpression
+
+// SizingMode says how a Profile's CPU and memory are shared among target components.
+// +kubebuilder:validation:Enum=oneMachine;perComponent
+type SizingMode string
+
+const (
+	// SizingOneMachine runs every component in one pod under the profile's limits, as the
+	// seed's C1 container held Apache, MariaDB and the daemon together.
+	SizingOneMachine SizingMode = "oneMachine"
+	// SizingPerComponent gives each component its own pod and share (seed 003: Apache 4 GB,
+	// MySQL 2 GB, ejabberd 8 GB).
+	SizingPerComponent SizingMode = "perComponent"
+)
+
+// TargetSpec is the system under test.
+// +kubebuilder:validation:XValidation:rule="has(self.components) != has(self.external)",message="spec.target needs exactly one of components (fleetbench provisions them) or external (a URL it only loads)"
+// +kubebuilder:validation:XValidation:rule="!has(self.components) || self.components.all(c, self.components.exists_one(d, d.name == c.name))",message="spec.target.components names must be unique"
+// +kubebuilder:validation:XValidation:rule="!has(self.sizing) || self.sizing != 'perComponent' || !has(self.components) || self.components.all(c, has(c.share) || has(c.resources))",message="with spec.target.sizing perComponent every component needs a share (percent of the profile) or resources"
+// +kubebuilder:validation:XValidation:rule="!has(self.components) || self.components.filter(c, has(c.share)).map(c, c.share).sum() <= 100",message="spec.target.components shares add up to more than 100 percent of the profile"
+type TargetSpec struct {
+	// sizing says how the profile is split among components: oneMachine (default) or perComponent.
+	// +optional
+	// +kubebuilder:default=oneMachine
+	Sizing SizingMode `json:"sizing,omitempty"`
+
+	// components fleetbench provisions in the TestRun's own namespace.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	Components []Component `json:"components,omitempty"`
+
+	// external is a target fleetbench does not provision, reached by URL.
+	// +optional
+	External *ExternalTarget `json:"external,omitempty"`
+}
+
+// ComponentKind is a built-in component or a custom container.
+// +kubebuilder:validation:Enum=webServer;database;xmppBroker;custom
+type ComponentKind string
+
+const (
+	ComponentWebServer  ComponentKind = "webServer"
+	ComponentDatabase   ComponentKind = "database"
+	ComponentXMPPBroker ComponentKind = "xmppBroker"
+	ComponentCustom     ComponentKind = "custom"
+)
+
+// Component is one part of the target stack. Runners find it through
+// TARGET_<NAME>_URL (and _HOST, _PORT) environment variables.
+// +kubebuilder:validation:XValidation:rule="self.kind != 'custom' || has(self.image)",message="a component of kind custom needs an image"
+// +kubebuilder:validation:XValidation:rule="self.kind != 'custom' || !has(self.engine)",message="engine applies to built-in kinds only; a custom component sets image instead"
+// +kubebuilder:validation:XValidation:rule="!has(self.engine) || (self.kind == 'webServer' && self.engine in ['nginx', 'apache']) || (self.kind == 'database' && self.engine in ['postgresql', 'mariadb']) || (self.kind == 'xmppBroker' && self.engine in ['prosody', 'ejabberd'])",message="engine must fit kind: webServer takes nginx or apache, database takes postgresql or mariadb, xmppBroker takes prosody or ejabberd"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !self.tls || self.kind in ['webServer', 'xmppBroker', 'custom']",message="tls applies to webServer, xmppBroker and custom components"
+// +kubebuilder:validation:XValidation:rule="!has(self.database) || self.kind == 'database'",message="database settings are only allowed on a component of kind database"
+// +kubebuilder:validation:XValidation:rule="!has(self.xmpp) || self.kind == 'xmppBroker'",message="xmpp settings are only allowed on a component of kind xmppBroker"
+// +kubebuilder:validation:XValidation:rule="!has(self.share) || !has(self.resources)",message="set either share or resources on a component, not both"
+type Component struct {
+	// name identifies the component; it names its Service and its TARGET_<NAME>_URL variable.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="must be a DNS label: lower-case letters, digits and '-', starting with a letter, e.g. web or app-db"
+	Name string `json:"name"`
+
+	// kind is webServer, database, xmppBroker or custom.
+	// +required
+	Kind ComponentKind `json:"kind"`
+
+	// engine picks the software of a built-in kind: nginx (default) or apache; postgresql
+	// (default) or mariadb; prosody (default) or ejabberd.
+	// +optional
+	// +kubebuilder:validation:Enum=nginx;apache;postgresql;mariadb;prosody;ejabberd
+	Engine string `json:"engine,omitempty"`
+
+	// tls serves the component over TLS with a generated certificate (seed 000's SSL benchmarks).
+	// +optional
+	TLS *bool `json:"tls,omitempty"`
+
+	// image overrides the built-in image, or is the image of a custom component.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// command overrides the image's entrypoint.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	Command []string `json:"command,omitempty"`
+
+	// args are passed to the entrypoint.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	Args []string `json:"args,omitempty"`
+
+	// env is added to the component's container.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// ports the component listens on; the first is the one runners are pointed at.
+	// Built-in kinds have defaults.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	Ports []corev1.ContainerPort `json:"ports,omitempty"`
+
+	// readinessProbe gates the load: no runner starts before every component is Ready.
+	// +optional
+	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
+
+	// share is the percent of the profile's CPU and memory this component gets (perComponent sizing).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Share *int32 `json:"share,omitempty"`
+
+	// resources give this component explicit requests and limits (perComponent sizing).
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// database holds settings of a database component.
+	// +optional
+	Database *DatabaseSettings `json:"database,omitempty"`
+
+	// xmpp holds settings of an XMPP broker component.
+	// +optional
+	XMPP *XMPPSettings `json:"xmpp,omitempty"`
+}
+
+// DatabaseSettings prepare a database component before the load starts.
+type DatabaseSettings struct {
+	// name of the database to create; defaults to fleetbench.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-zA-Z_][a-zA-Z0-9_]*$')",message="must be a SQL identifier: letters, digits and '_', not starting with a digit"
+	Name string `json:"name,omitempty"`
+
+	// initSQL runs once after the database starts, e.g. to create tables.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	InitSQL string `json:"initSQL,omitempty"`
+}
+
+// XMPPSettings prepare an XMPP broker before the load starts.
+type XMPPSettings struct {
+	// domain the broker serves; defaults to fleetbench.local.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a DNS domain such as fleetbench.local"
+	Domain string `json:"domain,omitempty"`
+
+	// users is how many accounts to provision, named <userPrefix><n> for n from 0.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	Users int32 `json:"users,omitempty"`
+
+	// userPrefix starts every provisioned account name; defaults to device.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z][a-z0-9_-]*$')",message="must be lower-case letters, digits, '_' or '-', starting with a letter"
+	UserPrefix string `json:"userPrefix,omitempty"`
+}
+
+// ExternalTarget is a system under test that fleetbench does not provision.
+type ExternalTarget struct {
+	// url runners receive as TARGET_URL.
+	// +required
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https', 'ws', 'wss', 'grpc', 'tcp']",message="must be an absolute URL with scheme http, https, ws, wss, grpc or tcp, e.g. http://api.example.svc:8080"
+	URL string `json:"url"`
+}
+
+// ScriptSpec is where the k6 script comes from: exactly one source.
+// +kubebuilder:validation:XValidation:rule="[has(self.inline), has(self.configMap), has(self.volumeClaim), has(self.localFile)].filter(x, x).size() == 1",message="spec.script needs exactly one of inline, configMap, volumeClaim or localFile"
+type ScriptSpec struct {
+	// inline is the script's source; fleetbench stores it in a ConfigMap it owns.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=262144
+	Inline string `json:"inline,omitempty"`
+
+	// configMap holds the script (and any modules it imports) in the TestRun's namespace.
+	// +optional
+	ConfigMap *ConfigMapScript `json:"configMap,omitempty"`
+
+	// volumeClaim mounts a PersistentVolumeClaim holding the script.
+	// +optional
+	VolumeClaim *VolumeClaimScript `json:"volumeClaim,omitempty"`
+
+	// localFile is a path inside the runner image.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="must be an absolute path inside the runner image, e.g. /scripts/test.js"
+	LocalFile string `json:"localFile,omitempty"`
+}
+
+// ConfigMapScript names a ConfigMap and the file of it k6 runs.
+type ConfigMapScript struct {
+	// name of the ConfigMap.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// file is the key of the entry k6 runs; defaults to test.js.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="must be a ConfigMap key such as test.js"
+	File string `json:"file,omitempty"`
+}
+
+// VolumeClaimScript names a PersistentVolumeClaim and the file in it k6 runs.
+type VolumeClaimScript struct {
+	// name of the PersistentVolumeClaim.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// file is the path of the script inside the volume; defaults to test.js.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="must be a path relative to the volume's root, without '..', e.g. scripts/test.js"
+	File string `json:"file,omitempty"`
+
+	// readOnly mounts the volume read-only.
+	// +optional
+	ReadOnly bool `json:"readOnly,omitempty"`
+}
+
+// LoadSpec is the device-fleet load model of the seeds: devices, each acting every period.
+// 1000 devices pushing every 200s is 5 requests per second. Each runner gets a disjoint range
+// of device ids (DEVICE_ID_FIRST, DEVICE_ID_LAST) and its share of the rate.
+// +kubebuilder:validation:XValidation:rule="has(self.devices) == has(self.period)",message="spec.load.devices and spec.load.period go together: devices each act once per period (e.g. devices: 1000, period: 200s)"
+// +kubebuilder:validation:XValidation:rule="!has(self.iterations) || !has(self.duration)",message="set either spec.load.iterations or spec.load.duration, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.iterations) || has(self.devices)",message="spec.load.iterations counts rounds per device; it needs spec.load.devices and spec.load.period"
+type LoadSpec struct {
+	// devices is how many emulated devices act against the target.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	Devices *int32 `json:"devices,omitempty"`
+
+	// period is how often each device acts, e.g. 200s.
+	// +optional
+	Period Duration `json:"period,omitempty"`
+
+	// duration bounds the test in time, e.g. 2h.
+	// +optional
+	Duration Duration `json:"duration,omitempty"`
+
+	// iterations bounds the test in work: rounds per device (seed 000's "loops").
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	Iterations *int32 `json:"iterations,omitempty"`
+
+	// rampUp spreads the devices' first actions over this span instead of starting all at once.
+	// +optional
+	RampUp Duration `json:"rampUp,omitempty"`
+
+	// preAllocatedVUs per runner for the arrival-rate executor; too few drop iterations.
+	// Defaults to a number derived from the rate.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	PreAllocatedVUs *int32 `json:"preAllocatedVUs,omitempty"`
+
+	// maxVUs per runner.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	MaxVUs *int32 `json:"maxVUs,omitempty"`
+}
+
+// RunnerSpec shapes the runner pods (k6-operator's "runner" knobs, plus sysctls).
+type RunnerSpec struct {
+	// image of the runner: k6 with fleetbench's result output compiled in.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// imagePullPolicy of the runner image.
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// metadata adds labels and annotations to the runner pods.
+	// +optional
+	Metadata *PodMetadata `json:"metadata,omitempty"`
+
+	// env is added to every runner container.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// resources of each runner container.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// nodeSelector places the runners.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations let runners use tainted nodes.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// affinity is added to fleetbench's own spreading of runners and keeping them off the target's nodes.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// topologySpreadConstraints are added to fleetbench's own.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// sysctls for tests that hold many sockets, e.g. net.ipv4.ip_local_port_range: "1024 65535"
+	// (seed 003 hit the 64K port limit). Unsafe sysctls must be allowed on the kubelet.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	Sysctls []corev1.Sysctl `json:"sysctls,omitempty"`
+
+	// serviceAccountName the runner pods use.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// priorityClassName of the runner pods.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+}
+
+// PodMetadata is the labels and annotations added to generated pods.
+type PodMetadata struct {
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Labels map[string]string `json:"labels,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// StabilitySpec holds the knobs of a stability test.
+type StabilitySpec struct {
+	// maxMemoryGrowthPercent fails the test when target memory grows more than this over the run.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	MaxMemoryGrowthPercent *int32 `json:"maxMemoryGrowthPercent,omitempty"`
+
+	// sampleInterval is how often target CPU and memory are sampled; defaults to 30s.
+	// +optional
+	SampleInterval Duration `json:"sampleInterval,omitempty"`
+
+	// logPatterns are counted in the target's logs (seed 000's "Log analysis").
+	// Defaults to warning and error.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	LogPatterns []LogPattern `json:"logPatterns,omitempty"`
+}
+
+// LogPattern counts the target log lines matching a regular expression (RE2 syntax).
+type LogPattern struct {
+	// name labels the finding in status, e.g. warning.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	Name string `json:"name"`
+
+	// regex in RE2 syntax, e.g. (?i)warn.
+	// matches() on an uncompilable pattern is a CEL evaluation error, which the API server
+	// reports against this field: it saves a webhook for the one check OpenAPI cannot make.
+	// +kubebuilder:validation:XValidation:rule="''.matches(self) || !''.matches(self)",message="must be a valid RE2 regular expression, e.g. (?i)warn"
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Regex string `json:"regex"`
+
+	// failAbove fails the test when more lines than this match.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	FailAbove *int64 `json:"failAbove,omitempty"`
+}
+
+// BenchmarkSpec holds the knobs of a benchmark test.
+type BenchmarkSpec struct {
+	// repetitions runs the same work this many times; seed 001 compares a first and a second run.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	Repetitions int32 `json:"repetitions,omitempty"`
+
+	// warmUp runs the load this long before measuring.
+	// +optional
+	WarmUp Duration `json:"warmUp,omitempty"`
+}
+
+// PeakSpec raises the device count step by step until a stop rule fires: the breaking point.
+// +kubebuilder:validation:XValidation:rule="has(self.stopWhen.droppedPercentAbove) || has(self.stopWhen.p95Above) || has(self.stopWhen.errorPercentAbove)",message="spec.peak.stopWhen needs at least one rule: droppedPercentAbove, p95Above or errorPercentAbove"
+type PeakSpec struct {
+	// stepDevices are added at every step.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	StepDevices int32 `json:"stepDevices"`
+
+	// stepDuration is how long each step holds its load.
+	// +required
+	StepDuration Duration `json:"stepDuration"`
+
+	// maxDevices ends the test, passed, if no stop rule fired before.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	MaxDevices *int32 `json:"maxDevices,omitempty"`
+
+	// stopWhen ends the climb: the step before is the breaking point.
+	// +required
+	StopWhen PeakStopRules `json:"stopWhen"`
+}
+
+// PeakStopRules end a peak test when any of them holds for a step.
+type PeakStopRules struct {
+	// droppedPercentAbove stops when more than this percent of requests were dropped.
+	// +optional
+	DroppedPercentAbove *Percent `json:"droppedPercentAbove,omitempty"`
+
+	// errorPercentAbove stops when more than this percent of requests failed.
+	// +optional
+	ErrorPercentAbove *Percent `json:"errorPercentAbove,omitempty"`
+
+	// p95Above stops when the 95th percentile of http_req_duration exceeds this.
+	// +optional
+	P95Above Duration `json:"p95Above,omitempty"`
+}
+
+// TimeoutsSpec bounds every wait of a TestRun.
+type TimeoutsSpec struct {
+	// provisioning bounds how long the target may take to become Ready; defaults to 10m.
+	// +optional
+	Provisioning Duration `json:"provisioning,omitempty"`
+
+	// runnersReady bounds how long runners may take to be scheduled and Ready; defaults to 5m.
+	// +optional
+	RunnersReady Duration `json:"runnersReady,omitempty"`
+
+	// run bounds the load phase beyond its expected length; defaults to the expected length plus 10m,
+	// or 1h when the length is not known in advance.
+	// +optional
+	Run Duration `json:"run,omitempty"`
+
+	// collection bounds reading and merging the results; defaults to 2m.
+	// +optional
+	Collection Duration `json:"collection,omitempty"`
+}
+
+// TargetCleanupPolicy says when the provisioned target goes.
+// +kubebuilder:validation:Enum=DeleteAfterRun;KeepUntilDeleted
+type TargetCleanupPolicy string
+
+const (
+	// TargetDeleteAfterRun removes the target namespace as soon as results are collected.
+	TargetDeleteAfterRun TargetCleanupPolicy = "DeleteAfterRun"
+	// TargetKeepUntilDeleted keeps the target for inspection until the TestRun is deleted.
+	TargetKeepUntilDeleted TargetCleanupPolicy = "KeepUntilDeleted"
+)
+
+// CleanupSpec says what happens to the provisioned target when the test ends.
+type CleanupSpec struct {
+	// target is DeleteAfterRun (default) or KeepUntilDeleted.
+	// +optional
+	// +kubebuilder:default=DeleteAfterRun
+	Target TargetCleanupPolicy `json:"target,omitempty"`
+}

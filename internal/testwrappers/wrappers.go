@@ -1,0 +1,174 @@
+// Package testwrappers builds fleetbench objects for tests in a few readable lines:
+//
+//	MakeTestRun("quick", "default").Profile("C1").WebServer("web").Inline(script).Parallelism(2).Obj()
+package testwrappers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+)
+
+// DefaultScript is a minimal valid k6 script.
+const DefaultScript = "import http from 'k6/http';\nexport default function () { http.get(`${__ENV.TARGET_WEB_URL}/`); }\n"
+
+// TestRunWrapper wraps a TestRun under construction.
+type TestRunWrapper struct{ v1alpha1.TestRun }
+
+// MakeTestRun starts a TestRun with the smallest spec admission accepts: a C1 nginx target and an
+// inline script.
+func MakeTestRun(name, namespace string) *TestRunWrapper {
+	return &TestRunWrapper{v1alpha1.TestRun{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "TestRun"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: v1alpha1.TestRunSpec{
+			Profile: "C1",
+			Target:  v1alpha1.TargetSpec{Components: []v1alpha1.Component{{Name: "web", Kind: v1alpha1.ComponentWebServer}}},
+			Script:  v1alpha1.ScriptSpec{Inline: DefaultScript},
+		},
+	}}
+}
+
+// Obj returns the TestRun.
+func (w *TestRunWrapper) Obj() *v1alpha1.TestRun { return &w.TestRun }
+
+func (w *TestRunWrapper) Type(t v1alpha1.TestType) *TestRunWrapper { w.Spec.Type = t; return w }
+func (w *TestRunWrapper) Profile(p string) *TestRunWrapper        { w.Spec.Profile = p; return w }
+func (w *TestRunWrapper) Parallelism(n int32) *TestRunWrapper     { w.Spec.Parallelism = n; return w }
+func (w *TestRunWrapper) Arguments(a string) *TestRunWrapper      { w.Spec.Arguments = a; return w }
+
+// Components replaces the target with these components.
+func (w *TestRunWrapper) Components(c ...v1alpha1.Component) *TestRunWrapper {
+	w.Spec.Target.Components = c
+	w.Spec.Target.External = nil
+	return w
+}
+
+// Sizing sets how the profile is split among components.
+func (w *TestRunWrapper) Sizing(s v1alpha1.SizingMode) *TestRunWrapper {
+	w.Spec.Target.Sizing = s
+	return w
+}
+
+// External replaces the target with an external URL.
+func (w *TestRunWrapper) External(url string) *TestRunWrapper {
+	w.Spec.Target.Components = nil
+	w.Spec.Target.External = &v1alpha1.ExternalTarget{URL: url}
+	return w
+}
+
+// Script replaces the script source.
+func (w *TestRunWrapper) Script(s v1alpha1.ScriptSpec) *TestRunWrapper { w.Spec.Script = s; return w }
+
+// Devices sets the device-fleet model: n devices, each acting once per period.
+func (w *TestRunWrapper) Devices(n int32, period v1alpha1.Duration) *TestRunWrapper {
+	w.load().Devices = ptr.To(n)
+	w.load().Period = period
+	return w
+}
+
+func (w *TestRunWrapper) Duration(d v1alpha1.Duration) *TestRunWrapper {
+	w.load().Duration = d
+	return w
+}
+
+func (w *TestRunWrapper) Iterations(n int32) *TestRunWrapper {
+	w.load().Iterations = ptr.To(n)
+	return w
+}
+
+// Load replaces the whole load block.
+func (w *TestRunWrapper) Load(l *v1alpha1.LoadSpec) *TestRunWrapper { w.Spec.Load = l; return w }
+
+func (w *TestRunWrapper) load() *v1alpha1.LoadSpec {
+	if w.Spec.Load == nil {
+		w.Spec.Load = &v1alpha1.LoadSpec{}
+	}
+	return w.Spec.Load
+}
+
+// Threshold adds expressions for a metric.
+func (w *TestRunWrapper) Threshold(metric string, exprs ...v1alpha1.ThresholdExpression) *TestRunWrapper {
+	if w.Spec.Thresholds == nil {
+		w.Spec.Thresholds = map[string]v1alpha1.ThresholdList{}
+	}
+	w.Spec.Thresholds[metric] = append(w.Spec.Thresholds[metric], exprs...)
+	return w
+}
+
+func (w *TestRunWrapper) Stability(s *v1alpha1.StabilitySpec) *TestRunWrapper {
+	w.Spec.Stability = s
+	return w
+}
+func (w *TestRunWrapper) Benchmark(b *v1alpha1.BenchmarkSpec) *TestRunWrapper {
+	w.Spec.Benchmark = b
+	return w
+}
+func (w *TestRunWrapper) Peak(p *v1alpha1.PeakSpec) *TestRunWrapper { w.Spec.Peak = p; return w }
+
+// Sysctl adds a runner sysctl.
+func (w *TestRunWrapper) Sysctl(name, value string) *TestRunWrapper {
+	if w.Spec.Runner == nil {
+		w.Spec.Runner = &v1alpha1.RunnerSpec{}
+	}
+	w.Spec.Runner.Sysctls = append(w.Spec.Runner.Sysctls, corev1.Sysctl{Name: name, Value: value})
+	return w
+}
+
+func (w *TestRunWrapper) TTL(seconds int32) *TestRunWrapper {
+	w.Spec.TTLSecondsAfterFinished = ptr.To(seconds)
+	return w
+}
+
+func (w *TestRunWrapper) Timeouts(t *v1alpha1.TimeoutsSpec) *TestRunWrapper {
+	w.Spec.Timeouts = t
+	return w
+}
+
+// ProfileWrapper wraps a Profile under construction.
+type ProfileWrapper struct{ v1alpha1.Profile }
+
+// MakeProfile starts a Profile of the given size.
+func MakeProfile(name, cpu, memory string) *ProfileWrapper {
+	return &ProfileWrapper{v1alpha1.Profile{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Profile"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1alpha1.ProfileSpec{CPU: resource.MustParse(cpu), Memory: resource.MustParse(memory)},
+	}}
+}
+
+func (w *ProfileWrapper) Obj() *v1alpha1.Profile { return &w.Profile }
+
+func (w *ProfileWrapper) Description(d string) *ProfileWrapper { w.Spec.Description = d; return w }
+
+// CapacityPlanWrapper wraps a CapacityPlan under construction.
+type CapacityPlanWrapper struct{ v1alpha1.CapacityPlan }
+
+// MakeCapacityPlan starts a plan over the given profiles from a template TestRun's spec
+// (its profile is cleared: the plan supplies it).
+func MakeCapacityPlan(name, namespace string, template *v1alpha1.TestRun, profiles ...string) *CapacityPlanWrapper {
+	spec := *template.Spec.DeepCopy()
+	spec.Profile = ""
+	return &CapacityPlanWrapper{v1alpha1.CapacityPlan{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "CapacityPlan"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec:       v1alpha1.CapacityPlanSpec{Profiles: profiles, Template: spec},
+	}}
+}
+
+func (w *CapacityPlanWrapper) Obj() *v1alpha1.CapacityPlan { return &w.CapacityPlan }
+
+// Sweep adds a sweep dimension.
+func (w *CapacityPlanWrapper) Sweep(component, env string, values ...string) *CapacityPlanWrapper {
+	w.Spec.Sweep = append(w.Spec.Sweep, v1alpha1.SweepDimension{Component: component, Env: env, Values: values})
+	return w
+}
+
+// TemplateProfile sets the template's profile, which admission refuses.
+func (w *CapacityPlanWrapper) TemplateProfile(p string) *CapacityPlanWrapper {
+	w.Spec.Template.Profile = p
+	return w
+}

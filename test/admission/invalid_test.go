@@ -1,0 +1,264 @@
+package admission
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+)
+
+const ns = "default"
+
+type invalidCase struct {
+	name string
+	obj  client.Object
+	// edit changes the object as JSON, for values the Go types cannot hold (a bad quantity,
+	// a zero that omitempty would drop).
+	edit func(u map[string]any)
+	// want are substrings the refusal must contain: the field's path and the fix.
+	want []string
+}
+
+func component(name string, kind v1alpha1.ComponentKind) v1alpha1.Component {
+	return v1alpha1.Component{Name: name, Kind: kind}
+}
+
+func set(path []string, value any) func(map[string]any) {
+	return func(u map[string]any) {
+		if err := unstructured.SetNestedField(u, value, path...); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func invalidCases() []invalidCase {
+	run := func() *tw.TestRunWrapper { return tw.MakeTestRun("bad", ns) }
+	custom := component("app", v1alpha1.ComponentCustom)
+	custom.Image = "fleet-sut:dev"
+	share := func(c v1alpha1.Component, p int32) v1alpha1.Component { c.Share = ptr.To(p); return c }
+	stopRule := v1alpha1.PeakStopRules{DroppedPercentAbove: ptr.To(v1alpha1.Percent(1))}
+	template := tw.MakeTestRun("tpl", ns).Type(v1alpha1.TestTypeBenchmark).Devices(100, "60s").Iterations(5).Obj()
+
+	return []invalidCase{
+		// --- runners and script
+		{name: "parallelism zero", obj: run().Obj(), edit: set([]string{"spec", "parallelism"}, int64(0)),
+			want: []string{"spec.parallelism", "greater than or equal to 1"}},
+		{name: "parallelism above 1000", obj: run().Parallelism(1001).Obj(),
+			want: []string{"spec.parallelism", "less than or equal to 1000"}},
+		{name: "no script source", obj: run().Script(v1alpha1.ScriptSpec{}).Obj(),
+			want: []string{"spec.script", "exactly one of inline, configMap, volumeClaim or localFile"}},
+		{name: "two script sources", obj: run().Script(v1alpha1.ScriptSpec{Inline: tw.DefaultScript, LocalFile: "/test.js"}).Obj(),
+			want: []string{"spec.script", "exactly one of inline, configMap, volumeClaim or localFile"}},
+		{name: "configMap script without name", obj: run().Script(v1alpha1.ScriptSpec{ConfigMap: &v1alpha1.ConfigMapScript{File: "x.js"}}).Obj(),
+			want: []string{"spec.script.configMap.name", "at least 1 chars long"}},
+		{name: "relative localFile", obj: run().Script(v1alpha1.ScriptSpec{LocalFile: "scripts/test.js"}).Obj(),
+			want: []string{"spec.script.localFile", "absolute path inside the runner image"}},
+		{name: "volumeClaim file escapes volume", obj: run().Script(v1alpha1.ScriptSpec{VolumeClaim: &v1alpha1.VolumeClaimScript{Name: "scripts", File: "../etc/passwd"}}).Obj(),
+			want: []string{"spec.script.volumeClaim.file", "relative to the volume's root"}},
+		{name: "arguments set execution segment", obj: run().Arguments("--tag a=b --execution-segment 0:1/2").Obj(),
+			want: []string{"spec.arguments", "must not set --execution-segment"}},
+		{name: "arguments set output", obj: run().Arguments("--out json=/tmp/x.json").Obj(),
+			want: []string{"spec.arguments", "fleetbench sets them"}},
+		{name: "ttl negative", obj: run().TTL(-1).Obj(),
+			want: []string{"spec.ttlSecondsAfterFinished", "greater than or equal to 0"}},
+
+		// --- load model and durations
+		{name: "devices without period", obj: run().Load(&v1alpha1.LoadSpec{Devices: ptr.To[int32](1000)}).Obj(),
+			want: []string{"spec.load", "spec.load.devices and spec.load.period go together"}},
+		{name: "period without unit", obj: run().Devices(1000, "200").Obj(),
+			want: []string{"spec.load.period", "positive duration such as 250ms, 30s"}},
+		{name: "zero duration", obj: run().Duration("0s").Obj(),
+			want: []string{"spec.load.duration", "positive duration"}},
+		{name: "duration in words", obj: run().Duration("2 hours").Obj(),
+			want: []string{"spec.load.duration", "positive duration"}},
+		{name: "iterations and duration", obj: run().Devices(10, "1s").Iterations(3).Duration("1m").Obj(),
+			want: []string{"spec.load", "either spec.load.iterations or spec.load.duration"}},
+		{name: "devices zero", obj: run().Devices(0, "1s").Obj(),
+			want: []string{"spec.load.devices", "greater than or equal to 1"}},
+
+		// --- test types and their knobs
+		{name: "unknown type", obj: run().Type("soak").Obj(),
+			want: []string{"spec.type", "Unsupported value: \"soak\""}},
+		{name: "stability without duration", obj: run().Type(v1alpha1.TestTypeStability).Devices(1000, "200s").Obj(),
+			want: []string{"spec", "spec.load.duration is required when spec.type is stability"}},
+		{name: "stability bounded by iterations", obj: run().Type(v1alpha1.TestTypeStability).Load(&v1alpha1.LoadSpec{Devices: ptr.To[int32](10), Period: "1s", Duration: "1h", Iterations: ptr.To[int32](3)}).Obj(),
+			want: []string{"spec.load.iterations cannot be used when spec.type is stability"}},
+		{name: "benchmark without iterations", obj: run().Type(v1alpha1.TestTypeBenchmark).Devices(1200, "200s").Duration("10m").Obj(),
+			want: []string{"spec", "spec.load.devices and spec.load.iterations are required when spec.type is benchmark"}},
+		{name: "peak without peak block", obj: run().Type(v1alpha1.TestTypePeak).Devices(5000, "60s").Obj(),
+			want: []string{"spec", "spec.peak is required when spec.type is peak"}},
+		{name: "peak block on a load test", obj: run().Peak(&v1alpha1.PeakSpec{StepDevices: 10, StepDuration: "1m", StopWhen: stopRule}).Obj(),
+			want: []string{"spec", "spec.peak is required when spec.type is peak, and only allowed then"}},
+		{name: "peak without stop rule", obj: run().Type(v1alpha1.TestTypePeak).Devices(5000, "60s").Peak(&v1alpha1.PeakSpec{StepDevices: 10, StepDuration: "1m"}).Obj(),
+			want: []string{"spec.peak", "spec.peak.stopWhen needs at least one rule"}},
+		{name: "peak max below start", obj: run().Type(v1alpha1.TestTypePeak).Devices(5000, "60s").Peak(&v1alpha1.PeakSpec{StepDevices: 10, StepDuration: "1m", MaxDevices: ptr.To[int32](4000), StopWhen: stopRule}).Obj(),
+			want: []string{"spec.peak.maxDevices must be greater than spec.load.devices"}},
+		{name: "stability block on a load test", obj: run().Stability(&v1alpha1.StabilitySpec{MaxMemoryGrowthPercent: ptr.To[int32](50)}).Obj(),
+			want: []string{"spec", "spec.stability is only allowed when spec.type is stability"}},
+		{name: "log pattern not a regular expression", obj: run().Type(v1alpha1.TestTypeStability).Duration("1h").Stability(&v1alpha1.StabilitySpec{LogPatterns: []v1alpha1.LogPattern{{Name: "warning", Regex: "(?i)warn("}}}).Obj(),
+			want: []string{"spec.stability.logPatterns[0].regex", "error parsing regexp"}},
+		{name: "benchmark block on a load test", obj: run().Benchmark(&v1alpha1.BenchmarkSpec{Repetitions: 2}).Obj(),
+			want: []string{"spec", "spec.benchmark is only allowed when spec.type is benchmark"}},
+
+		// --- thresholds in k6's grammar
+		{name: "threshold without parentheses", obj: run().Threshold("http_req_duration", "p95<200").Obj(),
+			want: []string{"spec.thresholds[http_req_duration][0]", "must be a k6 threshold expression"}},
+		{name: "threshold with doubled operator", obj: run().Threshold("http_req_failed", "rate<<0.01").Obj(),
+			want: []string{"spec.thresholds[http_req_failed][0]", "must be a k6 threshold expression"}},
+		{name: "threshold with unknown aggregation", obj: run().Threshold("http_req_duration", "p(95)<200", "mean<100").Obj(),
+			want: []string{"spec.thresholds[http_req_duration][1]", "aggregation (avg, min, max, med, count, rate, value or p(N))"}},
+		{name: "threshold metric name with space", obj: run().Threshold("http req", "rate<0.01").Obj(),
+			want: []string{"spec.thresholds", "keys must be k6 metric names"}},
+		{name: "threshold without expressions", obj: run().Obj(), edit: set([]string{"spec", "thresholds", "checks"}, []any{}),
+			want: []string{"spec.thresholds", "need at least one expression"}},
+
+		// --- target
+		{name: "components and external", obj: run().Obj(), edit: set([]string{"spec", "target", "external"}, map[string]any{"url": "http://x:80"}),
+			want: []string{"spec.target", "exactly one of components"}},
+		{name: "no target", obj: run().Components().Obj(),
+			want: []string{"spec.target", "exactly one of components"}},
+		{name: "duplicate component names", obj: run().Components(component("web", v1alpha1.ComponentWebServer), component("web", v1alpha1.ComponentDatabase)).Obj(),
+			want: []string{"spec.target", "components names must be unique"}},
+		{name: "custom component without image", obj: run().Components(component("app", v1alpha1.ComponentCustom)).Obj(),
+			want: []string{"spec.target.components[0]", "a component of kind custom needs an image"}},
+		{name: "engine of another kind", obj: run().Components(v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer, Engine: "mariadb"}).Obj(),
+			want: []string{"spec.target.components[0]", "engine must fit kind: webServer takes nginx or apache"}},
+		{name: "component name not a DNS label", obj: run().Components(component("Web_1", v1alpha1.ComponentWebServer)).Obj(),
+			want: []string{"spec.target.components[0].name", "must be a DNS label"}},
+		{name: "perComponent without shares", obj: run().Sizing(v1alpha1.SizingPerComponent).Components(component("web", v1alpha1.ComponentWebServer), custom).Obj(),
+			want: []string{"spec.target", "every component needs a share"}},
+		{name: "shares above 100 percent", obj: run().Sizing(v1alpha1.SizingPerComponent).Components(share(component("web", v1alpha1.ComponentWebServer), 60), share(custom, 50)).Obj(),
+			want: []string{"spec.target", "shares add up to more than 100 percent"}},
+		{name: "database settings on a web server", obj: run().Components(v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer, Database: &v1alpha1.DatabaseSettings{InitSQL: "select 1"}}).Obj(),
+			want: []string{"spec.target.components[0]", "database settings are only allowed on a component of kind database"}},
+		{name: "external URL without scheme", obj: run().External("api.example.com/v1").Obj(),
+			want: []string{"spec.target.external.url", "absolute URL with scheme"}},
+		{name: "provisioned target without profile", obj: run().Profile("").Obj(),
+			want: []string{"spec", "spec.profile is required when spec.target.components are provisioned"}},
+		{name: "unknown cleanup policy", obj: run().Obj(), edit: set([]string{"spec", "cleanup", "target"}, "Never"),
+			want: []string{"spec.cleanup.target", "Unsupported value: \"Never\""}},
+
+		// --- Profiles
+		{name: "profile cpu zero", obj: tw.MakeProfile("zero-cpu", "0", "1Gi").Obj(),
+			want: []string{"spec", "spec.cpu must be a positive quantity"}},
+		{name: "profile cpu not a quantity", obj: tw.MakeProfile("bad-cpu", "1", "1Gi").Obj(), edit: set([]string{"spec", "cpu"}, "two"),
+			want: []string{"spec.cpu", "should match"}},
+		{name: "profile memory too small", obj: tw.MakeProfile("tiny", "1", "16Mi").Obj(),
+			want: []string{"spec", "spec.memory must be at least 32Mi"}},
+		{name: "profile without memory", obj: &v1alpha1.Profile{
+			TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Profile"}, ObjectMeta: metav1.ObjectMeta{Name: "no-mem"},
+			Spec: v1alpha1.ProfileSpec{CPU: resource.MustParse("1")}}, edit: func(u map[string]any) { unstructured.RemoveNestedField(u, "spec", "memory") },
+			want: []string{"spec.memory", "Required value"}},
+
+		// --- CapacityPlans
+		{name: "plan without profiles", obj: tw.MakeCapacityPlan("no-profiles", ns, template).Obj(),
+			want: []string{"spec.profiles", "Required value"}},
+		{name: "plan with template profile", obj: tw.MakeCapacityPlan("tpl-profile", ns, template, "C1").TemplateProfile("C2").Obj(),
+			want: []string{"spec", "spec.template.profile must be empty"}},
+		{name: "plan sweeps an unknown component", obj: tw.MakeCapacityPlan("sweep-unknown", ns, template, "C1").Sweep("app", "WORKERS", "1", "2").Obj(),
+			want: []string{"spec", "spec.sweep[].component must name a component"}},
+		{name: "plan lists a profile twice", obj: tw.MakeCapacityPlan("dup", ns, template, "C1", "C1").Obj(),
+			want: []string{"spec.profiles[1]", "Duplicate value"}},
+		{name: "plan lists a profile twice in other case", obj: tw.MakeCapacityPlan("dup-case", ns, template, "C1", "c1").Obj(),
+			want: []string{"spec.profiles", "lists a profile twice"}},
+		{name: "profile name not a Kubernetes name", obj: run().Profile("C 1").Obj(),
+			want: []string{"spec.profile", "must be the name of a Profile"}},
+		{name: "plan sweep env not a variable name", obj: tw.MakeCapacityPlan("bad-env", ns, template, "C1").Sweep("web", "WORKER COUNT", "1").Obj(),
+			want: []string{"spec.sweep[0].env", "must be an environment variable name"}},
+		{name: "plan template invalid itself", obj: tw.MakeCapacityPlan("bad-tpl", ns, tw.MakeTestRun("t", ns).Type(v1alpha1.TestTypeStability).Obj(), "C1").Obj(),
+			want: []string{"spec.template", "spec.load.duration is required when spec.type is stability"}},
+	}
+}
+
+// TestInvalidObjectsAreRefused creates each bad object and expects a 422 whose message names
+// the field and says what to write instead.
+func TestInvalidObjectsAreRefused(t *testing.T) {
+	cases := invalidCases()
+	if len(cases) < 30 {
+		t.Fatalf("the table must hold at least 30 cases, has %d", len(cases))
+	}
+	ctx := context.Background()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.edit != nil {
+				tc.edit(raw)
+			}
+			u := &unstructured.Unstructured{Object: raw}
+			err = env.Client.Create(ctx, u)
+			if err == nil {
+				_ = env.Client.Delete(ctx, u)
+				t.Fatalf("accepted, want refusal naming %q", tc.want)
+			}
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("want an Invalid (422) refusal, got %v", err)
+			}
+			if testing.Verbose() {
+				t.Log(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("refusal does not contain %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+	t.Logf("%d invalid objects refused", len(cases))
+}
+
+// TestTestRunSpecIsImmutable mirrors a Job's template: a change is a new TestRun.
+func TestTestRunSpecIsImmutable(t *testing.T) {
+	ctx := context.Background()
+	run := tw.MakeTestRun("immutable", ns).Parallelism(2).Obj()
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, run) })
+
+	run.Spec.Parallelism = 3
+	err := env.Client.Update(ctx, run)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec is immutable") {
+		t.Fatalf("want the update refused as immutable, got %v", err)
+	}
+
+	// Metadata and status stay writable: labels for GitOps tools, status for the operator.
+	var fresh v1alpha1.TestRun
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), &fresh); err != nil {
+		t.Fatal(err)
+	}
+	fresh.Labels = map[string]string{"team": "fleet"}
+	if err := env.Client.Update(ctx, &fresh); err != nil {
+		t.Fatalf("label update refused: %v", err)
+	}
+	fresh.Status.Phase = v1alpha1.PhasePending
+	if err := env.Client.Status().Update(ctx, &fresh); err != nil {
+		t.Fatalf("status update refused: %v", err)
+	}
+}
+
+// TestDefaultsAreApplied checks the defaults users rely on without writing them.
+func TestDefaultsAreApplied(t *testing.T) {
+	ctx := context.Background()
+	run := tw.MakeTestRun("defaults", ns).Obj()
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, run) })
+	if run.Spec.Type != v1alpha1.TestTypeLoad || run.Spec.Parallelism != 1 || run.Spec.Target.Sizing != v1alpha1.SizingOneMachine {
+		t.Fatalf("defaults not applied: type=%q parallelism=%d sizing=%q", run.Spec.Type, run.Spec.Parallelism, run.Spec.Target.Sizing)
+	}
+}
+
