@@ -30,6 +30,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="(self.type == 'peak') == has(self.peak)",message="spec.peak is required when spec.type is peak, and only allowed then"
 // +kubebuilder:validation:XValidation:rule="self.type == 'stability' || !has(self.stability)",message="spec.stability is only allowed when spec.type is stability"
 // +kubebuilder:validation:XValidation:rule="self.type == 'benchmark' || !has(self.benchmark)",message="spec.benchmark is only allowed when spec.type is benchmark"
+// +kubebuilder:validation:XValidation:rule="!has(self.load) || !has(self.load.devices) || self.type == 'peak' || has(self.load.duration) || has(self.load.iterations)",message="spec.load with devices needs duration or iterations to bound the test (a peak test is bounded by spec.peak instead)"
 // +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || self.peak.maxDevices > self.load.devices",message="spec.peak.maxDevices must be greater than spec.load.devices, the starting point"
 type TestRunSpec struct {
 	// type is what the test sets out to learn: load (default), stability, benchmark or peak.

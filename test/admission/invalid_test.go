@@ -75,7 +75,7 @@ func invalidCases() []invalidCase {
 		// --- load model and durations
 		{name: "devices without period", obj: run().Load(&v1alpha1.LoadSpec{Devices: ptr.To[int32](1000)}).Obj(),
 			want: []string{"spec.load", "spec.load.devices and spec.load.period go together"}},
-		{name: "period without unit", obj: run().Devices(1000, "200").Obj(),
+		{name: "period without unit", obj: run().Devices(1000, "200").Duration("1h").Obj(),
 			want: []string{"spec.load.period", "positive duration such as 250ms, 30s"}},
 		{name: "zero duration", obj: run().Duration("0s").Obj(),
 			want: []string{"spec.load.duration", "positive duration"}},
@@ -83,7 +83,9 @@ func invalidCases() []invalidCase {
 			want: []string{"spec.load.duration", "positive duration"}},
 		{name: "iterations and duration", obj: run().Devices(10, "1s").Iterations(3).Duration("1m").Obj(),
 			want: []string{"spec.load", "either spec.load.iterations or spec.load.duration"}},
-		{name: "devices zero", obj: run().Devices(0, "1s").Obj(),
+		{name: "devices without a bound", obj: run().Devices(1000, "200s").Obj(),
+			want: []string{"spec", "spec.load with devices needs duration or iterations"}},
+		{name: "devices zero", obj: run().Devices(0, "1s").Duration("1m").Obj(),
 			want: []string{"spec.load.devices", "greater than or equal to 1"}},
 
 		// --- test types and their knobs
@@ -97,7 +99,7 @@ func invalidCases() []invalidCase {
 			want: []string{"spec", "spec.load.devices and spec.load.iterations are required when spec.type is benchmark"}},
 		{name: "peak without peak block", obj: run().Type(v1alpha1.TestTypePeak).Devices(5000, "60s").Obj(),
 			want: []string{"spec", "spec.peak is required when spec.type is peak"}},
-		{name: "peak block on a load test", obj: run().Peak(&v1alpha1.PeakSpec{StepDevices: 10, StepDuration: "1m", StopWhen: stopRule}).Obj(),
+		{name: "peak block on a load test", obj: run().Devices(10, "1s").Duration("1m").Peak(&v1alpha1.PeakSpec{StepDevices: 10, StepDuration: "1m", StopWhen: stopRule}).Obj(),
 			want: []string{"spec", "spec.peak is required when spec.type is peak, and only allowed then"}},
 		{name: "peak without stop rule", obj: run().Type(v1alpha1.TestTypePeak).Devices(5000, "60s").Peak(&v1alpha1.PeakSpec{StepDevices: 10, StepDuration: "1m"}).Obj(),
 			want: []string{"spec.peak", "spec.peak.stopWhen needs at least one rule"}},

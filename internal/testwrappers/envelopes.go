@@ -1,0 +1,68 @@
+package testwrappers
+
+import (
+	"bytes"
+	"time"
+
+	"fleetbench.dev/fleetbench/pkg/results"
+)
+
+// RunnerLoad describes what one fake runner measured.
+type RunnerLoad struct {
+	Runner   string
+	Requests int
+	// Failed of the Requests count in http_req_failed.
+	Failed int
+	// LatencyMs gives request i the latency LatencyMs(i).
+	LatencyMs         func(i int) float64
+	DroppedIterations int
+	// CPUSeconds the runner used over the run, on one core.
+	CPUSeconds float64
+	Start      time.Time
+	Duration   time.Duration
+}
+
+// Envelope folds a RunnerLoad through the same collector the runner's k6 output uses.
+func Envelope(l RunnerLoad) results.Envelope {
+	if l.Duration == 0 {
+		l.Duration = 10 * time.Second
+	}
+	if l.LatencyMs == nil {
+		l.LatencyMs = func(i int) float64 { return float64(10 + i%5) }
+	}
+	c := results.NewCollector(results.CollectorConfig{Window: 10 * time.Second, MaxWindows: 64, MaxSeriesPerMetric: 32}, l.Start)
+	for i := 0; i < l.Requests; i++ {
+		t := l.Start.Add(time.Duration(i) * l.Duration / time.Duration(max(l.Requests, 1))).UnixNano()
+		failed := 0.0
+		if i < l.Failed {
+			failed = 1
+		}
+		c.Series("http_reqs", results.Counter, "", nil).Add(t, 1)
+		c.Series("http_req_failed", results.Rate, "", nil).Add(t, failed)
+		c.Series("http_req_duration", results.Trend, "time", nil).Add(t, l.LatencyMs(i))
+		c.Series("iterations", results.Counter, "", nil).Add(t, 1)
+	}
+	if l.DroppedIterations > 0 {
+		c.Series("dropped_iterations", results.Counter, "", nil).Add(l.Start.UnixNano(), float64(l.DroppedIterations))
+	}
+	if l.CPUSeconds > 0 {
+		c.AddCPU(l.Start.Add(l.Duration).UnixNano(), l.CPUSeconds)
+	}
+	e := c.Envelope(l.Start.Add(l.Duration))
+	e.Runner = l.Runner
+	e.Final = true
+	e.CPU.UserSeconds = l.CPUSeconds
+	e.CPU.Cores = 1
+	return e
+}
+
+// EnvelopeLog is a runner's log tail: some k6 output, then the encoded envelope.
+func EnvelopeLog(l RunnerLoad) []byte {
+	var buf bytes.Buffer
+	buf.WriteString("time=\"...\" level=info msg=\"k6 output before the result\"\n")
+	e := Envelope(l)
+	if err := results.Encode(&buf, &e); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}

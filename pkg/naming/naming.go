@@ -1,0 +1,55 @@
+// Package naming gives every object a TestRun owns a deterministic name, so a reconcile after
+// a crash finds what the last one made instead of making it twice.
+package naming
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+)
+
+// Labels every child carries, so watches and lists find them.
+const (
+	LabelTestRun      = "fleetbench.dev/testrun"
+	LabelTestRunNS    = "fleetbench.dev/testrun-namespace"
+	LabelRole         = "fleetbench.dev/role"
+	LabelRunnerIndex  = "fleetbench.dev/runner-index"
+	LabelComponent    = "fleetbench.dev/component"
+	RoleRunner        = "runner"
+	RoleTarget        = "target"
+	RoleScript        = "script"
+	maxDNSLabelLength = 63
+)
+
+// fit shortens name to max characters, replacing the tail with a hash of the whole name so
+// two long names that share a prefix still differ.
+func fit(name string, max int) string {
+	if len(name) <= max {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := hex.EncodeToString(sum[:])[:8]
+	return name[:max-len(suffix)-1] + "-" + suffix
+}
+
+// RunnerJob names runner i of a TestRun. Jobs label their pods with their name, so it must
+// fit a label value (63 characters).
+func RunnerJob(testRun string, i int) string {
+	return fit(fmt.Sprintf("%s-runner-%d", testRun, i), maxDNSLabelLength)
+}
+
+// ScriptConfigMap names the ConfigMap holding an inline script and the generated k6 config.
+func ScriptConfigMap(testRun string) string {
+	return fit(testRun+"-script", 253)
+}
+
+// TargetNamespace names the namespace a TestRun's target is provisioned in.
+func TargetNamespace(namespace, testRun string) string {
+	return fit(fmt.Sprintf("fb-%s-%s", namespace, testRun), maxDNSLabelLength)
+}
+
+// TargetWorkload names the Deployment of one target pod: the whole stack when sized as one
+// machine, one component otherwise.
+func TargetWorkload(component string) string {
+	return fit("target-"+component, maxDNSLabelLength)
+}

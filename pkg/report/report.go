@@ -1,0 +1,151 @@
+// Package report turns the merged results of all runners into a TestRun's status: counts,
+// throughput, latency, thresholds, the verdict and whether the load generator was the limit.
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/results"
+)
+
+// GeneratorCPUBound is the runner CPU utilization above which the generator, not the
+// target, is taken to be the limit.
+const GeneratorCPUBound = 0.9
+
+// Outcome is what a finished run writes into status.
+type Outcome struct {
+	Results              *v1alpha1.Results
+	Verdict              v1alpha1.Verdict
+	GeneratorBound       bool
+	GeneratorBoundReason string
+	// FailedThresholds lists the thresholds that did not hold, for the condition message.
+	FailedThresholds []string
+}
+
+// Build maps a merged summary onto status. expectedRunners is the TestRun's parallelism: fewer
+// final envelopes than that marks the results partial.
+func Build(s *results.Summary, thresholds map[string]v1alpha1.ThresholdList, expectedRunners int) Outcome {
+	out := Outcome{Results: &v1alpha1.Results{}}
+	r := out.Results
+	final := 0
+	for _, runner := range s.Runners {
+		if runner.Final {
+			final++
+		}
+	}
+	r.Partial = !s.Complete || final < expectedRunners
+
+	total := counter(s, "http_reqs")
+	failed := uint64(0)
+	if m := s.Metrics["http_req_failed"]; m != nil {
+		failed = m.Stats.Passes
+	}
+	r.Requests = &v1alpha1.RequestCounts{
+		Total:          int64(total),
+		Accepted:       int64(total) - int64(failed),
+		Dropped:        int64(failed),
+		DroppedPercent: percent(float64(failed), total),
+	}
+	droppedIterations := counter(s, "dropped_iterations")
+	r.Iterations = &v1alpha1.IterationCounts{Total: int64(counter(s, "iterations")), Dropped: int64(droppedIterations)}
+	rate := 0.0
+	if m := s.Metrics["http_reqs"]; m != nil {
+		rate = m.Stats.Rate
+	}
+	r.Throughput = &v1alpha1.Throughput{
+		RequestsPerSecond: fmt.Sprintf("%.2f", rate),
+		DataSentBytes:     int64(counter(s, "data_sent")),
+		DataReceivedBytes: int64(counter(s, "data_received")),
+	}
+	if m := s.Metrics["http_req_duration"]; m != nil && m.Stats.Count > 0 {
+		st := m.Stats
+		r.Latency = &v1alpha1.Latency{
+			Min: Millis(st.Min), Avg: Millis(st.Avg), P50: Millis(st.Med), P90: Millis(st.P90),
+			P95: Millis(st.P95), P99: Millis(st.P99), Max: Millis(st.Max),
+			AboveAveragePercent: fmt.Sprintf("%.1f", st.AboveAvgPercent),
+			BelowAveragePercent: fmt.Sprintf("%.1f", st.BelowAvgPercent),
+		}
+	}
+	if len(s.Checks) > 0 {
+		r.Checks = &v1alpha1.CheckCounts{}
+		for _, c := range s.Checks {
+			r.Checks.Passed += int64(c.Passes)
+			r.Checks.Failed += int64(c.Fails)
+		}
+	}
+
+	spec := map[string][]string{}
+	for metric, exprs := range thresholds {
+		for _, e := range exprs {
+			spec[metric] = append(spec[metric], string(e))
+		}
+	}
+	evaluated := s.EvaluateThresholds(spec)
+	sort.SliceStable(evaluated, func(i, j int) bool { return evaluated[i].Metric < evaluated[j].Metric })
+	for _, t := range evaluated {
+		r.Thresholds = append(r.Thresholds, v1alpha1.ThresholdResult{
+			Metric: t.Metric, Expression: t.Expression, Passed: t.Passed, Value: fmt.Sprintf("%g", round(t.Value)),
+		})
+		if !t.Passed {
+			out.FailedThresholds = append(out.FailedThresholds, fmt.Sprintf("%s %s (was %g)", t.Metric, t.Expression, round(t.Value)))
+		}
+	}
+
+	var reasons []string
+	if droppedIterations > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d iterations dropped: the runners had too few VUs or too little CPU to keep the arrival rate", droppedIterations))
+	}
+	for _, runner := range s.Runners {
+		if runner.CPUUtilization > GeneratorCPUBound {
+			reasons = append(reasons, fmt.Sprintf("runner %s used %.0f%% of its CPU", runner.Name, 100*runner.CPUUtilization))
+		}
+	}
+	out.GeneratorBound = len(reasons) > 0
+	out.GeneratorBoundReason = strings.Join(reasons, "; ")
+
+	switch {
+	case len(out.FailedThresholds) > 0:
+		out.Verdict = v1alpha1.VerdictFailed
+	case r.Partial || out.GeneratorBound:
+		out.Verdict = v1alpha1.VerdictInconclusive
+	default:
+		out.Verdict = v1alpha1.VerdictPassed
+	}
+	return out
+}
+
+func counter(s *results.Summary, name string) uint64 {
+	if m := s.Metrics[name]; m != nil {
+		return uint64(m.Stats.Sum)
+	}
+	return 0
+}
+
+func percent(part float64, whole uint64) string {
+	if whole == 0 {
+		return "0.00"
+	}
+	return fmt.Sprintf("%.2f", 100*part/float64(whole))
+}
+
+func round(v float64) float64 {
+	return float64(int64(v*1000+0.5)) / 1000
+}
+
+// Millis renders a duration in milliseconds the way the seed reports write them: 11ms,
+// 4.52ms, 1.25s.
+func Millis(ms float64) string {
+	switch {
+	case ms >= 1000:
+		return fmt.Sprintf("%.2fs", ms/1000)
+	case ms >= 100:
+		return fmt.Sprintf("%.0fms", ms)
+	case ms >= 10:
+		return fmt.Sprintf("%.1fms", ms)
+	default:
+		return fmt.Sprintf("%.2fms", ms)
+	}
+}

@@ -1,0 +1,264 @@
+package runners
+
+import (
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/naming"
+)
+
+const (
+	// APIPort is k6's REST API, used to un-pause and stop the runner.
+	APIPort = 6565
+	// ContainerName is the k6 container of a runner pod.
+	ContainerName = "k6"
+	// ConfigKey and ScriptKey are the entries of the generated ConfigMap.
+	ConfigKey = "k6-config.json"
+	ScriptKey = "test.js"
+
+	scriptDir = "/fleetbench/script"
+	configDir = "/fleetbench/config"
+	// OutputName is fleetbench's k6 output, which prints the mergeable result envelope.
+	OutputName = "fleetbench"
+)
+
+// JobOptions is what a runner Job needs besides the TestRun.
+type JobOptions struct {
+	// Image is the runner image when the TestRun names none.
+	Image string
+	// ConfigMap is the generated ConfigMap (inline script and k6 config).
+	ConfigMap string
+	// HasConfig says the ConfigMap holds a k6 config to pass with --config.
+	HasConfig bool
+	// TargetEnv points the script at the target (TARGET_URL, TARGET_<NAME>_URL, …).
+	TargetEnv []corev1.EnvVar
+	// TargetNamespace holds the target's pods, which runners are kept away from.
+	TargetNamespace string
+	// ActiveDeadlineSeconds is the kubelet-side backstop for a runner that never ends.
+	ActiveDeadlineSeconds int64
+}
+
+// Job builds runner i of n. Runners never retry (backoffLimit 0): a rerun would send the
+// load twice. They start paused and wait for the operator's synchronized start.
+func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
+	spec := &tr.Spec
+	runner := spec.Runner
+	if runner == nil {
+		runner = &v1alpha1.RunnerSpec{}
+	}
+	seg := Segments(n)[i]
+	labels := RunnerLabels(tr)
+	labels[naming.LabelRunnerIndex] = strconv.Itoa(i)
+	podLabels := map[string]string{}
+	podAnnotations := map[string]string{}
+	if runner.Metadata != nil {
+		for k, v := range runner.Metadata.Labels {
+			podLabels[k] = v
+		}
+		for k, v := range runner.Metadata.Annotations {
+			podAnnotations[k] = v
+		}
+	}
+	for k, v := range labels {
+		podLabels[k] = v
+	}
+
+	image := runner.Image
+	if image == "" {
+		image = opts.Image
+	}
+	pullPolicy := runner.ImagePullPolicy
+	if pullPolicy == "" {
+		pullPolicy = corev1.PullIfNotPresent
+	}
+
+	volumes, mounts, scriptPath := scriptVolumes(spec, opts.ConfigMap)
+	args := []string{"run",
+		"--execution-segment", seg.Segment,
+		"--execution-segment-sequence", seg.Sequence,
+		"--paused",
+		"--address", "0.0.0.0:" + strconv.Itoa(APIPort),
+		"--out", OutputName,
+		// k6's own summary keeps every trend sample in memory; ours folds them into histograms.
+		"--summary-mode=disabled",
+	}
+	if opts.HasConfig {
+		args = append(args, "--config", configDir+"/"+ConfigKey)
+	}
+	args = append(args, strings.Fields(spec.Arguments)...)
+	args = append(args, scriptPath)
+
+	env := []corev1.EnvVar{
+		{Name: "FLEETBENCH_TESTRUN", Value: tr.Name},
+		{Name: "FLEETBENCH_RUNNER_INDEX", Value: strconv.Itoa(i)},
+		{Name: "FLEETBENCH_RUNNERS", Value: strconv.Itoa(n)},
+	}
+	if spec.Load != nil && spec.Load.Devices != nil {
+		r := DeviceRanges(int64(*spec.Load.Devices), n)[i]
+		env = append(env,
+			corev1.EnvVar{Name: "DEVICE_ID_FIRST", Value: strconv.FormatInt(r.First, 10)},
+			corev1.EnvVar{Name: "DEVICE_ID_LAST", Value: strconv.FormatInt(r.Last, 10)},
+			corev1.EnvVar{Name: "DEVICE_COUNT", Value: strconv.FormatInt(r.Count(), 10)})
+	}
+	env = append(env, opts.TargetEnv...)
+	env = append(env, runner.Env...)
+
+	container := corev1.Container{
+		Name:            ContainerName,
+		Image:           image,
+		ImagePullPolicy: pullPolicy,
+		Args:            args,
+		Env:             env,
+		Ports:           []corev1.ContainerPort{{Name: "k6-api", ContainerPort: APIPort}},
+		VolumeMounts:    mounts,
+		// Readiness only: it gates the synchronized start. A liveness probe could kill a runner
+		// that is slow to load its script (k6-operator #306), and a kill here loses the run.
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v1/status", Port: intstr.FromInt32(APIPort)}},
+			PeriodSeconds:    1,
+			TimeoutSeconds:   2,
+			FailureThreshold: 3,
+		},
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			ReadOnlyRootFilesystem:   ptr.To(true),
+			RunAsNonRoot:             ptr.To(true),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+	if runner.Resources != nil {
+		container.Resources = *runner.Resources
+	}
+
+	podSpec := corev1.PodSpec{
+		RestartPolicy:      corev1.RestartPolicyNever,
+		Containers:         []corev1.Container{container},
+		Volumes:            volumes,
+		NodeSelector:       runner.NodeSelector,
+		Tolerations:        runner.Tolerations,
+		ServiceAccountName: runner.ServiceAccountName,
+		PriorityClassName:  runner.PriorityClassName,
+		// Runners talk to nothing in the cluster API.
+		AutomountServiceAccountToken: ptr.To(false),
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr.To(true),
+			RunAsUser:      ptr.To[int64](65532),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			Sysctls:        runner.Sysctls,
+		},
+		Affinity:                  placement(tr, runner.Affinity, opts.TargetNamespace),
+		TopologySpreadConstraints: append(spread(tr, spec.Separate), runner.TopologySpreadConstraints...),
+	}
+
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      naming.RunnerJob(tr.Name, i),
+			Namespace: tr.Namespace,
+			Labels:    labels,
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](0),
+			Completions:  ptr.To[int32](1),
+			Parallelism:  ptr.To[int32](1),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
+				Spec:       podSpec,
+			},
+		},
+	}
+	if opts.ActiveDeadlineSeconds > 0 {
+		job.Spec.ActiveDeadlineSeconds = ptr.To(opts.ActiveDeadlineSeconds)
+	}
+	return job
+}
+
+// RunnerLabels select every runner of a TestRun.
+func RunnerLabels(tr *v1alpha1.TestRun) map[string]string {
+	return map[string]string{
+		naming.LabelTestRun: tr.Name,
+		naming.LabelRole:    naming.RoleRunner,
+	}
+}
+
+// scriptVolumes mounts the script source and the generated config, and says where the script is.
+func scriptVolumes(spec *v1alpha1.TestRunSpec, generated string) ([]corev1.Volume, []corev1.VolumeMount, string) {
+	volumes := []corev1.Volume{
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: generated}}}},
+		// k6 writes nothing we need, but some modules expect a writable /tmp.
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: "config", MountPath: configDir, ReadOnly: true},
+		{Name: "tmp", MountPath: "/tmp"},
+	}
+	script := spec.Script
+	file := func(f string) string {
+		if f == "" {
+			return ScriptKey
+		}
+		return f
+	}
+	switch {
+	case script.Inline != "":
+		return volumes, mounts, configDir + "/" + ScriptKey
+	case script.ConfigMap != nil:
+		volumes = append(volumes, corev1.Volume{Name: "script", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: script.ConfigMap.Name}}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "script", MountPath: scriptDir, ReadOnly: true})
+		return volumes, mounts, scriptDir + "/" + file(script.ConfigMap.File)
+	case script.VolumeClaim != nil:
+		volumes = append(volumes, corev1.Volume{Name: "script", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: script.VolumeClaim.Name, ReadOnly: script.VolumeClaim.ReadOnly}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "script", MountPath: scriptDir, ReadOnly: script.VolumeClaim.ReadOnly})
+		return volumes, mounts, scriptDir + "/" + file(script.VolumeClaim.File)
+	default:
+		return volumes, mounts, script.LocalFile
+	}
+}
+
+// spread keeps a TestRun's runners on different nodes where the cluster has them: preferred,
+// or required with spec.separate (k6-operator's meaning).
+func spread(tr *v1alpha1.TestRun, separate bool) []corev1.TopologySpreadConstraint {
+	when := corev1.ScheduleAnyway
+	if separate {
+		when = corev1.DoNotSchedule
+	}
+	return []corev1.TopologySpreadConstraint{{
+		MaxSkew:           1,
+		TopologyKey:       corev1.LabelHostname,
+		WhenUnsatisfiable: when,
+		LabelSelector:     &metav1.LabelSelector{MatchLabels: RunnerLabels(tr)},
+	}}
+}
+
+// placement adds to the user's affinity a preference to stay off the target's nodes, so the
+// load generator does not steal the CPU it is measuring. Preferred, not required: a
+// single-node cluster must still run the test.
+func placement(tr *v1alpha1.TestRun, user *corev1.Affinity, targetNamespace string) *corev1.Affinity {
+	affinity := &corev1.Affinity{}
+	if user != nil {
+		affinity = user.DeepCopy()
+	}
+	if targetNamespace == "" {
+		return affinity
+	}
+	if affinity.PodAntiAffinity == nil {
+		affinity.PodAntiAffinity = &corev1.PodAntiAffinity{}
+	}
+	affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(
+		affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution,
+		corev1.WeightedPodAffinityTerm{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{
+			TopologyKey:   corev1.LabelHostname,
+			Namespaces:    []string{targetNamespace},
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelTestRun: tr.Name, naming.LabelRole: naming.RoleTarget}},
+		}})
+	return affinity
+}

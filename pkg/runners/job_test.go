@@ -1,0 +1,116 @@
+package runners
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+)
+
+func envOf(c corev1.Container) map[string]string {
+	m := map[string]string{}
+	for _, e := range c.Env {
+		m[e.Name] = e.Value
+	}
+	return m
+}
+
+func TestJobSplitsTheLoadAndStartsPaused(t *testing.T) {
+	tr := tw.MakeTestRun("stab", "team").Devices(1000, "200s").Duration("2h").Parallelism(2).Arguments("--tag team=fleet").Obj()
+	opts := JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "stab-script", HasConfig: true, TargetNamespace: "fb-team-stab",
+		TargetEnv: []corev1.EnvVar{{Name: "TARGET_WEB_URL", Value: "http://web.fb-team-stab.svc:80"}}}
+
+	var firsts []string
+	for i := 0; i < 2; i++ {
+		job := Job(tr, i, 2, opts)
+		c := job.Spec.Template.Spec.Containers[0]
+		args := strings.Join(c.Args, " ")
+		for _, want := range []string{
+			"--execution-segment " + Segments(2)[i].Segment, "--execution-segment-sequence 0,1/2,1",
+			"--paused", "--address 0.0.0.0:6565", "--out fleetbench", "--config /fleetbench/config/k6-config.json",
+			"--tag team=fleet",
+		} {
+			if !strings.Contains(args, want) {
+				t.Errorf("runner %d args %q lack %q", i, args, want)
+			}
+		}
+		if c.Args[len(c.Args)-1] != "/fleetbench/config/test.js" {
+			t.Errorf("inline script path = %q", c.Args[len(c.Args)-1])
+		}
+		env := envOf(c)
+		firsts = append(firsts, env["DEVICE_ID_FIRST"])
+		if env["DEVICE_COUNT"] != "500" || env["TARGET_WEB_URL"] == "" || env["FLEETBENCH_RUNNER_INDEX"] == "" {
+			t.Errorf("runner %d env = %v", i, env)
+		}
+		if *job.Spec.BackoffLimit != 0 || job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+			t.Errorf("runner %d may retry: a rerun doubles the load", i)
+		}
+		if c.LivenessProbe != nil || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/v1/status" {
+			t.Errorf("runner %d probes: want readiness on /v1/status and no liveness", i)
+		}
+		if job.Name != "stab-runner-"+string(rune('0'+i)) {
+			t.Errorf("job name %q", job.Name)
+		}
+	}
+	if !slices.Equal(firsts, []string{"0", "500"}) {
+		t.Errorf("device ranges start at %v, want [0 500]", firsts)
+	}
+}
+
+func TestJobScriptSources(t *testing.T) {
+	cases := []struct {
+		script v1alpha1.ScriptSpec
+		path   string
+		volume func(corev1.Volume) bool
+	}{
+		{v1alpha1.ScriptSpec{ConfigMap: &v1alpha1.ConfigMapScript{Name: "device-push", File: "push.js"}}, "/fleetbench/script/push.js",
+			func(v corev1.Volume) bool { return v.ConfigMap != nil && v.ConfigMap.Name == "device-push" }},
+		{v1alpha1.ScriptSpec{ConfigMap: &v1alpha1.ConfigMapScript{Name: "device-push"}}, "/fleetbench/script/test.js",
+			func(v corev1.Volume) bool { return v.ConfigMap != nil && v.ConfigMap.Name == "device-push" }},
+		{v1alpha1.ScriptSpec{VolumeClaim: &v1alpha1.VolumeClaimScript{Name: "scripts", File: "x/y.js", ReadOnly: true}}, "/fleetbench/script/x/y.js",
+			func(v corev1.Volume) bool { return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "scripts" }},
+		{v1alpha1.ScriptSpec{LocalFile: "/scripts/t.js"}, "/scripts/t.js", nil},
+	}
+	for _, tc := range cases {
+		tr := tw.MakeTestRun("s", "ns").Script(tc.script).Obj()
+		job := Job(tr, 0, 1, JobOptions{ConfigMap: "s-script"})
+		c := job.Spec.Template.Spec.Containers[0]
+		if got := c.Args[len(c.Args)-1]; got != tc.path {
+			t.Errorf("%+v: script path %q, want %q", tc.script, got, tc.path)
+		}
+		if slices.Contains(c.Args, "--config") {
+			t.Errorf("no load block: --config must not be passed")
+		}
+		if tc.volume != nil && !slices.ContainsFunc(job.Spec.Template.Spec.Volumes, tc.volume) {
+			t.Errorf("%+v: script volume missing: %+v", tc.script, job.Spec.Template.Spec.Volumes)
+		}
+	}
+}
+
+func TestJobPlacementAddsToTheUsers(t *testing.T) {
+	userTerm := corev1.WeightedPodAffinityTerm{Weight: 7, PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "zone"}}
+	tr := tw.MakeTestRun("p", "ns").Sysctl("net.ipv4.ip_local_port_range", "1024 65535").Obj()
+	tr.Spec.Separate = true
+	tr.Spec.Runner.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{userTerm}}}
+	tr.Spec.Runner.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: "zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}
+
+	pod := Job(tr, 0, 3, JobOptions{TargetNamespace: "fb-ns-p"}).Spec.Template.Spec
+	terms := pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	if len(terms) != 2 || terms[0].Weight != 7 || terms[1].PodAffinityTerm.Namespaces[0] != "fb-ns-p" {
+		t.Errorf("anti-affinity = %+v, want the user's term and one keeping off the target", terms)
+	}
+	if len(pod.TopologySpreadConstraints) != 2 || pod.TopologySpreadConstraints[0].WhenUnsatisfiable != corev1.DoNotSchedule {
+		t.Errorf("spread = %+v, want ours (required with separate) plus the user's", pod.TopologySpreadConstraints)
+	}
+	if len(pod.SecurityContext.Sysctls) != 1 || pod.SecurityContext.Sysctls[0].Value != "1024 65535" {
+		t.Errorf("sysctls = %+v", pod.SecurityContext.Sysctls)
+	}
+	if tr.Spec.Runner.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Weight != 7 ||
+		len(tr.Spec.Runner.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
+		t.Error("building a Job changed the TestRun's own affinity")
+	}
+}

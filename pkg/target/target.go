@@ -1,0 +1,229 @@
+// Package target builds the objects of a TestRun's system under test from its spec and
+// Profile: a namespace, one Deployment per "machine" and a Service per component. It makes
+// objects; it never talks to a cluster.
+package target
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/naming"
+)
+
+// stackName is the Deployment that holds every component when sized as one machine.
+const stackName = "stack"
+
+// builtin is the image and port a built-in engine runs with.
+type builtin struct {
+	image  string
+	port   int32
+	scheme string
+}
+
+var builtins = map[string]builtin{
+	"nginx":      {"fleetbench/nginx:dev", 80, "http"},
+	"apache":     {"fleetbench/apache:dev", 80, "http"},
+	"postgresql": {"fleetbench/postgresql:dev", 5432, "postgres"},
+	"mariadb":    {"fleetbench/mariadb:dev", 3306, "mysql"},
+	"prosody":    {"fleetbench/prosody:dev", 5280, "ws"},
+	"ejabberd":   {"fleetbench/ejabberd:dev", 5280, "ws"},
+}
+
+var defaultEngine = map[v1alpha1.ComponentKind]string{
+	v1alpha1.ComponentWebServer:  "nginx",
+	v1alpha1.ComponentDatabase:   "postgresql",
+	v1alpha1.ComponentXMPPBroker: "prosody",
+}
+
+// Objects is everything one target needs.
+type Objects struct {
+	Namespace   *corev1.Namespace
+	Deployments []*appsv1.Deployment
+	Services    []*corev1.Service
+	// Env points runners at the components: TARGET_<NAME>_URL, _HOST and _PORT.
+	Env []corev1.EnvVar
+}
+
+// Build makes the target of a TestRun in namespace ns, sized by profile.
+func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Objects, error) {
+	components := tr.Spec.Target.Components
+	out := &Objects{Namespace: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
+		naming.LabelTestRun:   tr.Name,
+		naming.LabelTestRunNS: tr.Namespace,
+		naming.LabelRole:      naming.RoleTarget,
+	}}}}
+
+	containers := make([]corev1.Container, len(components))
+	for i := range components {
+		c, err := container(&components[i])
+		if err != nil {
+			return nil, err
+		}
+		containers[i] = c
+	}
+
+	if tr.Spec.Target.Sizing == v1alpha1.SizingPerComponent {
+		for i := range components {
+			res, err := componentResources(&components[i], profile)
+			if err != nil {
+				return nil, err
+			}
+			containers[i].Resources = res
+			out.Deployments = append(out.Deployments, deployment(tr, ns, components[i].Name, profile, containers[i]))
+		}
+	} else {
+		// One machine: the profile is shared evenly, as the seeds' C1 container held Apache,
+		// MariaDB and the daemon together under one limit.
+		for i := range containers {
+			containers[i].Resources = evenShare(profile, len(containers))
+		}
+		out.Deployments = append(out.Deployments, deployment(tr, ns, stackName, profile, containers...))
+	}
+
+	for i := range components {
+		c := &components[i]
+		workload := c.Name
+		if tr.Spec.Target.Sizing != v1alpha1.SizingPerComponent {
+			workload = stackName
+		}
+		port := containers[i].Ports[0].ContainerPort
+		out.Services = append(out.Services, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns, Labels: targetLabels(tr, c.Name)},
+			Spec: corev1.ServiceSpec{
+				Selector: targetLabels(tr, workload),
+				Ports:    []corev1.ServicePort{{Name: "main", Port: port, TargetPort: intstr.FromInt32(port)}},
+			},
+		})
+		host := fmt.Sprintf("%s.%s.svc", c.Name, ns)
+		key := "TARGET_" + strings.ToUpper(strings.ReplaceAll(c.Name, "-", "_"))
+		out.Env = append(out.Env,
+			corev1.EnvVar{Name: key + "_URL", Value: fmt.Sprintf("%s://%s:%d", scheme(c), host, port)},
+			corev1.EnvVar{Name: key + "_HOST", Value: host},
+			corev1.EnvVar{Name: key + "_PORT", Value: fmt.Sprint(port)})
+	}
+	return out, nil
+}
+
+// ExternalEnv points runners at an external target.
+func ExternalEnv(ext *v1alpha1.ExternalTarget) []corev1.EnvVar {
+	return []corev1.EnvVar{{Name: "TARGET_URL", Value: ext.URL}}
+}
+
+func targetLabels(tr *v1alpha1.TestRun, workload string) map[string]string {
+	return map[string]string{naming.LabelTestRun: tr.Name, naming.LabelRole: naming.RoleTarget, naming.LabelComponent: workload}
+}
+
+func engineOf(c *v1alpha1.Component) string {
+	if c.Engine != "" {
+		return c.Engine
+	}
+	return defaultEngine[c.Kind]
+}
+
+func scheme(c *v1alpha1.Component) string {
+	b := builtins[engineOf(c)]
+	s := b.scheme
+	if s == "" {
+		s = "http"
+	}
+	if ptr.Deref(c.TLS, false) {
+		switch s {
+		case "http":
+			s = "https"
+		case "ws":
+			s = "wss"
+		}
+	}
+	return s
+}
+
+func container(c *v1alpha1.Component) (corev1.Container, error) {
+	b, known := builtins[engineOf(c)]
+	image := c.Image
+	if image == "" {
+		if !known {
+			return corev1.Container{}, fmt.Errorf("component %q of kind %s needs an image", c.Name, c.Kind)
+		}
+		image = b.image
+	}
+	ports := c.Ports
+	if len(ports) == 0 {
+		if !known {
+			return corev1.Container{}, fmt.Errorf("component %q of kind %s needs ports: the first is the one runners use", c.Name, c.Kind)
+		}
+		port := b.port
+		if ptr.Deref(c.TLS, false) && b.scheme == "http" {
+			port = 443
+		}
+		ports = []corev1.ContainerPort{{Name: "main", ContainerPort: port}}
+	}
+	probe := c.ReadinessProbe
+	if probe == nil {
+		probe = &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(ports[0].ContainerPort)}},
+			PeriodSeconds: 2,
+		}
+	}
+	return corev1.Container{
+		Name:           c.Name,
+		Image:          image,
+		Command:        c.Command,
+		Args:           c.Args,
+		Env:            c.Env,
+		Ports:          ports,
+		ReadinessProbe: probe,
+		// Locally built images are imported, never pulled.
+		ImagePullPolicy: corev1.PullIfNotPresent,
+	}, nil
+}
+
+func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.ProfileSpec, containers ...corev1.Container) *appsv1.Deployment {
+	labels := targetLabels(tr, workload)
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: naming.TargetWorkload(workload), Namespace: ns, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			// A restarted target would blur the measurement; Recreate never runs two at once.
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					Containers:   containers,
+					NodeSelector: profile.NodeSelector,
+					Tolerations:  profile.Tolerations,
+				},
+			},
+		},
+	}
+}
+
+// evenShare splits the profile's CPU and memory into n equal requests and limits.
+func evenShare(p *v1alpha1.ProfileSpec, n int) corev1.ResourceRequirements {
+	cpu := resource.NewMilliQuantity(p.CPU.MilliValue()/int64(n), resource.DecimalSI)
+	mem := resource.NewQuantity(p.Memory.Value()/int64(n), resource.BinarySI)
+	list := corev1.ResourceList{corev1.ResourceCPU: *cpu, corev1.ResourceMemory: *mem}
+	return corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}
+}
+
+func componentResources(c *v1alpha1.Component, p *v1alpha1.ProfileSpec) (corev1.ResourceRequirements, error) {
+	switch {
+	case c.Resources != nil:
+		return *c.Resources, nil
+	case c.Share != nil:
+		share := int64(*c.Share)
+		cpu := resource.NewMilliQuantity(p.CPU.MilliValue()*share/100, resource.DecimalSI)
+		mem := resource.NewQuantity(p.Memory.Value()*share/100, resource.BinarySI)
+		list := corev1.ResourceList{corev1.ResourceCPU: *cpu, corev1.ResourceMemory: *mem}
+		return corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}, nil
+	}
+	return corev1.ResourceRequirements{}, fmt.Errorf("component %q: perComponent sizing needs share or resources", c.Name)
+}

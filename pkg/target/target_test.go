@@ -1,0 +1,84 @@
+package target
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+)
+
+var c1 = &v1alpha1.ProfileSpec{CPU: resource.MustParse("1"), Memory: resource.MustParse("512Mi")}
+
+func envMap(env []corev1.EnvVar) map[string]string {
+	m := map[string]string{}
+	for _, e := range env {
+		m[e.Name] = e.Value
+	}
+	return m
+}
+
+func TestOneMachineSharesTheProfile(t *testing.T) {
+	app := v1alpha1.Component{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "sut:dev", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}
+	tr := tw.MakeTestRun("stab", "team").Components(
+		v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer, TLS: ptr.To(true)}, app,
+		v1alpha1.Component{Name: "db", Kind: v1alpha1.ComponentDatabase, Engine: "mariadb"}).Obj()
+	objs, err := Build(tr, c1, "fb-team-stab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs.Deployments) != 1 || len(objs.Deployments[0].Spec.Template.Spec.Containers) != 3 {
+		t.Fatalf("one machine must be one pod with 3 containers, got %d deployments", len(objs.Deployments))
+	}
+	var cpu, mem int64
+	for _, c := range objs.Deployments[0].Spec.Template.Spec.Containers {
+		cpu += c.Resources.Limits.Cpu().MilliValue()
+		mem += c.Resources.Limits.Memory().Value()
+	}
+	if cpu > 1000 || mem > 512<<20 || cpu < 990 || mem < 511<<20 {
+		t.Errorf("containers share %dm CPU and %d bytes, want about the profile's 1000m and 512Mi", cpu, mem)
+	}
+	env := envMap(objs.Env)
+	for k, want := range map[string]string{
+		"TARGET_WEB_URL": "https://web.fb-team-stab.svc:443",
+		"TARGET_APP_URL": "http://app.fb-team-stab.svc:8080",
+		"TARGET_DB_URL":  "mysql://db.fb-team-stab.svc:3306",
+		"TARGET_DB_PORT": "3306",
+	} {
+		if env[k] != want {
+			t.Errorf("%s = %q, want %q", k, env[k], want)
+		}
+	}
+	if len(objs.Services) != 3 || objs.Services[1].Spec.Selector["fleetbench.dev/component"] != "stack" {
+		t.Errorf("services must select the shared pod: %+v", objs.Services)
+	}
+}
+
+func TestPerComponentSizing(t *testing.T) {
+	tr := tw.MakeTestRun("raja", "team").Sizing(v1alpha1.SizingPerComponent).Components(
+		v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer, Share: ptr.To[int32](25)},
+		v1alpha1.Component{Name: "xmpp", Kind: v1alpha1.ComponentXMPPBroker, Engine: "ejabberd", Resources: &corev1.ResourceRequirements{
+			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}}}).Obj()
+	h3 := &v1alpha1.ProfileSpec{CPU: resource.MustParse("12"), Memory: resource.MustParse("32Gi")}
+	objs, err := Build(tr, h3, "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs.Deployments) != 2 {
+		t.Fatalf("want a pod per component, got %d", len(objs.Deployments))
+	}
+	web := objs.Deployments[0].Spec.Template.Spec.Containers[0].Resources.Limits
+	if web.Cpu().MilliValue() != 3000 || web.Memory().Value() != 8<<30 {
+		t.Errorf("25%% of H3 = 3 CPU / 8Gi, got %v / %v", web.Cpu(), web.Memory())
+	}
+	xmpp := objs.Deployments[1].Spec.Template.Spec.Containers[0]
+	if xmpp.Image != "fleetbench/ejabberd:dev" || xmpp.Resources.Limits.Memory().String() != "8Gi" {
+		t.Errorf("xmpp container = %s %v", xmpp.Image, xmpp.Resources.Limits)
+	}
+	if envMap(objs.Env)["TARGET_XMPP_URL"] != "ws://xmpp.ns.svc:5280" {
+		t.Errorf("xmpp url = %q", envMap(objs.Env)["TARGET_XMPP_URL"])
+	}
+}
