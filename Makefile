@@ -123,3 +123,23 @@ tool-imgpack:
 .PHONY: clean
 clean: ## Remove built binaries and images (keeps the tool and Kubernetes caches).
 	rm -rf $(BIN)/manager $(BIN)/images
+
+##@ Cluster and end to end
+
+KUBE_BINS := etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl
+
+.PHONY: kube-bins
+kube-bins: ## Build every Kubernetes component for the local cluster into bin/k8s/ (once).
+	hack/build-kube.sh $(KUBE_BINS)
+
+.PHONY: cluster-up
+cluster-up: kube-bins ## Boot a real single-node cluster on this machine (root; no traffic leaves it).
+	hack/cluster/up.sh
+
+.PHONY: cluster-down
+cluster-down: ## Tear the local cluster down completely.
+	hack/cluster/down.sh
+
+.PHONY: cluster-smoke
+cluster-smoke: ## Prove the local cluster serves pods, Services and DNS.
+	hack/cluster/smoke.sh

@@ -7,21 +7,33 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	fleetbenchv1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/controllers"
 )
 
+func envOr(key, fallback string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return fallback
+}
+
 func main() {
-	var metricsAddr, probeAddr string
+	var metricsAddr, probeAddr, runnerImage, runnerAccess string
 	var leaderElect bool
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles at a time.")
+	flag.StringVar(&runnerImage, "runner-image", envOr("FLEETBENCH_RUNNER_IMAGE", "fleetbench/runner:dev"), "Runner image for TestRuns that name none.")
+	flag.StringVar(&runnerAccess, "runner-access", "auto", "How to reach runners' k6 API: direct (pod IPs, in-cluster), proxy (through the API server), or auto.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -52,7 +64,32 @@ func main() {
 		os.Exit(1)
 	}
 
-	log.Info("starting manager")
+	cfg := mgr.GetConfig()
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		log.Error(err, "creating clientset")
+		os.Exit(1)
+	}
+	var api controllers.RunnerAPI = controllers.NewDirectRunnerAPI()
+	if runnerAccess == "proxy" || (runnerAccess == "auto" && os.Getenv("KUBERNETES_SERVICE_HOST") == "") {
+		// Outside the cluster pod IPs are usually unreachable; the API server's proxy is not.
+		api = &controllers.ProxyRunnerAPI{REST: clientset.CoreV1().RESTClient()}
+	}
+	if err := (&controllers.TestRunReconciler{
+		Client:      mgr.GetClient(),
+		Scheme:      mgr.GetScheme(),
+		Recorder:    mgr.GetEventRecorder("fleetbench"),
+		Clock:       clock.RealClock{},
+		RunnerAPI:   api,
+		Logs:        &controllers.APILogReader{Clientset: clientset},
+		RunnerImage: runnerImage,
+		Timeouts:    controllers.DefaultTimeouts,
+	}).SetupWithManager(mgr); err != nil {
+		log.Error(err, "setting up the TestRun controller")
+		os.Exit(1)
+	}
+
+	log.Info("starting manager", "runnerImage", runnerImage, "runnerAccess", runnerAccess)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "running manager")
 		os.Exit(1)

@@ -118,7 +118,12 @@ func ExternalEnv(ext *v1alpha1.ExternalTarget) []corev1.EnvVar {
 }
 
 func targetLabels(tr *v1alpha1.TestRun, workload string) map[string]string {
-	return map[string]string{naming.LabelTestRun: tr.Name, naming.LabelRole: naming.RoleTarget, naming.LabelComponent: workload}
+	return map[string]string{
+		naming.LabelTestRun:   tr.Name,
+		naming.LabelTestRunNS: tr.Namespace,
+		naming.LabelRole:      naming.RoleTarget,
+		naming.LabelComponent: workload,
+	}
 }
 
 func engineOf(c *v1alpha1.Component) string {

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Tears the local cluster of hack/cluster/up.sh down completely, whatever state a crashed run
+# left: processes (recorded pids, then command-line patterns), pod processes (by cgroup),
+# containerd shims, mounts under the data dirs, network namespaces and veths, cgroups, CNI
+# cache files, the data dirs, and kubelet's rewrites of global sysctls.
+# Safe to run when nothing is up. up.sh runs it first.
+#
+# usage: hack/cluster/down.sh [--quiet]   (--quiet: skip the final "nothing left" report)
+# shellcheck source=hack/cluster/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+quiet=
+if [ "${1:-}" = --quiet ]; then quiet=1; fi
+
+restore_sysctls() {
+  # kubelet sets kernel.panic=10, kernel.panic_on_oops=1, vm.overcommit_memory=1 machine-wide.
+  [ -f "$DATA/sysctl.orig" ] || return 0
+  while read -r key value; do
+    sysctl -qw "$key=$value" || true
+  done <"$DATA/sysctl.orig"
+  rm -f "$DATA/sysctl.orig"
+}
+
+cgroup_dirs() {
+  # Our cgroup subtree in every hierarchy (v1 controllers, the named systemd one, unified).
+  local d
+  for d in /sys/fs/cgroup/*/"$CGROUP_ROOT"; do [ -d "$d" ] && echo "$d"; done
+  return 0
+}
+
+kill_pod_processes() {
+  # Every pod process (pause and containers) is in a cgroup below kubelet's cgroupRoot;
+  # killing them there works even when containerd or its shims are already gone.
+  local d pids round
+  for ((round = 0; round < 20; round++)); do
+    pids=$(cgroup_dirs | while read -r d; do find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null || true; done | sort -u)
+    [ -n "$pids" ] || return 0
+    # shellcheck disable=SC2086
+    kill -KILL $pids 2>/dev/null || true
+    sleep 0.2
+  done
+  log "warning: pod processes survive SIGKILL: $pids"
+}
+
+kill_shims() {
+  # Shims of our containerd carry its socket path on their command line.
+  local pids
+  pids=$(pgrep -f "containerd-shim.* -address $RUNDIR/" || true)
+  [ -n "$pids" ] || return 0
+  # shellcheck disable=SC2086
+  kill -KILL $pids 2>/dev/null || true
+}
+
+unmount_all() {
+  # Overlay rootfs, kubelet's tmpfs volumes, shm, pod netns bind mounts. Deepest first;
+  # lazy unmount as the fallback for anything still busy.
+  local m round
+  for ((round = 0; round < 5; round++)); do
+    local mounts
+    mounts=$(awk '{print $5}' /proc/self/mountinfo | grep -E "^($DATA|$RUNDIR)(/|$)" | sort -r -u || true)
+    [ -n "$mounts" ] || return 0
+    for m in $mounts; do
+      umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+    done
+  done
+  log "warning: mounts left: $mounts"
+}
+
+remove_network() {
+  ip netns delete "$NODE_NS" 2>/dev/null || true
+  ip netns delete "$SINK_NS" 2>/dev/null || true
+  # Deleting the node namespace destroys its veth ends and so their host peers; be explicit
+  # anyway in case the namespace vanished while the host end stayed.
+  ip link delete fb-host0 2>/dev/null || true
+  # `ip netns add` turns /run/netns into a mount point of its own; drop it once it is empty.
+  if [ -d /run/netns ] && [ -z "$(ls -A /run/netns)" ] && mountpoint -q /run/netns; then
+    umount /run/netns 2>/dev/null || true
+  fi
+  # kube-proxy and the CNI bridge/portmap plugins only ever ran inside the node namespace,
+  # so their rules went with it. Anything named like theirs in the host namespace would come
+  # from a run outside the namespace: report and remove it.
+  local ipt chain
+  for ipt in iptables ip6tables; do
+    command -v "$ipt" >/dev/null || continue
+    for table in filter nat mangle; do
+      for chain in $("$ipt" -t "$table" -S 2>/dev/null | awk '$1=="-N" && $2 ~ /^(KUBE-|CNI-)/ {print $2}'); do
+        log "removing host $ipt $table chain $chain"
+        "$ipt" -t "$table" -S 2>/dev/null | awk -v c="$chain" '$1=="-A" && $0 ~ ("-j " c "( |$)") {sub(/^-A/, "-D"); print}' |
+          while read -r rule; do eval "$ipt -t $table $rule" 2>/dev/null || true; done
+        "$ipt" -t "$table" -F "$chain" 2>/dev/null || true
+        "$ipt" -t "$table" -X "$chain" 2>/dev/null || true
+      done
+    done
+  done
+}
+
+remove_cgroups() {
+  local d
+  for d in $(cgroup_dirs); do
+    find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    if [ -d "$d" ]; then log "warning: cgroup left: $d"; fi
+  done
+  return 0
+}
+
+report() {
+  local bad=0 listeners mounts
+  listeners=$(ss -Htln 2>/dev/null | awk '{print $4}' | grep -E ":($(IFS='|'; echo "${PORTS[*]}"))$" || true)
+  [ -z "$listeners" ] || { echo "still listening: $listeners" >&2; bad=1; }
+  ip netns list | grep -qE "^($NODE_NS|$SINK_NS)( |$)" && { echo "netns left" >&2; bad=1; }
+  mounts=$(awk '{print $5}' /proc/self/mountinfo | grep -E "^($DATA|$RUNDIR)(/|$)" || true)
+  [ -z "$mounts" ] || { echo "mounts left: $mounts" >&2; bad=1; }
+  for c in "${COMPONENTS[@]}"; do
+    [ -z "$(pids_of "$c")" ] || { echo "$c still running" >&2; bad=1; }
+  done
+  [ -z "$(pgrep -f "containerd-shim.* -address $RUNDIR/" || true)" ] || { echo "shims left" >&2; bad=1; }
+  [ -z "$(cgroup_dirs)" ] || { echo "cgroups left" >&2; bad=1; }
+  if [ -e "$DATA" ] || [ -e "$RUNDIR" ]; then echo "data dirs left" >&2; bad=1; fi
+  if [ $bad = 0 ]; then
+    log "down: no processes, listeners, namespaces, mounts, cgroups or data left"
+  fi
+  return $bad
+}
+
+lock_cluster
+start=$(date +%s)
+restore_sysctls
+# Node agents first so nothing restarts the containers we are about to kill.
+stop_component kube-proxy
+stop_component kubelet
+kill_pod_processes
+stop_component containerd
+kill_shims
+for c in kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  stop_component "$c"
+done
+unmount_all
+remove_network
+remove_cgroups
+# libcni caches results under /var/lib/cni whatever containerd's dirs are: ours are the
+# "fleetbench" network and containerd's own loopback network.
+rm -f /var/lib/cni/results/fleetbench-* /var/lib/cni/results/cni-loopback-* 2>/dev/null || true
+# containerd 1.6 shims keep their sockets in the fixed /run/containerd/s; with no other
+# containerd on the machine the directory is ours alone.
+other_containerd=
+for p in $(pgrep -x containerd || true); do if running "$p"; then other_containerd=1; fi; done
+if [ -z "$other_containerd" ] && [ ! -e /run/containerd/containerd.sock ]; then
+  rm -rf /run/containerd
+fi
+rm -rf --one-file-system "$DATA" "$RUNDIR"
+rm -f "$KUBECONFIG_OUT"
+log "down in $(($(date +%s) - start))s"
+[ -n "$quiet" ] || report

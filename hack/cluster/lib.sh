@@ -1,0 +1,118 @@
+# shellcheck shell=bash disable=SC2034
+# Shared settings and helpers for hack/cluster/*.sh (sourced, not executed).
+#
+# Layout of a running cluster (everything one teardown has to find):
+#   /var/lib/fleetbench-cluster/   certificates, configs, etcd, containerd root, kubelet root,
+#                                  pod logs, CNI IPAM state, component logs (logs/) and pids (pids/)
+#   /run/fleetbench-cluster/       containerd state, its socket, pod network namespaces
+#   /run/netns/fb-node, fb-sink    the node's network namespace and the dead-end next hop
+#   /sys/fs/cgroup/*/fleetbench    kubelet's cgroupRoot: every pod process lives below it
+#   bin/cluster/kubeconfig         admin kubeconfig for the host (server https://10.200.1.2:6443)
+set -euo pipefail
+shopt -s inherit_errexit  # errexit inside $(...) too
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=hack/versions.env
+source "$root/hack/versions.env"
+
+KBIN="$root/bin/k8s/$KUBE_VERSION"
+DATA=/var/lib/fleetbench-cluster
+RUNDIR=/run/fleetbench-cluster
+OUT="$root/bin/cluster"
+KUBECONFIG_OUT="$OUT/kubeconfig"
+CONTAINERD_SOCK="$RUNDIR/containerd/containerd.sock"
+CGROUP_ROOT=fleetbench
+
+# Network: the node namespace owns 10.200.0.10 on a veth whose peer (10.200.0.1) sits in a
+# namespace that forwards nothing, so the node's default route is a dead end and no packet
+# leaves the machine. A second veth pair (host 10.200.1.1 <-> node 10.200.1.2) lets the host
+# reach the API server, and, through host routes, ClusterIPs and pod IPs.
+NODE_NS=fb-node
+SINK_NS=fb-sink
+NODE_IP=10.200.0.10
+SINK_IP=10.200.0.1
+HOST_LINK_IP=10.200.1.1
+NODE_LINK_IP=10.200.1.2
+NODE_NAME=fleetbench-node
+POD_CIDR=10.244.0.0/24
+CLUSTER_CIDR=10.244.0.0/16
+SERVICE_CIDR=10.96.0.0/16
+KUBE_SVC_IP=10.96.0.1
+DNS_IP=10.96.0.10
+
+# Processes we start, in start order (down.sh stops them in reverse).
+COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+# Ports the components listen on inside the node namespace (checked after teardown).
+PORTS=(2379 2380 6443 10248 10249 10250 10256 10257 10259)
+# Global (not per-namespace) sysctls kubelet rewrites at start; we put them back.
+KUBELET_SYSCTLS=(kernel.panic kernel.panic_on_oops vm.overcommit_memory)
+
+log() { echo ">> $(date +%T) $*" >&2; }
+die() { echo "error: $*" >&2; exit 1; }
+
+# in_node CMD... : run CMD inside the node's network namespace. nsenter, not `ip netns exec`:
+# the latter remounts /sys and hides the cgroup mounts from kubelet and containerd.
+in_node() { nsenter --net="/run/netns/$NODE_NS" -- "$@"; }
+
+# kubectl: the 1.34 build if hack/build-kube.sh made one, else the one on PATH.
+kubectl_bin() {
+  if [ -x "$KBIN/kubectl" ]; then echo "$KBIN/kubectl"; else command -v kubectl; fi
+}
+kc() { "$(kubectl_bin)" --kubeconfig "$DATA/admin.kubeconfig" --request-timeout=15s "$@"; }
+
+# wait_for DESC SECONDS CMD... : poll CMD once a second until it succeeds or time runs out.
+wait_for() {
+  local desc=$1 timeout=$2 i
+  shift 2
+  for ((i = 0; i < timeout; i++)); do
+    if "$@" >/dev/null 2>&1; then
+      log "$desc: ok after ${i}s"
+      return 0
+    fi
+    sleep 1
+  done
+  echo "error: timed out after ${timeout}s waiting for: $desc" >&2
+  return 1
+}
+
+# pids_of NAME : pids of our NAME processes, found by their command line naming our data dirs
+# (the same binaries may run elsewhere on the machine, e.g. envtest's kube-apiserver and etcd).
+pids_of() {
+  pgrep -f "^[^ ]*$1 .*($DATA|$RUNDIR)" || true
+}
+
+# lock_cluster : one up.sh/down.sh at a time (a second waits up to 5 min). up.sh runs
+# down.sh itself and passes the lock down through FLEETBENCH_CLUSTER_LOCKED.
+lock_cluster() {
+  [ -z "${FLEETBENCH_CLUSTER_LOCKED:-}" ] || return 0
+  mkdir -p /run/lock
+  exec 9>/run/lock/fleetbench-cluster.lock
+  flock -w 300 9 || die "another hack/cluster up/down is still running"
+  export FLEETBENCH_CLUSTER_LOCKED=1
+}
+
+# running PID : the process exists and is not a zombie. Our daemons are reparented to this
+# machine's init, which reaps slowly (about 2 s), so /proc/PID alone says "alive" too long.
+running() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ "$state" != Z ]
+}
+
+# stop_component NAME : SIGTERM the recorded pid and any pattern match, SIGKILL after 3 s (state is thrown away anyway).
+stop_component() {
+  local name=$1 pids i
+  pids="$(cat "$DATA/pids/$name.pid" 2>/dev/null || true) $(pids_of "$name")"
+  pids=$(for p in $pids; do if running "$p"; then echo "$p"; fi; done | sort -u | tr '\n' ' ')
+  [ -n "${pids// /}" ] || return 0
+  # shellcheck disable=SC2086
+  kill -TERM $pids 2>/dev/null || true
+  for ((i = 0; i < 30; i++)); do
+    local alive=
+    for p in $pids; do if running "$p"; then alive=1; fi; done
+    [ -z "$alive" ] && return 0
+    sleep 0.1
+  done
+  log "$name did not exit on SIGTERM within 3s: SIGKILL $pids"
+  # shellcheck disable=SC2086
+  kill -KILL $pids 2>/dev/null || true
+}

@@ -1,0 +1,362 @@
+#!/usr/bin/env bash
+# Boots a real single-node Kubernetes cluster on this machine, from binaries built out of the
+# Go module proxy (hack/build-kube.sh) plus Debian's containerd, runc and CNI plugins:
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy
+# (iptables) and CoreDNS (a Deployment in kube-system, from a locally built image).
+#
+# The node lives in its own network namespace (10.200.0.10) whose default route leads into a
+# namespace that forwards nothing: no packet leaves the machine. See lib.sh for the layout.
+#
+# Re-runnable: it first runs down.sh, which clears whatever a crashed run left behind.
+# usage: hack/cluster/up.sh            then: export KUBECONFIG=bin/cluster/kubeconfig
+# env:   FLEETBENCH_NO_DNS=1            skip CoreDNS (saves its ~3 min first build)
+# shellcheck source=hack/cluster/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+t0=$(date +%s)
+
+ensure_packages() {
+  # Debian's containerd 1.6, runc, CNI plugins; iptables and conntrack for kube-proxy.
+  local missing=()
+  command -v containerd >/dev/null || missing+=(containerd)
+  command -v runc >/dev/null || missing+=(runc)
+  [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+  command -v iptables >/dev/null || missing+=(iptables)
+  command -v conntrack >/dev/null || missing+=(conntrack)
+  command -v openssl >/dev/null || missing+=(openssl)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]}"
+  apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+ensure_binaries() {
+  "$root/hack/build-kube.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl
+  "$root/hack/images/pause.sh"
+  [ -n "${FLEETBENCH_NO_DNS:-}" ] || "$root/hack/images/coredns.sh"
+}
+
+setup_network() {
+  log "network: $NODE_NS ($NODE_IP, default via dead-end $SINK_NS), host link $HOST_LINK_IP<->$NODE_LINK_IP"
+  ip netns add "$NODE_NS"
+  ip netns add "$SINK_NS"
+  # Node <-> sink: the node's default route. The sink has no routes beyond its /24 and
+  # forwarding off, so anything not for the cluster dies there.
+  ip link add fb-node0 netns "$NODE_NS" type veth peer name fb-sink0 netns "$SINK_NS"
+  ip -n "$SINK_NS" link set lo up
+  ip -n "$SINK_NS" addr add "$SINK_IP/24" dev fb-sink0
+  ip -n "$SINK_NS" link set fb-sink0 up
+  nsenter --net="/run/netns/$SINK_NS" sysctl -qw net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0
+  ip -n "$NODE_NS" link set lo up
+  ip -n "$NODE_NS" addr add "$NODE_IP/24" dev fb-node0
+  ip -n "$NODE_NS" link set fb-node0 up
+  ip -n "$NODE_NS" route add default via "$SINK_IP"
+  # Host <-> node: a point-to-point link only. The node has no route through it beyond the
+  # /30, so it can answer the host but never send anything onward via the host.
+  ip link add fb-host0 type veth peer name fb-link0 netns "$NODE_NS"
+  ip addr add "$HOST_LINK_IP/30" dev fb-host0
+  ip link set fb-host0 up
+  ip -n "$NODE_NS" addr add "$NODE_LINK_IP/30" dev fb-link0
+  ip -n "$NODE_NS" link set fb-link0 up
+  ip route add "$CLUSTER_CIDR" via "$NODE_LINK_IP" dev fb-host0
+  ip route add "$SERVICE_CIDR" via "$NODE_LINK_IP" dev fb-host0
+  ip route add "$NODE_IP/32" via "$NODE_LINK_IP" dev fb-host0
+  # The node routes between pods, services and its links; bridged pod traffic must pass
+  # iptables for ClusterIP replies to be un-NATed (these sysctls are per namespace).
+  in_node sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
+}
+
+# cert NAME CN O EKU [SANS] : key + certificate signed by our CA.
+cert() {
+  local name=$1 cn=$2 o=$3 eku=$4 sans=${5:-} pki="$DATA/pki"
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$pki/$name.key" \
+    -subj "/CN=$cn${o:+/O=$o}" -out "$pki/$name.csr" 2>/dev/null
+  {
+    echo "basicConstraints=CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    echo "extendedKeyUsage=$eku"
+    [ -z "$sans" ] || echo "subjectAltName=$sans"
+  } >"$pki/$name.ext"
+  openssl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+    -days 365 -extfile "$pki/$name.ext" -out "$pki/$name.crt" 2>/dev/null
+  rm -f "$pki/$name.csr" "$pki/$name.ext"
+}
+
+# kubeconfig FILE SERVER CERTNAME
+kubeconfig() {
+  local pki="$DATA/pki"
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: fleetbench
+  cluster:
+    server: $2
+    certificate-authority-data: $(base64 -w0 "$pki/ca.crt")
+users:
+- name: $3
+  user:
+    client-certificate-data: $(base64 -w0 "$pki/$3.crt")
+    client-key-data: $(base64 -w0 "$pki/$3.key")
+contexts:
+- name: fleetbench
+  context:
+    cluster: fleetbench
+    user: $3
+current-context: fleetbench
+EOF
+  chmod 600 "$1"
+}
+
+make_pki() {
+  log "certificates and kubeconfigs"
+  local pki="$DATA/pki"
+  mkdir -p "$pki"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 \
+    -keyout "$pki/ca.key" -out "$pki/ca.crt" -subj "/CN=fleetbench-ca" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" 2>/dev/null
+  cert apiserver kube-apiserver "" serverAuth \
+    "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:127.0.0.1,IP:$NODE_IP,IP:$NODE_LINK_IP,IP:$KUBE_SVC_IP"
+  cert apiserver-kubelet-client kube-apiserver-kubelet-client system:masters clientAuth
+  cert admin fleetbench-admin system:masters clientAuth
+  cert controller-manager system:kube-controller-manager "" clientAuth
+  cert scheduler system:kube-scheduler "" clientAuth
+  cert kube-proxy system:kube-proxy "" clientAuth
+  # Aggregation layer (front proxy): lets API extensions such as metrics-server authenticate
+  # the API server, and keeps controller-manager from complaining about a missing CA bundle.
+  cert front-proxy-client front-proxy-client "" clientAuth
+  cert kubelet "system:node:$NODE_NAME" system:nodes clientAuth
+  cert kubelet-serving "system:node:$NODE_NAME" system:nodes serverAuth "DNS:$NODE_NAME,IP:$NODE_IP"
+  openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+  # Control plane talks to the API server over the node's loopback; node agents over its IP;
+  # the host over the host link.
+  kubeconfig "$DATA/controller-manager.kubeconfig" https://127.0.0.1:6443 controller-manager
+  kubeconfig "$DATA/scheduler.kubeconfig" https://127.0.0.1:6443 scheduler
+  kubeconfig "$DATA/kubelet.kubeconfig" "https://$NODE_IP:6443" kubelet
+  kubeconfig "$DATA/kube-proxy.kubeconfig" "https://$NODE_IP:6443" kube-proxy
+  kubeconfig "$DATA/admin.kubeconfig" "https://$NODE_LINK_IP:6443" admin
+}
+
+write_configs() {
+  mkdir -p "$DATA/cni/net.d" "$DATA/cni/ipam" "$DATA/opt" "$DATA/pod-logs" "$RUNDIR/containerd"
+  cat >"$DATA/containerd.toml" <<EOF
+# containerd for the fleetbench node: its own root, state and socket, so it cannot collide
+# with another containerd on the machine and teardown knows every file it wrote.
+version = 2
+root = "$DATA/containerd"
+state = "$RUNDIR/containerd"
+[grpc]
+  address = "$CONTAINERD_SOCK"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$DATA/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  # No registry is reachable: the sandbox image is built locally (hack/images/pause.sh).
+  sandbox_image = "$PAUSE_IMAGE"
+  # runc cannot write the negative oom_score_adj kubelet asks for here (root lacks
+  # CAP_SYS_RESOURCE): clamp it, or every sandbox fails with "can't get final child's PID".
+  restrict_oom_score_adj = true
+  # Pod network namespaces under our state dir instead of /run/netns.
+  netns_mounts_under_state_dir = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        BinaryName = "$(command -v runc)"
+        # runc's state (default /run/containerd/runc) under our state dir too.
+        Root = "$RUNDIR/runc"
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$DATA/cni/net.d"
+EOF
+  # Pods on a bridge in the node namespace; IPAM state under our data dir.
+  cat >"$DATA/cni/net.d/10-fleetbench.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "fleetbench",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipMasq": true,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "$DATA/cni/ipam",
+        "ranges": [[{"subnet": "$POD_CIDR"}]],
+        "routes": [{"dst": "0.0.0.0/0"}]
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+  cat >"$DATA/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
+# Debian's containerd runs without systemd here: cgroupfs on the v1 hierarchies.
+cgroupDriver: cgroupfs
+# Our own subtree (/sys/fs/cgroup/*/$CGROUP_ROOT) so teardown finds every pod process.
+cgroupRoot: /$CGROUP_ROOT
+failSwapOn: false
+failCgroupV1: false
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $DATA/pki/ca.crt}
+authorization: {mode: Webhook}
+tlsCertFile: $DATA/pki/kubelet-serving.crt
+tlsPrivateKeyFile: $DATA/pki/kubelet-serving.key
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+clusterDNS: [$DNS_IP]
+clusterDomain: cluster.local
+# Pods with dnsPolicy Default (CoreDNS) get no upstream: nothing may resolve outside.
+resolvConf: ""
+podLogsDir: $DATA/pod-logs
+# Imported images cannot be pulled again: never garbage-collect them, and evict late.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: 100Mi, nodefs.available: 2%, imagefs.available: 2%, nodefs.inodesFree: 2%}
+serializeImagePulls: false
+EOF
+  cat >"$DATA/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: iptables
+hostnameOverride: $NODE_NAME
+clusterCIDR: $CLUSTER_CIDR
+clientConnection: {kubeconfig: $DATA/kube-proxy.kubeconfig}
+metricsBindAddress: 127.0.0.1:10249
+healthzBindAddress: 127.0.0.1:10256
+# NodePorts on the node IP only (also silences a startup warning).
+nodePortAddresses: [primary]
+# nf_conntrack_max and timeouts are not writable from a non-initial network namespace:
+# 0 leaves them alone (otherwise kube-proxy exits).
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+EOF
+}
+
+# start NAME CMD... : run CMD detached inside the node namespace, log and pid under $DATA.
+start() {
+  local name=$1
+  shift
+  # 9>&-: the daemons must not inherit (and so hold) the up/down lock.
+  setsid nsenter --net="/run/netns/$NODE_NS" -- "$@" >"$DATA/logs/$name.log" 2>&1 </dev/null 9>&- &
+  echo $! >"$DATA/pids/$name.pid"
+}
+
+alive() { kill -0 "$(cat "$DATA/pids/$1.pid")" 2>/dev/null || { tail -20 "$DATA/logs/$1.log" >&2; die "$1 exited"; }; }
+
+make_cgroups() {
+  # kubelet requires its cgroupRoot to exist in every hierarchy. A new v1 cpuset starts with
+  # no cpus/mems (clone_children is 0): copy the root's.
+  local d
+  for d in /sys/fs/cgroup/*/; do
+    mkdir -p "$d$CGROUP_ROOT"
+  done
+  cat /sys/fs/cgroup/cpuset/cpuset.cpus >"/sys/fs/cgroup/cpuset/$CGROUP_ROOT/cpuset.cpus"
+  cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset/$CGROUP_ROOT/cpuset.mems"
+}
+
+start_containerd() {
+  log "containerd"
+  start containerd containerd --config "$DATA/containerd.toml"
+  wait_for "containerd socket" 30 timeout 5 ctr --address "$CONTAINERD_SOCK" version
+  alive containerd
+  local images=("$root/bin/images/pause.tar")
+  [ -n "${FLEETBENCH_NO_DNS:-}" ] || images+=("$root/bin/images/coredns.tar")
+  "$root/hack/images/import.sh" "${images[@]}"
+}
+
+start_control_plane() {
+  log "etcd, kube-apiserver, kube-controller-manager, kube-scheduler"
+  start etcd "$KBIN/etcd" --name fleetbench --data-dir "$DATA/etcd" \
+    --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+    --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
+    --initial-cluster fleetbench=http://127.0.0.1:2380 --unsafe-no-fsync --log-level warn
+  local pki="$DATA/pki"
+  start kube-apiserver "$KBIN/kube-apiserver" \
+    --etcd-servers http://127.0.0.1:2379 \
+    --advertise-address "$NODE_IP" --bind-address 0.0.0.0 --secure-port 6443 \
+    --service-cluster-ip-range "$SERVICE_CIDR" \
+    --client-ca-file "$pki/ca.crt" --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+    --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority "$pki/ca.crt" --kubelet-preferred-address-types InternalIP \
+    --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+    --requestheader-client-ca-file "$pki/ca.crt" --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$pki/front-proxy-client.crt" --proxy-client-key-file "$pki/front-proxy-client.key" \
+    --allow-privileged=true --profiling=false --v=1
+  wait_for "kube-apiserver /readyz" 90 kc get --raw /readyz
+  alive etcd
+  start kube-controller-manager "$KBIN/kube-controller-manager" \
+    --kubeconfig "$DATA/controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$DATA/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$DATA/controller-manager.kubeconfig" \
+    --bind-address 127.0.0.1 --leader-elect=false --use-service-account-credentials \
+    --service-cluster-ip-range "$SERVICE_CIDR" --allocate-node-cidrs=false \
+    --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key" \
+    --root-ca-file "$pki/ca.crt" --service-account-private-key-file "$pki/sa.key" --v=1
+  start kube-scheduler "$KBIN/kube-scheduler" \
+    --kubeconfig "$DATA/scheduler.kubeconfig" \
+    --authentication-kubeconfig "$DATA/scheduler.kubeconfig" \
+    --authorization-kubeconfig "$DATA/scheduler.kubeconfig" \
+    --bind-address 127.0.0.1 --leader-elect=false --v=1
+}
+
+start_node() {
+  log "kubelet, kube-proxy"
+  # kubelet rewrites these machine-wide sysctls at start: remember them for down.sh.
+  local k
+  for k in "${KUBELET_SYSCTLS[@]}"; do echo "$k $(sysctl -n "$k")"; done >"$DATA/sysctl.orig"
+  start kubelet "$KBIN/kubelet" --config "$DATA/kubelet.yaml" --kubeconfig "$DATA/kubelet.kubeconfig" \
+    --root-dir "$DATA/kubelet" --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --v=1
+  start kube-proxy "$KBIN/kube-proxy" --config "$DATA/kube-proxy.yaml" --v=1
+  wait_for "node $NODE_NAME Ready" 90 kc wait --for=condition=Ready "node/$NODE_NAME" --timeout=1s
+  alive kube-proxy
+  # Put back what kubelet changed (it only writes them once, at start).
+  while read -r k v; do sysctl -qw "$k=$v"; done <"$DATA/sysctl.orig"
+  # Pods created before the default ServiceAccount exists are rejected.
+  wait_for "default ServiceAccount" 60 kc -n default get serviceaccount default
+  alive kube-controller-manager
+  alive kube-scheduler
+}
+
+start_dns() {
+  [ -z "${FLEETBENCH_NO_DNS:-}" ] || return 0
+  log "CoreDNS"
+  sed -e "s|@DNS_IP@|$DNS_IP|g" "$root/hack/cluster/coredns.yaml" | kc apply -f - >/dev/null
+  wait_for "CoreDNS available" 90 kc -n kube-system wait --for=condition=Available deployment/coredns --timeout=1s
+}
+
+command -v nsenter >/dev/null || die "nsenter (util-linux) is required"
+[ "$(id -u)" = 0 ] || die "run as root"
+lock_cluster
+ensure_packages
+ensure_binaries
+"$root/hack/cluster/down.sh" --quiet
+mkdir -p "$DATA/logs" "$DATA/pids" "$OUT"
+setup_network
+make_pki
+write_configs
+make_cgroups
+start_containerd
+start_control_plane
+start_node
+start_dns
+cp "$DATA/admin.kubeconfig" "$KUBECONFIG_OUT"
+log "cluster up in $(($(date +%s) - t0))s (logs: $DATA/logs)"
+echo "export KUBECONFIG=$KUBECONFIG_OUT"

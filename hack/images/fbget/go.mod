@@ -1,0 +1,3 @@
+module fleetbench.dev/hack/images/fbget
+
+go 1.24

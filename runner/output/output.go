@@ -1,0 +1,334 @@
+// Package output is fleetbench's k6 output extension. It folds every sample
+// into bounded, mergeable aggregates (see pkg/results) as it arrives and, when
+// k6 stops the output, prints one result envelope to stdout for the
+// controller to read from the pod log.
+//
+// Use it as `k6 run --out fleetbench script.js`. Configuration (env):
+//
+//	K6_FLEETBENCH_WINDOW       window width, default 10s
+//	K6_FLEETBENCH_MAX_WINDOWS  windows kept before widths double, default 60
+//	K6_FLEETBENCH_MAX_SERIES   tag combinations per metric, default 200
+//	K6_FLEETBENCH_CHECKPOINT   also print a partial envelope this often (default off)
+//	K6_FLEETBENCH_FILE         also write the final envelope to this file
+//	K6_FLEETBENCH_RUNNER       runner name, default $POD_NAME or the host name
+package output
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.k6.io/k6/v2/metrics"
+	"go.k6.io/k6/v2/output"
+
+	"fleetbench.dev/fleetbench/pkg/results"
+)
+
+// Name is the output name used with --out.
+const Name = "fleetbench"
+
+func init() {
+	output.RegisterExtension(Name, func(p output.Params) (output.Output, error) { return New(p) })
+}
+
+// Config is the output's configuration.
+type Config struct {
+	Collector  results.CollectorConfig
+	Checkpoint time.Duration
+	File       string
+	Runner     string
+}
+
+// ConfigFromEnv reads the K6_FLEETBENCH_* variables.
+func ConfigFromEnv(env map[string]string) (Config, error) {
+	c := Config{Collector: results.DefaultCollectorConfig, File: env["K6_FLEETBENCH_FILE"], Runner: env["K6_FLEETBENCH_RUNNER"]}
+	durations := map[string]*time.Duration{"K6_FLEETBENCH_WINDOW": &c.Collector.Window, "K6_FLEETBENCH_CHECKPOINT": &c.Checkpoint}
+	for k, dst := range durations {
+		if v, ok := env[k]; ok && v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return c, fmt.Errorf("%s=%q: want a non-negative duration like 10s", k, v)
+			}
+			*dst = d
+		}
+	}
+	if c.Collector.Window < 100*time.Millisecond {
+		return c, fmt.Errorf("K6_FLEETBENCH_WINDOW=%s: must be at least 100ms", c.Collector.Window)
+	}
+	ints := map[string]*int{"K6_FLEETBENCH_MAX_WINDOWS": &c.Collector.MaxWindows, "K6_FLEETBENCH_MAX_SERIES": &c.Collector.MaxSeriesPerMetric}
+	for k, dst := range ints {
+		if v, ok := env[k]; ok && v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 2 || n > 100000 {
+				return c, fmt.Errorf("%s=%q: want an integer in [2, 100000]", k, v)
+			}
+			*dst = n
+		}
+	}
+	if c.Runner == "" {
+		c.Runner = env["POD_NAME"]
+	}
+	if c.Runner == "" {
+		c.Runner, _ = os.Hostname()
+	}
+	return c, nil
+}
+
+// Output implements k6's output.Output.
+type Output struct {
+	cfg    Config
+	stdout io.Writer
+	now    func() time.Time // replaceable in tests
+
+	mu         sync.Mutex
+	collector  *results.Collector
+	cache      map[metrics.TimeSeries]*results.CollectedSeries
+	thresholds map[string][]string
+	cpu        cpuMeter
+	stopped    bool
+
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+var (
+	_ output.WithStopWithTestError = (*Output)(nil)
+	_ output.WithThresholds        = (*Output)(nil)
+)
+
+// New creates the output from k6's parameters.
+func New(p output.Params) (*Output, error) {
+	cfg, err := ConfigFromEnv(p.Environment)
+	if err != nil {
+		return nil, err
+	}
+	w := p.StdOut
+	if w == nil {
+		w = os.Stdout
+	}
+	return &Output{cfg: cfg, stdout: w, now: time.Now, done: make(chan struct{})}, nil
+}
+
+// Description is shown in k6's banner.
+func (o *Output) Description() string { return "fleetbench (result envelope on stdout)" }
+
+// SetThresholds keeps the script's thresholds so they can be evaluated on
+// the merged data of all runners.
+func (o *Output) SetThresholds(th map[string]metrics.Thresholds) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.thresholds = map[string][]string{}
+	for key, t := range th {
+		for _, x := range t.Thresholds {
+			o.thresholds[key] = append(o.thresholds[key], x.Source)
+		}
+	}
+}
+
+// Start begins collecting; a background loop attributes CPU time to
+// windows and prints checkpoints.
+func (o *Output) Start() error {
+	o.mu.Lock()
+	start := o.now()
+	o.collector = results.NewCollector(o.cfg.Collector, start)
+	o.cache = map[metrics.TimeSeries]*results.CollectedSeries{}
+	o.cpu = newCPUMeter()
+	o.mu.Unlock()
+
+	o.wg.Add(1)
+	go o.loop()
+	return nil
+}
+
+func (o *Output) loop() {
+	defer o.wg.Done()
+	// Sample CPU a few times per window so each window gets its own share.
+	cpuTick := time.NewTicker(min(o.cfg.Collector.Window, 2*time.Second))
+	defer cpuTick.Stop()
+	var checkpoint <-chan time.Time
+	if o.cfg.Checkpoint > 0 {
+		t := time.NewTicker(o.cfg.Checkpoint)
+		defer t.Stop()
+		checkpoint = t.C
+	}
+	for {
+		select {
+		case <-o.done:
+			return
+		case <-cpuTick.C:
+			o.mu.Lock()
+			o.sampleCPU()
+			o.mu.Unlock()
+		case <-checkpoint:
+			o.mu.Lock()
+			b := o.encode(false, nil)
+			o.mu.Unlock()
+			o.stdout.Write(b) //nolint:errcheck // best effort; the final envelope reports errors
+		}
+	}
+}
+
+// sampleCPU books CPU time used since the last sample to the current window.
+// Callers hold o.mu.
+func (o *Output) sampleCPU() {
+	if sec := o.cpu.delta(); sec > 0 {
+		o.collector.AddCPU(o.now().UnixNano(), sec)
+	}
+}
+
+// maxCachedSeries bounds the TimeSeries cache; scripts with unbounded tag
+// values (e.g. URLs as names) would otherwise grow it forever.
+const maxCachedSeries = 10000
+
+// AddMetricSamples folds samples in memory; no I/O per sample.
+func (o *Output) AddMetricSamples(containers []metrics.SampleContainer) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stopped {
+		return
+	}
+	for _, sc := range containers {
+		for _, s := range sc.GetSamples() {
+			series := o.cache[s.TimeSeries]
+			if series == nil {
+				if len(o.cache) >= maxCachedSeries {
+					clear(o.cache)
+				}
+				series = o.collector.Series(s.Metric.Name, metricType(s.Metric.Type), contains(s.Metric.Contains), keptTags(s.Tags))
+				o.cache[s.TimeSeries] = series
+			}
+			series.Add(s.Time.UnixNano(), s.Value)
+		}
+	}
+}
+
+// Stop is called by k6 when the test ends without an error.
+func (o *Output) Stop() error { return o.StopWithTestError(nil) }
+
+// StopWithTestError prints the final envelope. k6 calls it on normal ends,
+// on aborts (thresholds, test.abort()) and after the first SIGINT/SIGTERM,
+// so an interrupted runner still reports what it has.
+func (o *Output) StopWithTestError(testErr error) error {
+	o.mu.Lock()
+	if o.stopped {
+		o.mu.Unlock()
+		return nil
+	}
+	o.stopped = true
+	o.mu.Unlock()
+	close(o.done)
+	o.wg.Wait()
+
+	o.mu.Lock()
+	o.sampleCPU()
+	b := o.encode(true, testErr)
+	o.mu.Unlock()
+
+	var firstErr error
+	if _, err := o.stdout.Write(b); err != nil {
+		firstErr = fmt.Errorf("fleetbench: print envelope: %w", err)
+	}
+	if o.cfg.File != "" {
+		if err := writeFileAtomic(o.cfg.File, b); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("fleetbench: write %s: %w", o.cfg.File, err)
+		}
+	}
+	return firstErr
+}
+
+// encode renders the envelope; callers hold o.mu.
+func (o *Output) encode(final bool, testErr error) []byte {
+	e := o.collector.Envelope(o.now())
+	e.Runner = o.cfg.Runner
+	e.K6Version = k6Version()
+	e.Final = final
+	e.Thresholds = o.thresholds
+	if testErr != nil {
+		e.Aborted, e.Error = true, testErr.Error()
+	}
+	e.CPU.UserSeconds, e.CPU.SystemSeconds, e.CPU.MaxRSSBytes = o.cpu.totals()
+	e.CPU.Cores = usableCores()
+	var b bytes.Buffer
+	if err := results.Encode(&b, &e); err != nil {
+		// Cannot happen for collector output (no NaN/Inf); say so loudly.
+		fmt.Fprintf(&b, "fleetbench: cannot encode result envelope: %v\n", err)
+	}
+	return b.Bytes()
+}
+
+func metricType(t metrics.MetricType) results.MetricType {
+	switch t {
+	case metrics.Counter:
+		return results.Counter
+	case metrics.Gauge:
+		return results.Gauge
+	case metrics.Rate:
+		return results.Rate
+	default:
+		return results.Trend
+	}
+}
+
+func contains(v metrics.ValueType) string {
+	switch v {
+	case metrics.Time:
+		return "time"
+	case metrics.Data:
+		return "data"
+	}
+	return ""
+}
+
+// keptTags reduces k6's tags to the few fleetbench splits by.
+func keptTags(ts *metrics.TagSet) map[string]string {
+	out := map[string]string{}
+	if ts == nil {
+		return out
+	}
+	for _, k := range []string{"scenario", "expected_response", "check", "group"} {
+		if v, ok := ts.Get(k); ok && v != "" {
+			out[k] = v
+		}
+	}
+	if v, ok := ts.Get("status"); ok && v != "" {
+		out["status_class"] = statusClass(v)
+	}
+	return out
+}
+
+func statusClass(status string) string {
+	n, err := strconv.Atoi(status)
+	switch {
+	case err != nil:
+		return "other"
+	case n == 0:
+		return "error" // no response: connection refused, timeout, ...
+	case n >= 100 && n < 600:
+		return strconv.Itoa(n/100) + "xx"
+	}
+	return "other"
+}
+
+func k6Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "go.k6.io/k6/v2" {
+				return d.Version
+			}
+		}
+	}
+	return ""
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
