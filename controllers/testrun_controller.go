@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
 // targetFinalizer lets the operator delete the target namespace, which owner references
@@ -115,7 +117,10 @@ func (r *TestRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 
 	// 2. One status patch at the end, built from what the phases found.
 	defer func() {
-		r.summarize(s, before)
+		r.summarize(s)
+		if equality.Semantic.DeepEqual(before.Status, run.Status) {
+			return // an empty merge patch is still a write
+		}
 		if err := r.Status().Patch(ctx, run, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
 			reterr = errors.Join(reterr, fmt.Errorf("patching status: %w", err))
 		}
@@ -208,7 +213,7 @@ func setCondition(s *scope, typ string, status metav1.ConditionStatus, reason, m
 }
 
 // summarize derives the Ready condition and observedGeneration from what the phases wrote.
-func (r *TestRunReconciler) summarize(s *scope, _ *v1alpha1.TestRun) {
+func (r *TestRunReconciler) summarize(s *scope) {
 	st := &s.run.Status
 	st.ObservedGeneration = s.run.Generation
 	switch {
@@ -262,13 +267,22 @@ func (r *TestRunReconciler) deleteTargetNamespace(ctx context.Context, run *v1al
 	return client.IgnoreNotFound(r.Delete(ctx, ns, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 }
 
-// reconcileDelete removes the target namespace, then lets the TestRun go; its namespaced
-// children follow through owner references.
+// reconcileDelete removes the target namespace, which owner references cannot reach, and the
+// runner Jobs and script ConfigMap, which they would reach only when the garbage collector
+// gets to them: a deleted TestRun stops its load at once. Then it lets the TestRun go.
 func (r *TestRunReconciler) reconcileDelete(ctx context.Context, run *v1alpha1.TestRun) error {
 	if !controllerutil.ContainsFinalizer(run, targetFinalizer) {
 		return nil
 	}
 	if err := r.deleteTargetNamespace(ctx, run); err != nil {
+		return err
+	}
+	background := client.PropagationPolicy(metav1.DeletePropagationBackground)
+	if err := r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(run.Namespace), client.MatchingLabels(runners.RunnerLabels(run)), background); err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: naming.ScriptConfigMap(run.Name)}}
+	if err := client.IgnoreNotFound(r.Delete(ctx, cm)); err != nil {
 		return err
 	}
 	controllerutil.RemoveFinalizer(run, targetFinalizer)

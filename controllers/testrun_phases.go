@@ -175,7 +175,7 @@ func (r *TestRunReconciler) targetImageMissing(ctx context.Context, s *scope) (s
 func imageProblem(pod *corev1.Pod) string {
 	for _, cs := range pod.Status.ContainerStatuses {
 		if w := cs.State.Waiting; w != nil && imageMissing[w.Reason] {
-			return fmt.Sprintf("image %s: %s %s", cs.Image, w.Reason, w.Message)
+			return strings.TrimSpace(fmt.Sprintf("image %s: %s %s", cs.Image, w.Reason, w.Message))
 		}
 	}
 	return ""
@@ -548,9 +548,13 @@ func (r *TestRunReconciler) reconcileCollect(ctx context.Context, s *scope) erro
 	}
 
 	// The run failed if a runner did; thresholds only decide the verdict of a run that worked.
-	if failure := runnerFailure(s); failure != "" {
+	runDeadline := time.Time{}
+	if run.Status.StartTime != nil {
+		runDeadline = run.Status.StartTime.Add(r.runDeadlineAfterStart(run))
+	}
+	if reason, failure := runnerFailure(s, runDeadline); reason != "" {
 		run.Status.Verdict = v1alpha1.VerdictFailed
-		r.fail(ctx, s, failureReason(s), failure+"; the results cover what the runners measured before that and are marked partial")
+		r.fail(ctx, s, reason, failure+"; the results cover what the runners measured until then and are marked partial")
 		if run.Status.Results != nil {
 			run.Status.Results.Partial = true
 		}
@@ -710,44 +714,50 @@ func schedulingHint(pod *corev1.Pod) string {
 	return ""
 }
 
-// anyRunnerFailed: failed runners may never print an envelope, so collection does not wait.
-func anyRunnerFailed(s *scope) bool { return runnerFailure(s) != "" }
+// exitStopped is k6's exit code after a stop through its REST API: the operator did that,
+// so such a runner is never the cause of a failure, only a witness of one.
+const exitStopped = 103
 
-// runnerFailure describes the first runner that failed, from the world: a non-zero exit
-// other than failed thresholds, an OOM kill, or a lost pod.
-func runnerFailure(s *scope) string {
-	for _, rs := range s.runners {
-		if rs.pod == nil {
-			if why := jobFailed(rs.job); why != "" {
-				return fmt.Sprintf("runner %d was lost: %s", rs.index, why)
-			}
-			continue
-		}
-		if exit, reason := exitOf(rs.pod); exit != 0 && !(exit == exitThresholdsFailed && reason != "OOMKilled") {
-			return fmt.Sprintf("runner %s %s", rs.pod.Name, terminationText(rs.pod))
-		}
-	}
-	return ""
+// anyRunnerFailed: failed runners may never print an envelope, so collection does not wait.
+func anyRunnerFailed(s *scope) bool {
+	reason, _ := runnerFailure(s, time.Time{})
+	return reason != ""
 }
 
-func failureReason(s *scope) string {
+// runnerFailure finds why the run failed, from the world, most telling cause first: an OOM
+// kill, a lost runner, a runner error, then runners stopped past the run deadline. Exit 99
+// (thresholds failed, e.g. abortOnFail) is a verdict, not a failure. deadline zero skips the
+// timeout check.
+func runnerFailure(s *scope, deadline time.Time) (reason, message string) {
+	var lost, errored, stopped string
 	for _, rs := range s.runners {
 		if rs.pod == nil {
-			if jobFailed(rs.job) != "" {
-				return "RunnerLost"
+			if why := jobFailed(rs.job); why != "" && lost == "" {
+				lost = fmt.Sprintf("runner %d was lost: %s", rs.index, why)
 			}
 			continue
 		}
-		switch exit, reason := exitOf(rs.pod); {
-		case reason == "OOMKilled":
-			return "RunnerOOMKilled"
-		case exit == -1:
-			return "RunnerLost"
-		case exit != 0 && exit != exitThresholdsFailed:
-			return "RunnerFailed"
+		exit, why := exitOf(rs.pod)
+		switch {
+		case why == "OOMKilled":
+			return "RunnerOOMKilled", fmt.Sprintf("runner %s was killed for exceeding its memory limit; raise spec.runner.resources.limits.memory or spec.parallelism", rs.pod.Name)
+		case exit == -1 && lost == "":
+			lost = fmt.Sprintf("runner %s was lost: %s", rs.pod.Name, terminationText(rs.pod))
+		case exit != 0 && exit != exitThresholdsFailed && exit != exitStopped && errored == "":
+			errored = fmt.Sprintf("runner %s %s", rs.pod.Name, terminationText(rs.pod))
+		case exit == exitStopped && stopped == "":
+			stopped = rs.pod.Name
 		}
 	}
-	return "RunnerFailed"
+	switch {
+	case lost != "":
+		return "RunnerLost", lost
+	case errored != "":
+		return "RunnerFailed", errored
+	case stopped != "" && !deadline.IsZero() && !s.now.Before(deadline):
+		return "RunTimeout", fmt.Sprintf("the load ran past its deadline %s and was stopped; raise spec.timeouts.run", deadline.UTC().Format(time.RFC3339))
+	}
+	return "", ""
 }
 
 // lastEnd is when the last runner's container ended, from pod status; creation time at worst.

@@ -83,7 +83,8 @@ func Build(s *results.Summary, thresholds map[string]v1alpha1.ThresholdList, exp
 			spec[metric] = append(spec[metric], string(e))
 		}
 	}
-	evaluated := s.EvaluateThresholds(spec)
+	// The script's own thresholds, which k6 judged per runner, count too, judged on merged data.
+	evaluated := append(s.EvaluateThresholds(spec), scriptOnly(s.Thresholds, spec)...)
 	sort.SliceStable(evaluated, func(i, j int) bool { return evaluated[i].Metric < evaluated[j].Metric })
 	for _, t := range evaluated {
 		r.Thresholds = append(r.Thresholds, v1alpha1.ThresholdResult{
@@ -113,6 +114,21 @@ func Build(s *results.Summary, thresholds map[string]v1alpha1.ThresholdList, exp
 		out.Verdict = v1alpha1.VerdictInconclusive
 	default:
 		out.Verdict = v1alpha1.VerdictPassed
+	}
+	return out
+}
+
+// scriptOnly drops script thresholds that spec.thresholds repeats.
+func scriptOnly(script []results.ThresholdResult, spec map[string][]string) []results.ThresholdResult {
+	var out []results.ThresholdResult
+	for _, t := range script {
+		repeated := false
+		for _, e := range spec[t.Metric] {
+			repeated = repeated || strings.TrimSpace(e) == strings.TrimSpace(t.Expression)
+		}
+		if !repeated {
+			out = append(out, t)
+		}
 	}
 	return out
 }

@@ -1,0 +1,84 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// fakeRunnerAPI stands in for k6's REST API: it records resumes and stops per pod.
+type fakeRunnerAPI struct {
+	mu      sync.Mutex
+	resumed map[string][]time.Time
+	stopped map[string]int
+	// failResume makes Resume fail for pods whose name is a key.
+	failResume map[string]bool
+}
+
+func newFakeRunnerAPI() *fakeRunnerAPI {
+	return &fakeRunnerAPI{resumed: map[string][]time.Time{}, stopped: map[string]int{}, failResume: map[string]bool{}}
+}
+
+func key(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
+
+func (f *fakeRunnerAPI) Resume(_ context.Context, pod *corev1.Pod) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failResume[key(pod)] {
+		return fmt.Errorf("connection refused")
+	}
+	f.resumed[key(pod)] = append(f.resumed[key(pod)], time.Now())
+	return nil
+}
+
+func (f *fakeRunnerAPI) Stop(_ context.Context, pod *corev1.Pod) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopped[key(pod)]++
+	return nil
+}
+
+// resumes counts Resume calls for pods of a namespace.
+func (f *fakeRunnerAPI) resumes(ns string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for k, v := range f.resumed {
+		if len(k) > len(ns) && k[:len(ns)+1] == ns+"/" {
+			n += len(v)
+		}
+	}
+	return n
+}
+
+func (f *fakeRunnerAPI) stops(pod *corev1.Pod) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stopped[key(pod)]
+}
+
+// fakeLogs serves the log tail a test set for each pod; a pod with none has an empty log.
+type fakeLogs struct {
+	mu   sync.Mutex
+	tail map[string][]byte
+	err  map[string]error
+}
+
+func newFakeLogs() *fakeLogs {
+	return &fakeLogs{tail: map[string][]byte{}, err: map[string]error{}}
+}
+
+func (f *fakeLogs) set(pod *corev1.Pod, tail []byte, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tail[key(pod)], f.err[key(pod)] = tail, err
+}
+
+func (f *fakeLogs) Tail(_ context.Context, pod *corev1.Pod) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tail[key(pod)], f.err[key(pod)]
+}

@@ -1,0 +1,176 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// kubelet plays the parts of a cluster envtest lacks: the Deployment and Job controllers
+// that create pods, and the kubelet that runs them and reports their state.
+type kubelet struct {
+	t   *testing.T
+	ctx context.Context
+	run *v1alpha1.TestRun
+}
+
+func newKubelet(t *testing.T, run *v1alpha1.TestRun) *kubelet {
+	return &kubelet{t: t, ctx: context.Background(), run: run}
+}
+
+func (k *kubelet) targetNS() string { return naming.TargetNamespace(k.run.Namespace, k.run.Name) }
+
+// targetDeployments waits for the operator's target Deployments.
+func (k *kubelet) targetDeployments(want int) []appsv1.Deployment {
+	var list appsv1.DeploymentList
+	eventually(k.t, "target Deployments", func() error {
+		if err := env.Client.List(k.ctx, &list, client.InNamespace(k.targetNS())); err != nil {
+			return err
+		}
+		if len(list.Items) != want {
+			return fmt.Errorf("%d target Deployments, want %d", len(list.Items), want)
+		}
+		return nil
+	})
+	return list.Items
+}
+
+// targetReady reports every target Deployment ready, as the Deployment controller would.
+func (k *kubelet) targetReady(deployments int) {
+	for _, d := range k.targetDeployments(deployments) {
+		d.Status.Replicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1, 1
+		if err := env.Client.Status().Update(k.ctx, &d); err != nil {
+			k.t.Fatal(err)
+		}
+	}
+}
+
+// targetPodWaiting creates a target pod stuck with a container waiting reason.
+func (k *kubelet) targetPodWaiting(reason string) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "target-stuck", Namespace: k.targetNS(), Labels: map[string]string{
+			naming.LabelTestRun: k.run.Name, naming.LabelTestRunNS: k.run.Namespace}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "fleetbench/missing:dev"}}},
+	}
+	if err := env.Client.Create(k.ctx, pod); err != nil {
+		k.t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "web", Image: "fleetbench/missing:dev",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "image not present with pull policy Never"}}}}
+	if err := env.Client.Status().Update(k.ctx, pod); err != nil {
+		k.t.Fatal(err)
+	}
+}
+
+// jobs waits for the runner Jobs.
+func (k *kubelet) jobs(want int) []batchv1.Job {
+	var list batchv1.JobList
+	eventually(k.t, "runner Jobs", func() error {
+		if err := env.Client.List(k.ctx, &list, client.InNamespace(k.run.Namespace), client.MatchingLabels(runners.RunnerLabels(k.run))); err != nil {
+			return err
+		}
+		if len(list.Items) != want {
+			return fmt.Errorf("%d runner Jobs, want %d", len(list.Items), want)
+		}
+		return nil
+	})
+	return list.Items
+}
+
+// podsFor creates each Job's pod, as the Job controller would, and lets mutate set its status.
+func (k *kubelet) podsFor(jobs []batchv1.Job, mutate func(i int, pod *corev1.Pod)) []*corev1.Pod {
+	var pods []*corev1.Pod
+	for i := range jobs {
+		job := &jobs[i]
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: job.Name + "-pod", Namespace: job.Namespace, Labels: job.Spec.Template.Labels,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}},
+			},
+			Spec: job.Spec.Template.Spec,
+		}
+		if err := env.Client.Create(k.ctx, pod); err != nil {
+			k.t.Fatal(err)
+		}
+		mutate(i, pod)
+		if err := env.Client.Status().Update(k.ctx, pod); err != nil {
+			k.t.Fatal(err)
+		}
+		pods = append(pods, pod)
+	}
+	return pods
+}
+
+// runnersReady creates every runner's pod Running and Ready, paused as k6 --paused is.
+func (k *kubelet) runnersReady(n int) []*corev1.Pod {
+	return k.podsFor(k.jobs(n), func(i int, pod *corev1.Pod) { setRunning(pod, i) })
+}
+
+func setRunning(pod *corev1.Pod, i int) {
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.PodIP = fmt.Sprintf("10.244.0.%d", 10+i)
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: runners.ContainerName, Ready: true,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
+}
+
+// finish ends a runner pod with an exit code and reason, as the kubelet reports it.
+func (k *kubelet) finish(pod *corev1.Pod, exit int32, reason string) {
+	k.t.Helper()
+	if err := env.Client.Get(k.ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+		k.t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodSucceeded
+	if exit != 0 {
+		pod.Status.Phase = corev1.PodFailed
+	}
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: runners.ContainerName,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Reason: reason, FinishedAt: metav1.Now()}}}}
+	if err := env.Client.Status().Update(k.ctx, pod); err != nil {
+		k.t.Fatal(err)
+	}
+}
+
+// eventually retries check until it passes or 30 s pass.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = check(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v", what, err)
+}
+
+// waitPhase waits for the TestRun to reach phase (and reason, when given) and returns it.
+func waitPhase(t *testing.T, run *v1alpha1.TestRun, phase v1alpha1.TestRunPhase, reason string) *v1alpha1.TestRun {
+	t.Helper()
+	got := &v1alpha1.TestRun{}
+	eventually(t, fmt.Sprintf("TestRun %s in phase %s %s", run.Name, phase, reason), func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(run), got); err != nil {
+			return err
+		}
+		if got.Status.Phase != phase || (reason != "" && got.Status.Reason != reason) {
+			return fmt.Errorf("phase %s reason %s: %s", got.Status.Phase, got.Status.Reason, got.Status.Message)
+		}
+		return nil
+	})
+	return got
+}

@@ -1,0 +1,204 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"fleetbench.dev/fleetbench/internal/testenv"
+)
+
+// The suite runs the real reconciler against a real kube-apiserver and etcd. Nothing plays
+// the kubelet, Job or Deployment controllers there, so the tests do (see kubelet_test.go);
+// only the k6 REST API and the log reader are test doubles.
+var (
+	env     *testenv.Env
+	runner  = newFakeRunnerAPI()
+	logs    = newFakeLogs()
+	writes  = &writeCounter{}
+	manager *managerHandle
+)
+
+func TestMain(m *testing.M) {
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapcore.Level(zapLevel()))))
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	manager, err = startManager()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		_ = env.Stop()
+		os.Exit(1)
+	}
+	code := m.Run()
+	manager.stop()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+	}
+	os.Exit(code)
+}
+
+func zapLevel() int8 {
+	if os.Getenv("TEST_VERBOSE_MANAGER") != "" {
+		return -1
+	}
+	return 1 // errors only: reconcile logs would drown the test output
+}
+
+// testTimeouts are short so every deadline path finishes within seconds.
+var testTimeouts = Timeouts{
+	Provisioning: time.Minute,
+	RunnersReady: time.Minute,
+	RunGrace:     time.Minute,
+	RunUnknown:   time.Minute,
+	Collection:   10 * time.Second,
+}
+
+type managerHandle struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startManager runs a manager with the reconciler until stop; tests restart it to prove a
+// reconcile that starts from nothing but the world creates nothing twice.
+func startManager() (*managerHandle, error) {
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  env.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// Restarts register the same controller again in this process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
+			c, err := client.NewWithWatch(cfg, opts)
+			if err != nil {
+				return nil, err
+			}
+			return interceptor.NewClient(c, writes.funcs()), nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := &TestRunReconciler{
+		Client:      mgr.GetClient(),
+		Scheme:      mgr.GetScheme(),
+		Recorder:    mgr.GetEventRecorder("fleetbench"),
+		Clock:       clock.RealClock{},
+		RunnerAPI:   runner,
+		Logs:        logs,
+		RunnerImage: "fleetbench/runner:test",
+		Timeouts:    testTimeouts,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &managerHandle{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	return h, nil
+}
+
+func (h *managerHandle) stop() {
+	h.cancel()
+	<-h.done
+}
+
+// restartManager stops the manager and starts a fresh one, with empty caches and queues.
+func restartManager(t *testing.T) {
+	t.Helper()
+	manager.stop()
+	next, err := startManager()
+	if err != nil {
+		t.Fatal(err)
+	}
+	manager = next
+}
+
+// writeCounter counts the API writes the reconciler makes, per TestRun namespace.
+type writeCounter struct {
+	mu     sync.Mutex
+	counts map[string]*atomic.Int64
+}
+
+func (w *writeCounter) add(ns string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.counts == nil {
+		w.counts = map[string]*atomic.Int64{}
+	}
+	if w.counts[ns] == nil {
+		w.counts[ns] = &atomic.Int64{}
+	}
+	w.counts[ns].Add(1)
+}
+
+// count is the writes made in a TestRun's namespace plus its target namespace.
+func (w *writeCounter) count(namespaces ...string) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var n int64
+	for _, ns := range namespaces {
+		if c := w.counts[ns]; c != nil {
+			n += c.Load()
+		}
+	}
+	return n
+}
+
+func (w *writeCounter) funcs() interceptor.Funcs {
+	nsOf := func(o client.Object) string {
+		if ns, ok := o.(*corev1.Namespace); ok {
+			return ns.Name
+		}
+		return o.GetNamespace()
+	}
+	return interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			w.add(nsOf(o))
+			return c.Create(ctx, o, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+			w.add(nsOf(o))
+			return c.Update(ctx, o, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+			w.add(nsOf(o))
+			return c.Patch(ctx, o, p, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
+			w.add(nsOf(o))
+			return c.Delete(ctx, o, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+			w.add(nsOf(o))
+			return c.SubResource(sub).Update(ctx, o, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			w.add(nsOf(o))
+			return c.SubResource(sub).Patch(ctx, o, p, opts...)
+		},
+	}
+}
