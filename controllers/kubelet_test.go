@@ -47,9 +47,9 @@ func (k *kubelet) targetDeployments(want int) []appsv1.Deployment {
 	return list.Items
 }
 
-// targetReady reports every target Deployment ready, as the Deployment controller would.
-func (k *kubelet) targetReady(deployments int) {
-	for _, d := range k.targetDeployments(deployments) {
+// targetReady reports the target's one Deployment ready, as the Deployment controller would.
+func (k *kubelet) targetReady() {
+	for _, d := range k.targetDeployments(1) {
 		d.Status.Replicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1, 1
 		if err := env.Client.Status().Update(k.ctx, &d); err != nil {
 			k.t.Fatal(err)
@@ -62,7 +62,7 @@ func (k *kubelet) targetPodWaiting(reason string) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "target-stuck", Namespace: k.targetNS(), Labels: map[string]string{
 			naming.LabelTestRun: k.run.Name, naming.LabelTestRunNS: k.run.Namespace}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "fleetbench/missing:dev"}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "fleetbench/missing:dev"}}},
 	}
 	if err := env.Client.Create(k.ctx, pod); err != nil {
 		k.t.Fatal(err)

@@ -100,6 +100,7 @@ func startManager() (*managerHandle, error) {
 	r := &TestRunReconciler{
 		Client:      mgr.GetClient(),
 		Scheme:      mgr.GetScheme(),
+		APIReader:   mgr.GetAPIReader(),
 		Recorder:    mgr.GetEventRecorder("fleetbench"),
 		Clock:       clock.RealClock{},
 		RunnerAPI:   runner,

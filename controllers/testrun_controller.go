@@ -60,7 +60,10 @@ var DefaultTimeouts = Timeouts{
 // TestRunReconciler drives a TestRun from Pending to Succeeded or Failed.
 type TestRunReconciler struct {
 	client.Client
-	Scheme    *runtime.Scheme
+	Scheme *runtime.Scheme
+	// APIReader reads around the cache, for the one decision a stale cache must not make
+	// twice: starting the runners.
+	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	RunnerAPI RunnerAPI
@@ -216,10 +219,10 @@ func setCondition(s *scope, typ string, status metav1.ConditionStatus, reason, m
 func (r *TestRunReconciler) summarize(s *scope) {
 	st := &s.run.Status
 	st.ObservedGeneration = s.run.Generation
-	switch {
-	case st.Phase == v1alpha1.PhaseSucceeded:
+	switch st.Phase {
+	case v1alpha1.PhaseSucceeded:
 		setCondition(s, v1alpha1.ConditionReady, metav1.ConditionTrue, st.Reason, st.Message)
-	case st.Phase == v1alpha1.PhaseFailed:
+	case v1alpha1.PhaseFailed:
 		setCondition(s, v1alpha1.ConditionReady, metav1.ConditionFalse, st.Reason, st.Message)
 	default:
 		setCondition(s, v1alpha1.ConditionReady, metav1.ConditionFalse, "InProgress", fmt.Sprintf("%s: %s", st.Phase, st.Message))

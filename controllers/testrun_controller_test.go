@@ -56,7 +56,7 @@ func TestHappyPathMergesAllRunners(t *testing.T) {
 	k := newKubelet(t, run)
 
 	waitPhase(t, run, v1alpha1.PhaseProvisioning, "")
-	k.targetReady(1)
+	k.targetReady()
 	waitPhase(t, run, v1alpha1.PhaseStarting, "")
 	pods := k.runnersReady(3)
 	got := waitPhase(t, run, v1alpha1.PhaseRunning, "")
@@ -127,7 +127,7 @@ func TestRestartInEveryPhaseCreatesNothingTwice(t *testing.T) {
 	waitPhase(t, run, v1alpha1.PhaseProvisioning, "")
 	restartManager(t)
 	countChildren()
-	k.targetReady(1)
+	k.targetReady()
 	waitPhase(t, run, v1alpha1.PhaseStarting, "")
 	restartManager(t)
 	countChildren()
@@ -181,7 +181,7 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 		{name: "runner image missing", reason: "RunnerImageNotPresent", within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("no-runner-image", ns).Obj() },
 			act: func(t *testing.T, k *kubelet) {
-				k.targetReady(1)
+				k.targetReady()
 				k.podsFor(k.jobs(1), func(_ int, pod *corev1.Pod) {
 					pod.Status.Phase = corev1.PodPending
 					pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "k6", Image: "fleetbench/runner:test",
@@ -191,7 +191,7 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 		{name: "runner unschedulable", reason: "RunnerUnschedulable", within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("unschedulable", ns).Timeouts(fast).Obj() },
 			act: func(t *testing.T, k *kubelet) {
-				k.targetReady(1)
+				k.targetReady()
 				k.podsFor(k.jobs(1), func(_ int, pod *corev1.Pod) {
 					pod.Status.Phase = corev1.PodPending
 					pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
@@ -200,12 +200,13 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 			}},
 		{name: "runner pod never created (quota)", reason: "RunnerNotCreated", within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("quota", ns).Timeouts(fast).Obj() },
-			act: func(t *testing.T, k *kubelet) { k.targetReady(1); k.jobs(1) }},
+			act: func(t *testing.T, k *kubelet) { k.targetReady(); k.jobs(1) }},
 		{name: "runner script error before start", reason: "RunnerFailedBeforeStart", within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("script-error", ns).Obj() },
 			act: func(t *testing.T, k *kubelet) {
-				k.targetReady(1)
-				pods := k.podsFor(k.jobs(1), func(i int, pod *corev1.Pod) { setRunning(pod, i) })
+				k.targetReady()
+				// k6 fails while loading the script, before its API (and so readiness) is up.
+				pods := k.podsFor(k.jobs(1), func(_ int, pod *corev1.Pod) { pod.Status.Phase = corev1.PodRunning })
 				k.finish(pods[0], 107, "Error")
 			}},
 	}
@@ -241,7 +242,7 @@ func TestFailedRunnerStopsTheOthers(t *testing.T) {
 	run := tw.MakeTestRun("oom", ns).Parallelism(3).Devices(30, "1s").Duration("1m").Obj()
 	create(t, run)
 	k := newKubelet(t, run)
-	k.targetReady(1)
+	k.targetReady()
 	pods := k.runnersReady(3)
 	waitPhase(t, run, v1alpha1.PhaseRunning, "")
 
@@ -275,7 +276,7 @@ func TestLostRunnerAndRunDeadline(t *testing.T) {
 		run := tw.MakeTestRun("lost", ns).Parallelism(2).Devices(20, "1s").Duration("1m").Obj()
 		create(t, run)
 		k := newKubelet(t, run)
-		k.targetReady(1)
+		k.targetReady()
 		pods := k.runnersReady(2)
 		waitPhase(t, run, v1alpha1.PhaseRunning, "")
 		if err := env.Client.Delete(ctx, pods[0]); err != nil {
@@ -308,7 +309,7 @@ func TestLostRunnerAndRunDeadline(t *testing.T) {
 		run := tw.MakeTestRun("deadline", ns).Timeouts(&v1alpha1.TimeoutsSpec{Run: "2s"}).Obj()
 		create(t, run)
 		k := newKubelet(t, run)
-		k.targetReady(1)
+		k.targetReady()
 		pods := k.runnersReady(1)
 		waitPhase(t, run, v1alpha1.PhaseRunning, "")
 		eventually(t, "the runner stopped at the deadline", func() error {
@@ -333,7 +334,7 @@ func TestTTLRemovesEveryChild(t *testing.T) {
 	run := tw.MakeTestRun("ttl", ns).TTL(2).Obj()
 	create(t, run)
 	k := newKubelet(t, run)
-	k.targetReady(1)
+	k.targetReady()
 	pods := k.runnersReady(1)
 	waitPhase(t, run, v1alpha1.PhaseRunning, "")
 	logs.set(pods[0], load(pods[0], time.Now()), nil)
@@ -343,7 +344,7 @@ func TestTTLRemovesEveryChild(t *testing.T) {
 	eventually(t, "TestRun and children deleted", func() error {
 		err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), &v1alpha1.TestRun{})
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("TestRun still there: %v", err)
+			return fmt.Errorf("TestRun still there: %w", err)
 		}
 		var jobs batchv1.JobList
 		var cms corev1.ConfigMapList
@@ -374,7 +375,7 @@ func TestAPIWritesGrowLinearlyWithRunners(t *testing.T) {
 		run := tw.MakeTestRun(fmt.Sprintf("writes-%d", n), ns).Parallelism(int32(n)).Devices(100, "1s").Duration("1s").Obj()
 		create(t, run)
 		k := newKubelet(t, run)
-		k.targetReady(1)
+		k.targetReady()
 		pods := k.runnersReady(n)
 		waitPhase(t, run, v1alpha1.PhaseRunning, "")
 		start := time.Now()

@@ -122,7 +122,7 @@ func (r *TestRunReconciler) reconcileTarget(ctx context.Context, s *scope) error
 		}
 	}
 
-	notReady, err := r.targetNotReady(ctx, s, objs.Deployments)
+	notReady, err := r.targetNotReady(ctx, objs.Deployments)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (r *TestRunReconciler) reconcileTarget(ctx context.Context, s *scope) error
 }
 
 // targetNotReady says which target workload is not available yet, or "".
-func (r *TestRunReconciler) targetNotReady(ctx context.Context, s *scope, want []*appsv1.Deployment) (string, error) {
+func (r *TestRunReconciler) targetNotReady(ctx context.Context, want []*appsv1.Deployment) (string, error) {
 	for _, d := range want {
 		got := &appsv1.Deployment{}
 		if err := r.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
@@ -381,6 +381,18 @@ func (r *TestRunReconciler) runnersReadyDeadline(s *scope) time.Time {
 func (r *TestRunReconciler) reconcileStart(ctx context.Context, s *scope) error {
 	run := s.run
 	if meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionStarted) {
+		return nil
+	}
+	// The cache may not show a start an earlier reconcile just wrote: ask the API server.
+	live := &v1alpha1.TestRun{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
+		return err
+	}
+	if meta.IsStatusConditionTrue(live.Status.Conditions, v1alpha1.ConditionStarted) {
+		run.Status.StartTime, run.Status.Conditions = live.Status.StartTime, live.Status.Conditions
+		if run.Status.Runners != nil && live.Status.Runners != nil {
+			run.Status.Runners.StartSkew = live.Status.Runners.StartSkew
+		}
 		return nil
 	}
 	type ack struct {

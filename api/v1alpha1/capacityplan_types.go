@@ -133,7 +133,3 @@ type CapacityPlanList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []CapacityPlan `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&CapacityPlan{}, &CapacityPlanList{})
-}

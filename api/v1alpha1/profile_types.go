@@ -60,7 +60,3 @@ type ProfileList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Profile `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Profile{}, &ProfileList{})
-}

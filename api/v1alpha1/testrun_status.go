@@ -307,7 +307,3 @@ type TestRunList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []TestRun `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&TestRun{}, &TestRunList{})
-}

@@ -78,6 +78,7 @@ func main() {
 	if err := (&controllers.TestRunReconciler{
 		Client:      mgr.GetClient(),
 		Scheme:      mgr.GetScheme(),
+		APIReader:   mgr.GetAPIReader(),
 		Recorder:    mgr.GetEventRecorder("fleetbench"),
 		Clock:       clock.RealClock{},
 		RunnerAPI:   api,

@@ -36,9 +36,9 @@ func MakeTestRun(name, namespace string) *TestRunWrapper {
 func (w *TestRunWrapper) Obj() *v1alpha1.TestRun { return &w.TestRun }
 
 func (w *TestRunWrapper) Type(t v1alpha1.TestType) *TestRunWrapper { w.Spec.Type = t; return w }
-func (w *TestRunWrapper) Profile(p string) *TestRunWrapper        { w.Spec.Profile = p; return w }
-func (w *TestRunWrapper) Parallelism(n int32) *TestRunWrapper     { w.Spec.Parallelism = n; return w }
-func (w *TestRunWrapper) Arguments(a string) *TestRunWrapper      { w.Spec.Arguments = a; return w }
+func (w *TestRunWrapper) Profile(p string) *TestRunWrapper         { w.Spec.Profile = p; return w }
+func (w *TestRunWrapper) Parallelism(n int32) *TestRunWrapper      { w.Spec.Parallelism = n; return w }
+func (w *TestRunWrapper) Arguments(a string) *TestRunWrapper       { w.Spec.Arguments = a; return w }
 
 // Components replaces the target with these components.
 func (w *TestRunWrapper) Components(c ...v1alpha1.Component) *TestRunWrapper {

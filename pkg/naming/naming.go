@@ -32,24 +32,32 @@ func fit(name string, max int) string {
 	return name[:max-len(suffix)-1] + "-" + suffix
 }
 
+// withSuffix keeps a readable suffix and shortens what comes before it.
+func withSuffix(name, suffix string, max int) string {
+	return fit(name, max-len(suffix)) + suffix
+}
+
+// These names must not change between operator versions: an upgraded operator finds the
+// children of running TestRuns by them. naming_test.go pins them.
+
 // RunnerJob names runner i of a TestRun. Jobs label their pods with their name, so it must
 // fit a label value (63 characters).
 func RunnerJob(testRun string, i int) string {
-	return fit(fmt.Sprintf("%s-runner-%d", testRun, i), maxDNSLabelLength)
+	return withSuffix(testRun, fmt.Sprintf("-runner-%d", i), maxDNSLabelLength)
 }
 
 // ScriptConfigMap names the ConfigMap holding an inline script and the generated k6 config.
 func ScriptConfigMap(testRun string) string {
-	return fit(testRun+"-script", 253)
+	return withSuffix(testRun, "-script", 253)
 }
 
 // TargetNamespace names the namespace a TestRun's target is provisioned in.
 func TargetNamespace(namespace, testRun string) string {
-	return fit(fmt.Sprintf("fb-%s-%s", namespace, testRun), maxDNSLabelLength)
+	return "fb-" + fit(namespace+"-"+testRun, maxDNSLabelLength-len("fb-"))
 }
 
 // TargetWorkload names the Deployment of one target pod: the whole stack when sized as one
 // machine, one component otherwise.
 func TargetWorkload(component string) string {
-	return fit("target-"+component, maxDNSLabelLength)
+	return "target-" + fit(component, maxDNSLabelLength-len("target-"))
 }

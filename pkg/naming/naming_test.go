@@ -28,8 +28,16 @@ func TestNamesAreDeterministicAndFit(t *testing.T) {
 	if RunnerJob(long, 1) == RunnerJob(long, 2) {
 		t.Error("shortened names of different runners collide")
 	}
-	if RunnerJob(long, 1) != RunnerJob(long, 1) {
-		t.Error("names are not deterministic")
+	// Pinned: an operator upgrade must find the children of TestRuns already running.
+	for got, want := range map[string]string{
+		RunnerJob(long, 12):             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-0f45e858-runner-12",
+		TargetNamespace("team-a", long): "fb-team-a-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-71f1b2a9",
+		ScriptConfigMap("quick"):        "quick-script",
+		TargetWorkload("stack"):         "target-stack",
+	} {
+		if got != want {
+			t.Errorf("name changed: got %q, want %q", got, want)
+		}
 	}
 	if TargetNamespace("a", long+"x") == TargetNamespace("a", long+"y") {
 		t.Error("shortened namespaces of different TestRuns collide")

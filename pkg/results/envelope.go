@@ -158,7 +158,7 @@ func (e *Envelope) Validate() error {
 				if k > 0 && w.Key <= s.Windows[k-1].Key {
 					return fmt.Errorf("metric %q series %d: window keys not ascending at %d", m.Name, j, k)
 				}
-				if err := w.Agg.validate(m.Type); err != nil {
+				if err := w.validate(m.Type); err != nil {
 					return fmt.Errorf("metric %q series %d window %d: %w", m.Name, j, w.Key, err)
 				}
 			}
@@ -190,7 +190,7 @@ func Encode(w io.Writer, e *Envelope) error {
 		var z bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
 		zw.Write(raw) //nolint:errcheck // writes to a bytes.Buffer do not fail
-		zw.Close()    //nolint:errcheck
+		zw.Close()
 		enc := base64.StdEncoding.EncodeToString(z.Bytes())
 		for len(enc) > 0 {
 			n := min(base64LineWidth, len(enc))
@@ -342,7 +342,8 @@ func isBase64(l string) bool {
 	}
 	for i := 0; i < len(l); i++ {
 		c := l[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+		base64Char := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '='
+		if !base64Char {
 			return false
 		}
 	}

@@ -27,7 +27,7 @@ func TestParseThreshold(t *testing.T) {
 		"count==3":      {Method: "count", Operator: "==", Value: 3},
 		"count===3":     {Method: "count", Operator: "===", Value: 3},
 		"count!=3":      {Method: "count", Operator: "!=", Value: 3},
-		" avg < 1e3 ":   {Method: "avg", Operator: "<", Value: 1000},
+		" avg < 1e3 ":   {Method: "avg", Operator: "<", Value: 1000}, //nolint:gocritic // surrounding blanks are what this case tests
 		"min>-5":        {Method: "min", Operator: ">", Value: -5},
 		"avg>=+2.5E-1":  {Method: "avg", Operator: ">=", Value: 0.25},
 		"p(90.5)\t<\t1": {Method: "p", Percentile: 90.5, Operator: "<", Value: 1},

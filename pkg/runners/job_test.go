@@ -72,7 +72,9 @@ func TestJobScriptSources(t *testing.T) {
 		{v1alpha1.ScriptSpec{ConfigMap: &v1alpha1.ConfigMapScript{Name: "device-push"}}, "/fleetbench/script/test.js",
 			func(v corev1.Volume) bool { return v.ConfigMap != nil && v.ConfigMap.Name == "device-push" }},
 		{v1alpha1.ScriptSpec{VolumeClaim: &v1alpha1.VolumeClaimScript{Name: "scripts", File: "x/y.js", ReadOnly: true}}, "/fleetbench/script/x/y.js",
-			func(v corev1.Volume) bool { return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "scripts" }},
+			func(v corev1.Volume) bool {
+				return v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "scripts"
+			}},
 		{v1alpha1.ScriptSpec{LocalFile: "/scripts/t.js"}, "/scripts/t.js", nil},
 	}
 	for _, tc := range cases {

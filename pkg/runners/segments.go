@@ -34,10 +34,10 @@ func Segments(n int) []Segment {
 }
 
 func fraction(i, n int) string {
-	switch {
-	case i == 0:
+	switch i {
+	case 0:
 		return "0"
-	case i == n:
+	case n:
 		return "1"
 	default:
 		return fmt.Sprintf("%d/%d", i, n)

@@ -22,7 +22,7 @@ func rusage() (user, sys time.Duration, maxRSS int64) {
 		return 0, 0, 0
 	}
 	// Linux reports ru_maxrss in KiB.
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), int64(ru.Maxrss) * 1024
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), ru.Maxrss * 1024
 }
 
 func newCPUMeter() cpuMeter {

@@ -98,4 +98,3 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 		out = append(out, &unstructured.Unstructured{Object: raw})
 	}
 }
-

@@ -118,7 +118,7 @@ func invalidCases() []invalidCase {
 		{name: "threshold with doubled operator", obj: run().Threshold("http_req_failed", "rate<<0.01").Obj(),
 			want: []string{"spec.thresholds[http_req_failed][0]", "must be a k6 threshold expression"}},
 		{name: "threshold with unknown aggregation", obj: run().Threshold("http_req_duration", "p(95)<200", "mean<100").Obj(),
-			want: []string{"spec.thresholds[http_req_duration][1]", "aggregation (avg, min, max, med, count, rate, value or p(N))"}},
+			want: []string{"spec.thresholds[http_req_duration][1]", "aggregation (avg, min, max, med, count, rate, value or p(N) with N from 0 to 100)"}},
 		{name: "threshold metric name with space", obj: run().Threshold("http req", "rate<0.01").Obj(),
 			want: []string{"spec.thresholds", "keys must be k6 metric names"}},
 		{name: "threshold without expressions", obj: run().Obj(), edit: set([]string{"spec", "thresholds", "checks"}, []any{}),
@@ -263,4 +263,3 @@ func TestDefaultsAreApplied(t *testing.T) {
 		t.Fatalf("defaults not applied: type=%q parallelism=%d sizing=%q", run.Spec.Type, run.Spec.Parallelism, run.Spec.Target.Sizing)
 	}
 }
-
