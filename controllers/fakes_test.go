@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,8 +78,38 @@ func (f *fakeLogs) set(pod *corev1.Pod, tail []byte, err error) {
 	f.tail[key(pod)], f.err[key(pod)] = tail, err
 }
 
-func (f *fakeLogs) Tail(_ context.Context, pod *corev1.Pod) ([]byte, error) {
+func (f *fakeLogs) Tail(_ context.Context, pod *corev1.Pod, _ string, _ int64) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.tail[key(pod)], f.err[key(pod)]
+}
+
+// fakeStats plays the kubelet summary API: every target container reports the memory and
+// cumulative CPU a test sets, per namespace.
+type fakeStats struct {
+	mu      sync.Mutex
+	rssMiB  map[string]uint64
+	cpuSecs map[string]float64
+}
+
+func newFakeStats() *fakeStats {
+	return &fakeStats{rssMiB: map[string]uint64{}, cpuSecs: map[string]float64{}}
+}
+
+func (f *fakeStats) set(ns string, rssMiB uint64, cpuSeconds float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rssMiB[ns], f.cpuSecs[ns] = rssMiB, cpuSeconds
+}
+
+func (f *fakeStats) NodeSummary(_ context.Context, node string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var pods []string
+	for ns, rss := range f.rssMiB {
+		pods = append(pods, fmt.Sprintf(`{"podRef":{"name":"target","namespace":%q},"containers":[{"name":"web",`+
+			`"cpu":{"usageNanoCores":100000000,"usageCoreNanoSeconds":%d},"memory":{"workingSetBytes":%d,"rssBytes":%d}}]}`,
+			ns, uint64(f.cpuSecs[ns]*1e9), (rss+50)<<20, rss<<20))
+	}
+	return []byte(fmt.Sprintf(`{"node":{"nodeName":%q},"pods":[%s]}`, node, strings.Join(pods, ","))), nil
 }

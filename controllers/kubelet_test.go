@@ -47,9 +47,30 @@ func (k *kubelet) targetDeployments(want int) []appsv1.Deployment {
 	return list.Items
 }
 
-// targetReady reports the target's one Deployment ready, as the Deployment controller would.
+// targetReady runs the target's one Deployment: its pod on node-1, and the Deployment
+// reported ready, as the Deployment controller and kubelet would.
 func (k *kubelet) targetReady() {
+	k.targetReadyWith(0)
+}
+
+func (k *kubelet) targetReadyWith(restarts int32) {
 	for _, d := range k.targetDeployments(1) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: d.Name + "-pod", Namespace: d.Namespace, Labels: d.Spec.Template.Labels},
+			Spec:       d.Spec.Template.Spec,
+		}
+		pod.Spec.NodeName = "node-1"
+		if err := env.Client.Create(k.ctx, pod); err != nil {
+			k.t.Fatal(err)
+		}
+		pod.Status.Phase = corev1.PodRunning
+		for _, c := range pod.Spec.Containers {
+			pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Ready: true, RestartCount: restarts,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
+		}
+		if err := env.Client.Status().Update(k.ctx, pod); err != nil {
+			k.t.Fatal(err)
+		}
 		d.Status.Replicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1, 1
 		if err := env.Client.Status().Update(k.ctx, &d); err != nil {
 			k.t.Fatal(err)

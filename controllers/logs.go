@@ -7,28 +7,27 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-
-	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
-// LogReader reads the end of a runner's log, where k6 printed the result envelope.
+// LogReader reads the end of a container's log: a runner's, where k6 printed the result
+// envelope, or a target's, for log findings.
 type LogReader interface {
-	Tail(ctx context.Context, pod *corev1.Pod) ([]byte, error)
+	Tail(ctx context.Context, pod *corev1.Pod, container string, lines int64) ([]byte, error)
 }
 
-// logTailLines is generous: the envelope is one compressed block behind a marker line, and
+// runnerLogLines is generous: the envelope is one compressed block behind a marker line, and
 // k6 may log after it (a slow teardown, warnings).
-const logTailLines = 2000
+const runnerLogLines = 2000
 
 // APILogReader reads logs through the API server, so no network path to pods is needed.
 type APILogReader struct {
 	Clientset kubernetes.Interface
 }
 
-func (a *APILogReader) Tail(ctx context.Context, pod *corev1.Pod) ([]byte, error) {
+func (a *APILogReader) Tail(ctx context.Context, pod *corev1.Pod, container string, lines int64) ([]byte, error) {
 	b, err := a.Clientset.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
-		Container: runners.ContainerName,
-		TailLines: ptr.To[int64](logTailLines),
+		Container: container,
+		TailLines: ptr.To(lines),
 	}).DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the log of runner %s: %w", pod.Name, err)

@@ -31,6 +31,7 @@ var (
 	env     *testenv.Env
 	runner  = newFakeRunnerAPI()
 	logs    = newFakeLogs()
+	stats   = newFakeStats()
 	writes  = &writeCounter{}
 	manager *managerHandle
 )
@@ -105,6 +106,7 @@ func startManager() (*managerHandle, error) {
 		Clock:       clock.RealClock{},
 		RunnerAPI:   runner,
 		Logs:        logs,
+		Stats:       stats,
 		RunnerImage: "fleetbench/runner:test",
 		Timeouts:    testTimeouts,
 	}

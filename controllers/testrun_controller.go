@@ -68,6 +68,8 @@ type TestRunReconciler struct {
 	Clock     clock.PassiveClock
 	RunnerAPI RunnerAPI
 	Logs      LogReader
+	// Stats samples the target's CPU and memory from the kubelet.
+	Stats TargetStats
 	// RunnerImage is used when a TestRun names none.
 	RunnerImage string
 	Timeouts    Timeouts

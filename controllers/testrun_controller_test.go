@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -396,5 +397,70 @@ func TestAPIWritesGrowLinearlyWithRunners(t *testing.T) {
 	perRunner := float64(costs[8]-costs[1]) / 7
 	if perRunner > 5 || costs[1] > 30 {
 		t.Errorf("writes grow too fast: %v (%.1f per runner)", measured, perRunner)
+	}
+}
+
+// TestTargetMeasurements: a scaled-down Stab-2-2 on C1 with seed 000's memory figures (44 MiB
+// before, 57 MiB after, 1000 devices) gets seed 000's derived columns and log findings; a
+// target that restarted fails the verdict.
+func TestTargetMeasurements(t *testing.T) {
+	stability := func(name, ns string) *v1alpha1.TestRun {
+		return tw.MakeTestRun(name, ns).Type(v1alpha1.TestTypeStability).Devices(1000, "200s").Duration("10s").
+			Stability(&v1alpha1.StabilitySpec{LogPatterns: []v1alpha1.LogPattern{
+				{Name: "warning", Regex: "level=warn"}, {Name: "error", Regex: "level=error", FailAbove: ptr.To[int64](0)}}}).Obj()
+	}
+	for _, tc := range []struct {
+		name     string
+		restarts int32
+		logs     string
+		verdict  v1alpha1.Verdict
+	}{
+		{"healthy", 0, "level=info msg=up\nlevel=warn msg=\"CFG profile sync delayed\"\nlevel=warn msg=again\n", v1alpha1.VerdictPassed},
+		{"crashed", 2, "level=error msg=\"simulated crash\"\n", v1alpha1.VerdictFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := setup(t)
+			run := stability("stab-"+tc.name, ns)
+			create(t, run)
+			k := newKubelet(t, run)
+			stats.set(k.targetNS(), 44, 10)
+			k.targetReadyWith(tc.restarts)
+			pods := k.runnersReady(1)
+			got := waitPhase(t, run, v1alpha1.PhaseRunning, "")
+			if got.Status.Target == nil || got.Status.Target.Memory.BeforeMiB != 44 {
+				t.Fatalf("no before sample: %+v", got.Status.Target)
+			}
+			stats.set(k.targetNS(), 57, 13)
+			logs.set(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: k.targetNS(), Name: "target-stack-pod"}}, []byte(tc.logs), nil)
+			logs.set(pods[0], load(pods[0], time.Now()), nil)
+			k.finish(pods[0], 0, "Completed")
+			got = waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
+
+			m := got.Status.Target.Memory
+			// Seed 000, Stab-2-2 / C1: +13 MiB, 29.55 %, 0.013 MiB per device. Utilization is the
+			// working set (the fake reports RSS + 50 MiB = 107 MiB) over C1's 512 MiB.
+			if m.AfterMiB != 57 || m.IncreaseMiB != 13 || m.IncreasePercent != "29.55" || m.PerDeviceMiB != "0.013" || m.UtilizationPercent != "20.90" {
+				t.Errorf("memory = %+v", m)
+			}
+			if got.Status.Capacity == nil || got.Status.Capacity.MaxSafeDevicesByMemory != 4785 {
+				t.Errorf("capacity = %+v, want 1000 / 0.209 = 4785 devices", got.Status.Capacity)
+			}
+			if got.Status.Target.CPU.AverageCoresPerCore == "" || got.Status.Target.Samples < 2 || got.Status.Target.Restarts != tc.restarts {
+				t.Errorf("cpu %+v samples %d restarts %d", got.Status.Target.CPU, got.Status.Target.Samples, got.Status.Target.Restarts)
+			}
+			if got.Status.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s: %s", got.Status.Verdict, tc.verdict, got.Status.Message)
+			}
+			findings := map[string]int64{}
+			for _, f := range got.Status.Target.LogFindings {
+				findings[f.Pattern] = f.Count
+			}
+			if tc.name == "healthy" && (findings["warning"] != 2 || findings["error"] != 0) {
+				t.Errorf("findings = %+v", got.Status.Target.LogFindings)
+			}
+			if tc.name == "crashed" && !strings.Contains(got.Status.Message, "restarted 2 times") {
+				t.Errorf("message does not report the restarts: %s", got.Status.Message)
+			}
+		})
 	}
 }

@@ -395,6 +395,9 @@ func (r *TestRunReconciler) reconcileStart(ctx context.Context, s *scope) error 
 		}
 		return nil
 	}
+	if run.Status.Target == nil {
+		r.measureBefore(ctx, s)
+	}
 	type ack struct {
 		at  time.Time
 		err error
@@ -497,7 +500,8 @@ func (r *TestRunReconciler) reconcileRun(ctx context.Context, s *scope) error {
 		return nil
 	}
 	r.setPhase(s, v1alpha1.PhaseRunning, "Running", fmt.Sprintf("%d of %d runners running", running, len(s.runners)))
-	s.settle(deadline.Sub(s.now))
+	r.measureDuring(ctx, s)
+	s.settle(min(deadline.Sub(s.now), r.sampleInterval(run)))
 	return nil
 }
 
@@ -519,7 +523,7 @@ func (r *TestRunReconciler) reconcileCollect(ctx context.Context, s *scope) erro
 			problems = append(problems, fmt.Sprintf("runner %d has no pod to read", rs.index))
 			continue
 		}
-		tail, err := r.Logs.Tail(ctx, rs.pod)
+		tail, err := r.Logs.Tail(ctx, rs.pod, runners.ContainerName, runnerLogLines)
 		if err == nil {
 			var env results.Envelope
 			if env, err = results.ExtractEnvelope(tail); err == nil {
@@ -534,6 +538,10 @@ func (r *TestRunReconciler) reconcileCollect(ctx context.Context, s *scope) erro
 		setCondition(s, v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "Reading", strings.Join(problems, "; "))
 		s.settle(2 * time.Second)
 		return nil
+	}
+
+	if err := r.measureAfter(ctx, s); err != nil {
+		return err
 	}
 
 	var outcome report.Outcome
@@ -576,7 +584,12 @@ func (r *TestRunReconciler) reconcileCollect(ctx context.Context, s *scope) erro
 		r.fail(ctx, s, "NoResults", "no runner left a readable result envelope: "+strings.Join(problems, "; "))
 		return nil
 	}
+	run.Status.Capacity = report.Capacity(outcome.Results, &run.Spec, run.Status.Capacity)
 	run.Status.Verdict = outcome.Verdict
+	if problems := report.TargetProblems(run.Status.Target, &run.Spec); len(problems) > 0 {
+		run.Status.Verdict = v1alpha1.VerdictFailed
+		outcome.FailedThresholds = append(outcome.FailedThresholds, problems...)
+	}
 	if len(outcome.FailedThresholds) > 0 {
 		setCondition(s, v1alpha1.ConditionThresholdsPassed, metav1.ConditionFalse, "ThresholdsFailed", strings.Join(outcome.FailedThresholds, "; "))
 	} else {
@@ -584,7 +597,10 @@ func (r *TestRunReconciler) reconcileCollect(ctx context.Context, s *scope) erro
 	}
 	now := metav1.NewTime(s.now)
 	run.Status.CompletionTime = &now
-	msg := fmt.Sprintf("verdict %s: %d requests, %s req/s", outcome.Verdict, outcome.Results.Requests.Total, outcome.Results.Throughput.RequestsPerSecond)
+	msg := fmt.Sprintf("verdict %s: %d requests, %s req/s", run.Status.Verdict, outcome.Results.Requests.Total, outcome.Results.Throughput.RequestsPerSecond)
+	if len(outcome.FailedThresholds) > 0 {
+		msg += "; failed: " + strings.Join(outcome.FailedThresholds, "; ")
+	}
 	if outcome.GeneratorBound {
 		msg += "; the load generator was the limit: " + outcome.GeneratorBoundReason
 	}

@@ -42,6 +42,8 @@ const (
 	ConditionResultsCollected = "ResultsCollected"
 	// ConditionThresholdsPassed is True when every global threshold held on the merged data.
 	ConditionThresholdsPassed = "ThresholdsPassed"
+	// ConditionTargetMeasured is True when the target's CPU and memory could be sampled.
+	ConditionTargetMeasured = "TargetMeasured"
 	// ConditionReady is the summary: True when the TestRun finished and passed.
 	ConditionReady = "Ready"
 )
@@ -209,8 +211,12 @@ type ThresholdResult struct {
 	Value string `json:"value,omitempty"`
 }
 
-// TargetUsage is what the target did under load.
+// TargetUsage is what the target did under load, summed over its containers, from the
+// kubelet's summary API: before the start, every sample interval while running, and after.
 type TargetUsage struct {
+	// samples taken so far.
+	// +optional
+	Samples int32 `json:"samples,omitempty"`
 	// +optional
 	Memory *MemoryUsage `json:"memory,omitempty"`
 	// +optional
@@ -228,7 +234,8 @@ type TargetUsage struct {
 	LogFindings []LogFinding `json:"logFindings,omitempty"`
 }
 
-// MemoryUsage follows seed 000's stability columns.
+// MemoryUsage follows seed 000's stability columns: before, after and peak are resident memory
+// (RSS); utilization is the working set after the load over the profile's memory.
 type MemoryUsage struct {
 	BeforeMiB          int64  `json:"beforeMiB,omitempty"`
 	AfterMiB           int64  `json:"afterMiB,omitempty"`
@@ -243,6 +250,10 @@ type MemoryUsage struct {
 type CPUUsage struct {
 	AverageCoresPerCore string `json:"averageCoresPerCore,omitempty"`
 	PeakCoresPerCore    string `json:"peakCoresPerCore,omitempty"`
+	// usageCoreSecondsBefore is the target's cumulative CPU time at the start, from which the
+	// average over the run is computed.
+	// +optional
+	UsageCoreSecondsBefore string `json:"usageCoreSecondsBefore,omitempty"`
 }
 
 // LogFinding counts matching log lines and keeps a sample.

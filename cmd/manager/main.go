@@ -50,6 +50,9 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "fleetbench.dev",
+		// The process exits right after Start returns: hand the lease over at once, so a
+		// rolled-out manager does not sit idle for the lease duration (about 15 s).
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		log.Error(err, "creating manager")
@@ -83,6 +86,7 @@ func main() {
 		Clock:       clock.RealClock{},
 		RunnerAPI:   api,
 		Logs:        &controllers.APILogReader{Clientset: clientset},
+		Stats:       &controllers.APITargetStats{Clientset: clientset},
 		RunnerImage: runnerImage,
 		Timeouts:    controllers.DefaultTimeouts,
 	}).SetupWithManager(mgr); err != nil {

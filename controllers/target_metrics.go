@@ -1,0 +1,212 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/capacity"
+	"fleetbench.dev/fleetbench/pkg/targetstats"
+)
+
+// TargetStats fetches one node's kubelet summary (/stats/summary).
+type TargetStats interface {
+	NodeSummary(ctx context.Context, node string) ([]byte, error)
+}
+
+// APITargetStats reads the summary through the API server's node proxy, so it works wherever
+// the manager runs and needs only the nodes/proxy permission.
+type APITargetStats struct {
+	Clientset kubernetes.Interface
+}
+
+func (a *APITargetStats) NodeSummary(ctx context.Context, node string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return a.Clientset.CoreV1().RESTClient().Get().Resource("nodes").Name(node).
+		SubResource("proxy").Suffix("stats/summary").DoRaw(ctx)
+}
+
+const (
+	defaultSampleInterval = 30 * time.Second
+	// targetLogLines bounds how much of each target container's log is scanned for findings.
+	targetLogLines = 200000
+)
+
+func (r *TestRunReconciler) sampleInterval(run *v1alpha1.TestRun) time.Duration {
+	if run.Spec.Stability != nil {
+		return r.timeout(run.Spec.Stability.SampleInterval, defaultSampleInterval)
+	}
+	return defaultSampleInterval
+}
+
+// targetPods lists the target's pods.
+func (r *TestRunReconciler) targetPods(ctx context.Context, s *scope) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(s.targetNS)); err != nil {
+		return nil, err
+	}
+	return pods.Items, nil
+}
+
+// sampleTarget sums the target's containers over the nodes its pods run on.
+func (r *TestRunReconciler) sampleTarget(ctx context.Context, s *scope) (targetstats.Sample, error) {
+	sample := targetstats.Sample{At: s.now}
+	pods, err := r.targetPods(ctx, s)
+	if err != nil {
+		return sample, err
+	}
+	nodes := map[string]bool{}
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			nodes[p.Spec.NodeName] = true
+		}
+	}
+	if len(nodes) == 0 {
+		return sample, fmt.Errorf("no target pod is on a node yet")
+	}
+	for node := range nodes {
+		raw, err := r.Stats.NodeSummary(ctx, node)
+		if err != nil {
+			return sample, fmt.Errorf("kubelet summary of node %s: %w", node, err)
+		}
+		if err := sample.Add(raw, s.targetNS); err != nil {
+			return sample, err
+		}
+	}
+	if sample.Containers == 0 {
+		return sample, fmt.Errorf("the kubelet reports no containers of namespace %s yet", s.targetNS)
+	}
+	return sample, nil
+}
+
+// measureBefore records the idle target just before the load starts.
+func (r *TestRunReconciler) measureBefore(ctx context.Context, s *scope) {
+	if s.targetNS == "" {
+		return
+	}
+	sample, err := r.sampleTarget(ctx, s)
+	if err != nil {
+		setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", err.Error())
+		return
+	}
+	s.run.Status.Target = &v1alpha1.TargetUsage{
+		Samples: 1,
+		Memory:  &v1alpha1.MemoryUsage{BeforeMiB: mib(sample.RSSBytes), PeakMiB: mib(sample.RSSBytes)},
+		CPU:     &v1alpha1.CPUUsage{UsageCoreSecondsBefore: strconv.FormatFloat(sample.CPUCoreSeconds, 'f', 3, 64)},
+	}
+	setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionTrue, "Sampled", "the target was sampled before the start")
+}
+
+// measureDuring keeps the peaks while the load runs.
+func (r *TestRunReconciler) measureDuring(ctx context.Context, s *scope) {
+	t := s.run.Status.Target
+	if s.targetNS == "" || t == nil || t.Memory == nil {
+		return
+	}
+	sample, err := r.sampleTarget(ctx, s)
+	if err != nil {
+		logf.FromContext(ctx).Info("sampling the target failed", "error", err.Error())
+		return
+	}
+	t.Samples++
+	t.Memory.PeakMiB = max(t.Memory.PeakMiB, mib(sample.RSSBytes))
+	cores := s.profile.Spec.CPU.AsApproximateFloat64()
+	peak, _ := strconv.ParseFloat(t.CPU.PeakCoresPerCore, 64)
+	if now := capacity.LoadPerCore(sample.CoresNow, cores); now > peak {
+		t.CPU.PeakCoresPerCore = capacity.Format(now, 2)
+	}
+}
+
+// measureAfter records the target after the load: memory, average CPU, restarts, OOM kills and
+// log findings, and seed 000's derived columns.
+func (r *TestRunReconciler) measureAfter(ctx context.Context, s *scope) error {
+	run := s.run
+	t := run.Status.Target
+	if s.targetNS == "" || t == nil || t.Memory == nil || t.Memory.AfterMiB != 0 {
+		return nil
+	}
+	sample, err := r.sampleTarget(ctx, s)
+	if err != nil {
+		setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", "after the load: "+err.Error())
+		return nil
+	}
+	t.Samples++
+	t.Memory.AfterMiB = mib(sample.RSSBytes)
+	t.Memory.PeakMiB = max(t.Memory.PeakMiB, t.Memory.AfterMiB)
+	devices := int64(0)
+	if run.Spec.Load != nil && run.Spec.Load.Devices != nil {
+		devices = int64(*run.Spec.Load.Devices)
+	}
+	m := capacity.MemoryFrom(capacity.MemoryInputs{
+		BeforeRSSMiB: float64(t.Memory.BeforeMiB), AfterRSSMiB: float64(t.Memory.AfterMiB),
+		UsedMiB: targetstats.MiB(sample.WorkingSetBytes), TotalMiB: s.profile.Spec.Memory.AsApproximateFloat64() / (1 << 20),
+		Devices: devices,
+	})
+	t.Memory.IncreaseMiB = int64(m.IncreaseMiB)
+	t.Memory.IncreasePercent = capacity.Format(m.IncreasePercent, 2)
+	t.Memory.UtilizationPercent = capacity.Format(m.UtilizationPercent, 2)
+	if devices > 0 {
+		t.Memory.PerDeviceMiB = capacity.Format(m.PerDeviceMiB, 3)
+		if run.Status.Capacity == nil {
+			run.Status.Capacity = &v1alpha1.CapacityResult{}
+		}
+		run.Status.Capacity.MaxSafeDevicesByMemory = m.MaxSafeDevices
+	}
+	if before, err := strconv.ParseFloat(t.CPU.UsageCoreSecondsBefore, 64); err == nil && run.Status.StartTime != nil {
+		avg := targetstats.AverageCores(targetstats.Sample{At: run.Status.StartTime.Time, CPUCoreSeconds: before}, sample)
+		t.CPU.AverageCoresPerCore = capacity.Format(capacity.LoadPerCore(avg, s.profile.Spec.CPU.AsApproximateFloat64()), 2)
+	}
+
+	pods, err := r.targetPods(ctx, s)
+	if err != nil {
+		return err
+	}
+	var logs [][]byte
+	for i := range pods {
+		for _, cs := range pods[i].Status.ContainerStatuses {
+			t.Restarts += cs.RestartCount
+			if term := cs.LastTerminationState.Terminated; term != nil && term.Reason == "OOMKilled" {
+				t.OOMKills++
+			}
+			tail, err := r.Logs.Tail(ctx, &pods[i], cs.Name, targetLogLines)
+			if err != nil {
+				logf.FromContext(ctx).Info("reading a target log failed", "pod", pods[i].Name, "container", cs.Name, "error", err.Error())
+				continue
+			}
+			logs = append(logs, tail)
+		}
+	}
+	findings, err := targetstats.CountPatterns(logs, logPatterns(run))
+	if err != nil {
+		return err
+	}
+	t.LogFindings = nil
+	for _, f := range findings {
+		t.LogFindings = append(t.LogFindings, v1alpha1.LogFinding{Pattern: f.Pattern, Count: f.Count, Sample: f.Sample})
+	}
+	sort.SliceStable(t.LogFindings, func(i, j int) bool { return t.LogFindings[i].Pattern < t.LogFindings[j].Pattern })
+	return nil
+}
+
+func logPatterns(run *v1alpha1.TestRun) []targetstats.Pattern {
+	if run.Spec.Stability == nil || len(run.Spec.Stability.LogPatterns) == 0 {
+		return targetstats.DefaultPatterns
+	}
+	var out []targetstats.Pattern
+	for _, p := range run.Spec.Stability.LogPatterns {
+		out = append(out, targetstats.Pattern{Name: p.Name, Regex: p.Regex})
+	}
+	return out
+}
+
+func mib(b uint64) int64 { return int64(targetstats.MiB(b) + 0.5) }

@@ -1,0 +1,154 @@
+// Package targetstats reads what the target did from the kubelet's summary API and its logs:
+// memory and CPU samples, and counts of log lines matching the user's patterns (seed 000's
+// "Log analysis"). It parses and counts; fetching is the controller's job.
+package targetstats
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// nodeSummary is the part of the kubelet's /stats/summary this package reads.
+type nodeSummary struct {
+	Pods []struct {
+		PodRef struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"podRef"`
+		Containers []struct {
+			Name string `json:"name"`
+			CPU  *struct {
+				UsageNanoCores       *uint64 `json:"usageNanoCores"`
+				UsageCoreNanoSeconds *uint64 `json:"usageCoreNanoSeconds"`
+			} `json:"cpu"`
+			Memory *struct {
+				WorkingSetBytes *uint64 `json:"workingSetBytes"`
+				RSSBytes        *uint64 `json:"rssBytes"`
+			} `json:"memory"`
+		} `json:"containers"`
+	} `json:"pods"`
+}
+
+// Sample is the target's containers summed at one moment.
+type Sample struct {
+	At              time.Time
+	Containers      int
+	WorkingSetBytes uint64
+	RSSBytes        uint64
+	// CPUCoreSeconds is cumulative CPU time; the difference of two samples over their
+	// distance in time is the average cores used.
+	CPUCoreSeconds float64
+	// CoresNow is the kubelet's recent CPU rate, for the peak.
+	CoresNow float64
+}
+
+// Add sums the containers of every pod in namespace from one node's summary into s.
+func (s *Sample) Add(summaryJSON []byte, namespace string) error {
+	var sum nodeSummary
+	if err := json.Unmarshal(summaryJSON, &sum); err != nil {
+		return fmt.Errorf("decoding the kubelet summary: %w", err)
+	}
+	for _, pod := range sum.Pods {
+		if pod.PodRef.Namespace != namespace {
+			continue
+		}
+		for _, c := range pod.Containers {
+			s.Containers++
+			if m := c.Memory; m != nil {
+				s.WorkingSetBytes += deref(m.WorkingSetBytes)
+				s.RSSBytes += deref(m.RSSBytes)
+			}
+			if cpu := c.CPU; cpu != nil {
+				s.CPUCoreSeconds += float64(deref(cpu.UsageCoreNanoSeconds)) / 1e9
+				s.CoresNow += float64(deref(cpu.UsageNanoCores)) / 1e9
+			}
+		}
+	}
+	return nil
+}
+
+func deref(p *uint64) uint64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// MiB converts bytes to mebibytes.
+func MiB(b uint64) float64 { return float64(b) / (1 << 20) }
+
+// AverageCores is the CPU used between two samples, in cores.
+func AverageCores(before, after Sample) float64 {
+	d := after.At.Sub(before.At).Seconds()
+	if d <= 0 || after.CPUCoreSeconds < before.CPUCoreSeconds {
+		return 0
+	}
+	return (after.CPUCoreSeconds - before.CPUCoreSeconds) / d
+}
+
+// Pattern is one log pattern to count.
+type Pattern struct {
+	Name  string
+	Regex string
+}
+
+// Finding counts one pattern's matches and keeps the first matching line.
+type Finding struct {
+	Pattern string
+	Count   int64
+	Sample  string
+}
+
+// maxSampleLength keeps status small: one line, cut.
+const maxSampleLength = 200
+
+// CountPatterns counts, per pattern, the lines of all logs that match it.
+func CountPatterns(logs [][]byte, patterns []Pattern) ([]Finding, error) {
+	res := make([]*regexp.Regexp, len(patterns))
+	for i, p := range patterns {
+		re, err := regexp.Compile(p.Regex)
+		if err != nil {
+			return nil, fmt.Errorf("log pattern %s: %w", p.Name, err)
+		}
+		res[i] = re
+	}
+	findings := make([]Finding, len(patterns))
+	for i, p := range patterns {
+		findings[i].Pattern = p.Name
+	}
+	for _, log := range logs {
+		sc := bufio.NewScanner(bytes.NewReader(log))
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			line := sc.Bytes()
+			for i, re := range res {
+				if re.Match(line) {
+					findings[i].Count++
+					if findings[i].Sample == "" {
+						findings[i].Sample = sample(line)
+					}
+				}
+			}
+		}
+	}
+	return findings, nil
+}
+
+func sample(line []byte) string {
+	s := string(bytes.TrimSpace(line))
+	if len(s) > maxSampleLength {
+		s = s[:maxSampleLength] + "…"
+	}
+	return s
+}
+
+// DefaultPatterns are counted when a stability test names none, as seed 000 reviewed its
+// daemon log for warnings and errors.
+var DefaultPatterns = []Pattern{
+	{Name: "warning", Regex: `(?i)\bwarn(ing)?\b`},
+	{Name: "error", Regex: `(?i)\b(error|fatal|panic)\b`},
+}

@@ -1,0 +1,50 @@
+package targetstats
+
+import (
+	"testing"
+	"time"
+)
+
+const summary = `{"node":{"nodeName":"n1"},"pods":[
+ {"podRef":{"name":"target-stack-1","namespace":"fb-team-run"},"containers":[
+   {"name":"web","cpu":{"usageNanoCores":50000000,"usageCoreNanoSeconds":2000000000},"memory":{"workingSetBytes":10485760,"rssBytes":8388608}},
+   {"name":"app","cpu":{"usageNanoCores":150000000,"usageCoreNanoSeconds":6000000000},"memory":{"workingSetBytes":31457280,"rssBytes":29360128}}]},
+ {"podRef":{"name":"other","namespace":"kube-system"},"containers":[
+   {"name":"coredns","cpu":{"usageNanoCores":999000000,"usageCoreNanoSeconds":999000000000},"memory":{"workingSetBytes":999999999}}]}]}`
+
+func TestSampleSumsOnlyTheTargetNamespace(t *testing.T) {
+	s := Sample{At: time.Unix(100, 0)}
+	if err := s.Add([]byte(summary), "fb-team-run"); err != nil {
+		t.Fatal(err)
+	}
+	if s.Containers != 2 || MiB(s.WorkingSetBytes) != 40 || MiB(s.RSSBytes) != 36 || s.CPUCoreSeconds != 8 || s.CoresNow != 0.2 {
+		t.Fatalf("sample = %+v", s)
+	}
+	later := Sample{At: time.Unix(120, 0), CPUCoreSeconds: 12}
+	if got := AverageCores(s, later); got != 0.2 {
+		t.Errorf("4 core-seconds over 20 s = 0.2 cores, got %v", got)
+	}
+	if err := s.Add([]byte("{"), "x"); err == nil {
+		t.Error("a broken summary must be an error")
+	}
+}
+
+func TestCountPatterns(t *testing.T) {
+	logs := [][]byte{
+		[]byte("level=info msg=started\nlevel=warn msg=\"CFG profile sync delayed\"\nlevel=warn msg=\"push queue above 80%\"\n"),
+		[]byte("2023/10/03 ERROR db: deadlock\nwarning: something\nno match here\n"),
+	}
+	got, err := CountPatterns(logs, DefaultPatterns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Count != 3 || got[0].Sample != `level=warn msg="CFG profile sync delayed"` {
+		t.Errorf("warnings = %+v", got[0])
+	}
+	if got[1].Count != 1 || got[1].Sample != "2023/10/03 ERROR db: deadlock" {
+		t.Errorf("errors = %+v", got[1])
+	}
+	if _, err := CountPatterns(logs, []Pattern{{Name: "bad", Regex: "("}}); err == nil {
+		t.Error("an invalid pattern must be an error")
+	}
+}
