@@ -24,7 +24,10 @@ done
   echo '{{- if .Values.builtinProfiles.install }}'
   for p in "$root"/config/profiles/[a-z][0-9].yaml; do
     echo '---'
-    cat "$p"
+    # A Profile cannot be mapped before its CRD exists, and Helm maps a release's resources
+    # before creating any of them (CRDs are templates here, not crds/): install the Profiles
+    # as a post-install/upgrade hook, once the CRDs are there.
+    sed '0,/^metadata:$/s//metadata:\n  annotations:\n    helm.sh\/hook: post-install,post-upgrade\n    helm.sh\/hook-delete-policy: before-hook-creation/' "$p"
   done
   echo '{{- end }}'
 } >"$tpl/profiles.yaml"
