@@ -100,12 +100,8 @@ docker-build: ## Build the manager image with Docker from the Dockerfile (needs 
 ##@ Run
 
 .PHONY: demo
-demo: ## The main job: a TestRun end to end on a local cluster (arrives with the end-to-end issue).
-	@echo "make demo will: boot a local Kubernetes cluster when none is configured, build and import the"
-	@echo "operator, runner and nginx images, helm-install fleetbench, run examples/quickstart and print"
-	@echo "the TestRun's results table. The TestRun controller and the local cluster are not built yet"
-	@echo "(issues 4 and 5), so it stops here. Today: 'make test' proves the API on a real kube-apiserver."
-	@exit 2
+demo: ## The main job: boot a local cluster when none is configured, install fleetbench, run examples/quickstart, print its results.
+	hack/e2e/demo.sh
 
 ##@ Tools
 
@@ -143,3 +139,11 @@ cluster-down: ## Tear the local cluster down completely.
 .PHONY: cluster-smoke
 cluster-smoke: ## Prove the local cluster serves pods, Services and DNS.
 	hack/cluster/smoke.sh
+
+.PHONY: e2e-images
+e2e-images: ## Build (cached) and import the manager, runner and nginx images into the local cluster.
+	hack/e2e/images.sh
+
+.PHONY: e2e
+e2e: ## End to end: cluster (booted if none), images, helm install, test/e2e, then clean up everything it made.
+	hack/e2e/run.sh

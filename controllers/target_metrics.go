@@ -49,6 +49,15 @@ func (r *TestRunReconciler) sampleInterval(run *v1alpha1.TestRun) time.Duration 
 	return defaultSampleInterval
 }
 
+// nextSample is how long until the next target sample is due.
+func (r *TestRunReconciler) nextSample(s *scope) time.Duration {
+	interval := r.sampleInterval(s.run)
+	if t := s.run.Status.Target; t != nil && t.LastSampleTime != nil {
+		return max(interval-s.now.Sub(t.LastSampleTime.Time), time.Millisecond)
+	}
+	return interval
+}
+
 // targetPods lists the target's pods.
 func (r *TestRunReconciler) targetPods(ctx context.Context, s *scope) ([]corev1.Pod, error) {
 	var pods corev1.PodList
@@ -99,20 +108,28 @@ func (r *TestRunReconciler) measureBefore(ctx context.Context, s *scope) {
 		setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", err.Error())
 		return
 	}
+	at := metav1.NewTime(s.now)
 	s.run.Status.Target = &v1alpha1.TargetUsage{
-		Samples: 1,
+		Samples:        1,
+		LastSampleTime: &at,
 		Memory:  &v1alpha1.MemoryUsage{BeforeMiB: mib(sample.RSSBytes), PeakMiB: mib(sample.RSSBytes)},
 		CPU:     &v1alpha1.CPUUsage{UsageCoreSecondsBefore: strconv.FormatFloat(sample.CPUCoreSeconds, 'f', 3, 64)},
 	}
 	setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionTrue, "Sampled", "the target was sampled before the start")
 }
 
-// measureDuring keeps the peaks while the load runs.
+// measureDuring keeps the peaks while the load runs, one sample per sample interval whatever
+// else wakes the reconcile.
 func (r *TestRunReconciler) measureDuring(ctx context.Context, s *scope) {
 	t := s.run.Status.Target
 	if s.targetNS == "" || t == nil || t.Memory == nil {
 		return
 	}
+	if t.LastSampleTime != nil && s.now.Sub(t.LastSampleTime.Time) < r.sampleInterval(s.run) {
+		return
+	}
+	at := metav1.NewTime(s.now)
+	t.LastSampleTime = &at
 	sample, err := r.sampleTarget(ctx, s)
 	if err != nil {
 		logf.FromContext(ctx).Info("sampling the target failed", "error", err.Error())
@@ -141,6 +158,8 @@ func (r *TestRunReconciler) measureAfter(ctx context.Context, s *scope) error {
 		return nil
 	}
 	t.Samples++
+	at := metav1.NewTime(s.now)
+	t.LastSampleTime = &at
 	t.Memory.AfterMiB = mib(sample.RSSBytes)
 	t.Memory.PeakMiB = max(t.Memory.PeakMiB, t.Memory.AfterMiB)
 	devices := int64(0)

@@ -391,11 +391,12 @@ func TestAPIWritesGrowLinearlyWithRunners(t *testing.T) {
 		measured = append(measured, fmt.Sprintf("N=%d: %d writes", n, costs[n]))
 	}
 	t.Logf("API writes per TestRun (creates, updates, patches, deletes; events not counted): %s", strings.Join(measured, ", "))
-	// Fixed cost (namespace, Deployment, Service, ConfigMap, finalizer, a status patch per phase)
-	// plus, per runner, its Job and the status patches its pod's transitions cause (Ready,
-	// finished). Measured: 23, 36, 50 for N = 1, 4, 8.
+	// Fixed cost (namespace, quota, policy, Deployment, Service, ConfigMap, finalizer, a status
+	// patch per phase and target sample) plus, per runner, its Job and the status patches its
+	// pod's transitions cause (Ready, finished); how many of those coalesce varies with timing.
+	// Measured: 27–34 for N = 1, 47 for N = 4, 62–63 for N = 8.
 	perRunner := float64(costs[8]-costs[1]) / 7
-	if perRunner > 5 || costs[1] > 30 {
+	if perRunner > 6 || costs[1] > 40 {
 		t.Errorf("writes grow too fast: %v (%.1f per runner)", measured, perRunner)
 	}
 }
@@ -440,7 +441,7 @@ func TestTargetMeasurements(t *testing.T) {
 			// Seed 000, Stab-2-2 / C1: +13 MiB, 29.55 %, 0.013 MiB per device. Utilization is the
 			// working set (the fake reports RSS + 50 MiB = 107 MiB) over C1's 512 MiB.
 			if m.AfterMiB != 57 || m.IncreaseMiB != 13 || m.IncreasePercent != "29.55" || m.PerDeviceMiB != "0.013" || m.UtilizationPercent != "20.90" {
-				t.Errorf("memory = %+v", m)
+				t.Errorf("memory = %+v (%+v)", m, meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionTargetMeasured))
 			}
 			if got.Status.Capacity == nil || got.Status.Capacity.MaxSafeDevicesByMemory != 4785 {
 				t.Errorf("capacity = %+v, want 1000 / 0.209 = 4785 devices", got.Status.Capacity)

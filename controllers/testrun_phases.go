@@ -111,6 +111,12 @@ func (r *TestRunReconciler) reconcileTarget(ctx context.Context, s *scope) error
 	} else if err := createOrGet(ctx, r.Client, objs.Namespace); err != nil {
 		return err
 	}
+	// Quota and policy first: they must hold before any target pod exists.
+	for _, o := range []client.Object{objs.Quota, objs.NetworkPolicy} {
+		if err := createOrGet(ctx, r.Client, o); err != nil {
+			return err
+		}
+	}
 	for _, d := range objs.Deployments {
 		if err := createOrGet(ctx, r.Client, d); err != nil {
 			return err
@@ -153,7 +159,14 @@ func (r *TestRunReconciler) targetNotReady(ctx context.Context, want []*appsv1.D
 			return "", err
 		}
 		if got.Status.ReadyReplicas < 1 {
-			return fmt.Sprintf("target workload %s/%s is not Ready", got.Namespace, got.Name), nil
+			msg := fmt.Sprintf("target workload %s/%s is not Ready", got.Namespace, got.Name)
+			for _, c := range got.Status.Conditions {
+				// A pod the quota refuses shows only here, e.g. components asking more than the profile.
+				if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+					msg += ": " + c.Message
+				}
+			}
+			return msg, nil
 		}
 	}
 	return "", nil
@@ -501,7 +514,7 @@ func (r *TestRunReconciler) reconcileRun(ctx context.Context, s *scope) error {
 	}
 	r.setPhase(s, v1alpha1.PhaseRunning, "Running", fmt.Sprintf("%d of %d runners running", running, len(s.runners)))
 	r.measureDuring(ctx, s)
-	s.settle(min(deadline.Sub(s.now), r.sampleInterval(run)))
+	s.settle(min(deadline.Sub(s.now), r.nextSample(s)))
 	return nil
 }
 

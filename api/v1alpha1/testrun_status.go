@@ -217,6 +217,9 @@ type TargetUsage struct {
 	// samples taken so far.
 	// +optional
 	Samples int32 `json:"samples,omitempty"`
+	// lastSampleTime is when the target was last sampled; the next sample waits a sample interval.
+	// +optional
+	LastSampleTime *metav1.Time `json:"lastSampleTime,omitempty"`
 	// +optional
 	Memory *MemoryUsage `json:"memory,omitempty"`
 	// +optional

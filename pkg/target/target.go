@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -48,6 +49,10 @@ type Objects struct {
 	Namespace   *corev1.Namespace
 	Deployments []*appsv1.Deployment
 	Services    []*corev1.Service
+	// Quota caps the namespace at the profile, so nothing in it outgrows the "machine".
+	Quota *corev1.ResourceQuota
+	// NetworkPolicy admits only this TestRun's runners, and the stack's own traffic.
+	NetworkPolicy *networkingv1.NetworkPolicy
 	// Env points runners at the components: TARGET_<NAME>_URL, _HOST and _PORT.
 	Env []corev1.EnvVar
 }
@@ -59,6 +64,10 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 		naming.LabelTestRun:   tr.Name,
 		naming.LabelTestRunNS: tr.Namespace,
 		naming.LabelRole:      naming.RoleTarget,
+		// Warn, not enforce: a user's custom component may need root, and a refused target
+		// pod would only surface as a provisioning timeout.
+		"pod-security.kubernetes.io/warn":  "restricted",
+		"pod-security.kubernetes.io/audit": "restricted",
 	}}}}
 
 	containers := make([]corev1.Container, len(components))
@@ -77,7 +86,6 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 				return nil, err
 			}
 			containers[i].Resources = res
-			out.Deployments = append(out.Deployments, deployment(tr, ns, components[i].Name, profile, containers[i]))
 		}
 	} else {
 		// One machine: the profile is shared evenly, as the seeds' C1 container held Apache,
@@ -85,6 +93,19 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 		for i := range containers {
 			containers[i].Resources = evenShare(profile, len(containers))
 		}
+	}
+
+	out.Env = componentEnv(tr, components, containers, ns)
+	for i := range containers {
+		// Components find each other the way runners find them; listed first so a component's
+		// own env can refer to them, e.g. DATABASE_URL=postgres://…@$(TARGET_DB_HOST):$(TARGET_DB_PORT)/….
+		containers[i].Env = append(append([]corev1.EnvVar{}, out.Env...), containers[i].Env...)
+	}
+	if tr.Spec.Target.Sizing == v1alpha1.SizingPerComponent {
+		for i := range components {
+			out.Deployments = append(out.Deployments, deployment(tr, ns, components[i].Name, profile, containers[i]))
+		}
+	} else {
 		out.Deployments = append(out.Deployments, deployment(tr, ns, stackName, profile, containers...))
 	}
 
@@ -102,14 +123,55 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 				Ports:    []corev1.ServicePort{{Name: "main", Port: port, TargetPort: intstr.FromInt32(port)}},
 			},
 		})
+	}
+	out.Quota = quota(tr, ns, profile)
+	out.NetworkPolicy = networkPolicy(tr, ns)
+	return out, nil
+}
+
+// componentEnv is TARGET_<NAME>_URL, _HOST and _PORT for every component.
+func componentEnv(tr *v1alpha1.TestRun, components []v1alpha1.Component, containers []corev1.Container, ns string) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	for i := range components {
+		c := &components[i]
+		port := containers[i].Ports[0].ContainerPort
 		host := fmt.Sprintf("%s.%s.svc", c.Name, ns)
 		key := "TARGET_" + strings.ToUpper(strings.ReplaceAll(c.Name, "-", "_"))
-		out.Env = append(out.Env,
+		env = append(env,
 			corev1.EnvVar{Name: key + "_URL", Value: fmt.Sprintf("%s://%s:%d", scheme(c), host, port)},
 			corev1.EnvVar{Name: key + "_HOST", Value: host},
 			corev1.EnvVar{Name: key + "_PORT", Value: fmt.Sprint(port)})
 	}
-	return out, nil
+	return env
+}
+
+// quota holds the namespace to the profile's CPU and memory, with room for nothing else.
+func quota(tr *v1alpha1.TestRun, ns string, profile *v1alpha1.ProfileSpec) *corev1.ResourceQuota {
+	return &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "profile", Namespace: ns, Labels: targetLabels(tr, "quota")},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
+			corev1.ResourceLimitsCPU:    profile.CPU,
+			corev1.ResourceLimitsMemory: profile.Memory,
+		}},
+	}
+}
+
+// networkPolicy lets into the target only this TestRun's runners and the target's own pods.
+func networkPolicy(tr *v1alpha1.TestRun, ns string) *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "runners-only", Namespace: ns, Labels: targetLabels(tr, "policy")},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{
+				{
+					NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: tr.Namespace}},
+					PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelTestRun: tr.Name, naming.LabelRole: naming.RoleRunner}},
+				},
+				{PodSelector: &metav1.LabelSelector{}},
+			}}},
+		},
+	}
 }
 
 // ExternalEnv points runners at an external target.
@@ -177,17 +239,39 @@ func container(c *v1alpha1.Component) (corev1.Container, error) {
 			PeriodSeconds: 2,
 		}
 	}
+	env := c.Env
+	if c.Kind == v1alpha1.ComponentDatabase {
+		env = append(databaseEnv(c.Database), env...)
+	}
 	return corev1.Container{
 		Name:           c.Name,
 		Image:          image,
 		Command:        c.Command,
 		Args:           c.Args,
-		Env:            c.Env,
+		Env:            env,
 		Ports:          ports,
 		ReadinessProbe: probe,
 		// Locally built images are imported, never pulled.
 		ImagePullPolicy: corev1.PullIfNotPresent,
 	}, nil
+}
+
+// databaseEnv configures the built-in database images: the database to create and SQL to run
+// once it is up.
+func databaseEnv(db *v1alpha1.DatabaseSettings) []corev1.EnvVar {
+	name := "fleetbench"
+	var initSQL string
+	if db != nil {
+		if db.Name != "" {
+			name = db.Name
+		}
+		initSQL = db.InitSQL
+	}
+	env := []corev1.EnvVar{{Name: "DB_NAME", Value: name}, {Name: "DB_USER", Value: "fleetbench"}, {Name: "DB_PASSWORD", Value: "fleetbench"}}
+	if initSQL != "" {
+		env = append(env, corev1.EnvVar{Name: "INIT_SQL", Value: initSQL})
+	}
+	return env
 }
 
 func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.ProfileSpec, containers ...corev1.Container) *appsv1.Deployment {
@@ -222,7 +306,17 @@ func evenShare(p *v1alpha1.ProfileSpec, n int) corev1.ResourceRequirements {
 func componentResources(c *v1alpha1.Component, p *v1alpha1.ProfileSpec) (corev1.ResourceRequirements, error) {
 	switch {
 	case c.Resources != nil:
-		return *c.Resources, nil
+		res := *c.Resources.DeepCopy()
+		// The namespace quota caps limits, so every container needs them: default to requests.
+		for name, q := range res.Requests {
+			if _, ok := res.Limits[name]; !ok {
+				if res.Limits == nil {
+					res.Limits = corev1.ResourceList{}
+				}
+				res.Limits[name] = q
+			}
+		}
+		return res, nil
 	case c.Share != nil:
 		share := int64(*c.Share)
 		cpu := resource.NewMilliQuantity(p.CPU.MilliValue()*share/100, resource.DecimalSI)

@@ -82,3 +82,38 @@ func TestPerComponentSizing(t *testing.T) {
 		t.Errorf("xmpp url = %q", envMap(objs.Env)["TARGET_XMPP_URL"])
 	}
 }
+
+func TestTargetIsFencedAndWired(t *testing.T) {
+	app := v1alpha1.Component{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "fleetbench/sut:dev",
+		Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+		Env:   []corev1.EnvVar{{Name: "DATABASE_URL", Value: "postgres://fleetbench:fleetbench@$(TARGET_DB_HOST):$(TARGET_DB_PORT)/iot"}}}
+	db := v1alpha1.Component{Name: "db", Kind: v1alpha1.ComponentDatabase, Database: &v1alpha1.DatabaseSettings{Name: "iot", InitSQL: "CREATE TABLE t (x int);"},
+		Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}}
+	tr := tw.MakeTestRun("iot", "team").Sizing(v1alpha1.SizingPerComponent).Components(func() v1alpha1.Component { app.Share = ptr.To[int32](50); return app }(), db).Obj()
+	objs, err := Build(tr, &v1alpha1.ProfileSpec{CPU: resource.MustParse("2"), Memory: resource.MustParse("4Gi")}, "fb-team-iot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hard := objs.Quota.Spec.Hard
+	if hard.Name(corev1.ResourceLimitsCPU, resource.DecimalSI).String() != "2" || hard.Name(corev1.ResourceLimitsMemory, resource.BinarySI).String() != "4Gi" {
+		t.Errorf("quota = %v, want the profile", hard)
+	}
+	from := objs.NetworkPolicy.Spec.Ingress[0].From
+	if len(from) != 2 || from[0].PodSelector.MatchLabels["fleetbench.dev/role"] != "runner" || from[0].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "team" {
+		t.Errorf("network policy admits %+v", from)
+	}
+	appEnv := objs.Deployments[0].Spec.Template.Spec.Containers[0].Env
+	if appEnv[len(appEnv)-1].Name != "DATABASE_URL" || envMap(appEnv)["TARGET_DB_HOST"] != "db.fb-team-iot.svc" {
+		t.Errorf("the app must see TARGET_DB_* before its own DATABASE_URL: %+v", appEnv)
+	}
+	dbc := objs.Deployments[1].Spec.Template.Spec.Containers[0]
+	if e := envMap(dbc.Env); e["DB_NAME"] != "iot" || e["INIT_SQL"] != "CREATE TABLE t (x int);" {
+		t.Errorf("database env = %v", e)
+	}
+	if dbc.Resources.Limits.Memory().String() != "1Gi" {
+		t.Errorf("limits must default to requests under a quota: %v", dbc.Resources.Limits)
+	}
+	if objs.Namespace.Labels["pod-security.kubernetes.io/warn"] != "restricted" {
+		t.Errorf("namespace labels = %v", objs.Namespace.Labels)
+	}
+}

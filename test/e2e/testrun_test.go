@@ -18,7 +18,7 @@ import (
 const arrivalScript = `import http from 'k6/http';
 export const options = {
   scenarios: {
-    load: { executor: 'constant-arrival-rate', rate: 200, timeUnit: '1s', duration: '20s', preAllocatedVUs: 50 },
+    load: { executor: 'constant-arrival-rate', rate: 200, timeUnit: '1s', duration: '20s', preAllocatedVUs: 100 },
   },
 };
 export default function () { http.get(` + "`${__ENV.TARGET_WEB_URL}/`" + `); }

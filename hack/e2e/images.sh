@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds every image the end-to-end tests and the demo need, and imports them into the local
+# cluster's containerd (pause and CoreDNS are up.sh's business):
+#   fleetbench/manager:dev  (make manager-image)      bin/images/manager.tar
+#   fleetbench/runner:dev   (hack/runner-image.sh)    bin/images/runner.tar
+#   fleetbench/nginx:dev    (hack/images/nginx.sh)    bin/images/nginx.tar
+# Cached: Go builds use the build cache, and a tarball is repacked only when the binary (or,
+# for nginx, its inputs) changed. Images are imported every time: up.sh starts with an empty
+# containerd, and importing an unchanged image is a cheap no-op.
+# Re-runnable. usage: hack/e2e/images.sh [--no-import]
+set -euo pipefail
+shopt -s inherit_errexit
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+export GOPROXY=${GOPROXY:-https://proxy.golang.org,off} GOTOOLCHAIN=local
+images="$root/bin/images"
+mkdir -p "$images"
+
+log() { echo ">> $(date +%T) $*" >&2; }
+t0=$(date +%s)
+step() { log "$1 ($(($(date +%s) - t0))s)"; }
+
+# packed NAME FILE... : true when bin/images/NAME.tar was packed from exactly these inputs.
+packed() {
+  local name=$1 hash
+  shift
+  hash=$({ sha256sum "$@"; echo "$name"; } | sha256sum | cut -d' ' -f1)
+  if [ -s "$images/$name.tar" ] && [ "$(cat "$images/$name.inputs" 2>/dev/null)" = "$hash" ]; then
+    return 0
+  fi
+  echo "$hash" >"$images/$name.inputs.pending"
+  return 1
+}
+mark() { mv "$images/$1.inputs.pending" "$images/$1.inputs"; }
+
+# imgpack, built on first use or when its source changed.
+if [ ! -x bin/imgpack ] || [ -n "$(find hack/imgpack -newer bin/imgpack -type f)" ]; then
+  (cd hack/imgpack && go build -o "$root/bin/imgpack" .)
+fi
+
+# Manager: the same binary and packing as `make manager-image`.
+CGO_ENABLED=0 go build -trimpath -o bin/manager ./cmd/manager
+if packed manager bin/manager; then
+  log "manager image up to date"
+else
+  bin/imgpack -name fleetbench/manager:dev -out "$images/manager.tar" \
+    -file bin/manager:/manager -entrypoint /manager -user 65532
+  mark manager
+  log "packed fleetbench/manager:dev"
+fi
+step "manager built"
+
+# Runner: k6 v2.2.0 with fleetbench's output (hack/runner-image.sh builds and packs it).
+(cd runner && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$root/bin/fleetbench-runner.new" ./cmd/fleetbench-runner)
+if [ -x bin/fleetbench-runner ] && cmp -s bin/fleetbench-runner.new bin/fleetbench-runner && packed runner hack/runner-image.sh bin/fleetbench-runner; then
+  rm -f bin/fleetbench-runner.new
+  log "runner image up to date"
+else
+  rm -f bin/fleetbench-runner.new
+  hack/runner-image.sh >&2
+  packed runner hack/runner-image.sh bin/fleetbench-runner || mark runner
+fi
+step "runner built"
+
+hack/images/nginx.sh
+step "nginx built"
+
+if [ "${1:-}" != --no-import ]; then
+  hack/images/import.sh "$images/manager.tar" "$images/runner.tar" "$images/nginx.tar"
+  step "imported"
+fi
+log "images ready in $(($(date +%s) - t0))s"
