@@ -136,6 +136,7 @@ func (r *TestRunReconciler) reconcileTarget(ctx context.Context, s *scope) error
 		setCondition(s, v1alpha1.ConditionTargetReady, metav1.ConditionTrue, "Ready", "every target component is Ready")
 		return nil
 	}
+	notReady += r.targetPodHint(ctx, s)
 	setCondition(s, v1alpha1.ConditionTargetReady, metav1.ConditionFalse, "NotReady", notReady)
 	deadline := run.CreationTimestamp.Add(r.timeout(r.timeouts(run).Provisioning, r.Timeouts.Provisioning))
 	if pod, reason := r.targetImageMissing(ctx, s); reason != "" {
@@ -183,6 +184,27 @@ func (r *TestRunReconciler) targetImageMissing(ctx context.Context, s *scope) (s
 		}
 	}
 	return "", ""
+}
+
+// targetPodHint says why a target pod is not Ready yet, as the kubelet and scheduler report it:
+// a pull error, a crash loop, no node with room.
+func (r *TestRunReconciler) targetPodHint(ctx context.Context, s *scope) string {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(s.targetNS)); err != nil {
+		return ""
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if hint := schedulingHint(pod); hint != "" {
+			return " (pod " + pod.Name + ": " + strings.TrimSuffix(strings.TrimPrefix(hint, " ("), ")") + ")"
+		}
+		for _, cs := range pod.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" {
+				return fmt.Sprintf(" (pod %s container %s: %s %s)", pod.Name, cs.Name, w.Reason, strings.TrimSpace(w.Message))
+			}
+		}
+	}
+	return ""
 }
 
 func imageProblem(pod *corev1.Pod) string {
