@@ -78,7 +78,10 @@ func (f *fakeLogs) set(pod *corev1.Pod, tail []byte, err error) {
 	f.tail[key(pod)], f.err[key(pod)] = tail, err
 }
 
-func (f *fakeLogs) Tail(_ context.Context, pod *corev1.Pod, _ string, _ int64) ([]byte, error) {
+func (f *fakeLogs) Tail(_ context.Context, pod *corev1.Pod, _ string, _ int64, previous bool) ([]byte, error) {
+	if previous {
+		return nil, fmt.Errorf("previous terminated container not found")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.tail[key(pod)], f.err[key(pod)]

@@ -10,9 +10,10 @@ import (
 )
 
 // LogReader reads the end of a container's log: a runner's, where k6 printed the result
-// envelope, or a target's, for log findings.
+// envelope, or a target's, for log findings. previous reads the instance before the last
+// restart, where a crashed container left its last words.
 type LogReader interface {
-	Tail(ctx context.Context, pod *corev1.Pod, container string, lines int64) ([]byte, error)
+	Tail(ctx context.Context, pod *corev1.Pod, container string, lines int64, previous bool) ([]byte, error)
 }
 
 // runnerLogLines is generous: the envelope is one compressed block behind a marker line, and
@@ -24,10 +25,11 @@ type APILogReader struct {
 	Clientset kubernetes.Interface
 }
 
-func (a *APILogReader) Tail(ctx context.Context, pod *corev1.Pod, container string, lines int64) ([]byte, error) {
+func (a *APILogReader) Tail(ctx context.Context, pod *corev1.Pod, container string, lines int64, previous bool) ([]byte, error) {
 	b, err := a.Clientset.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
 		Container: container,
 		TailLines: ptr.To(lines),
+		Previous:  previous,
 	}).DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the log of runner %s: %w", pod.Name, err)

@@ -197,12 +197,19 @@ func (r *TestRunReconciler) measureAfter(ctx context.Context, s *scope) error {
 			if term := cs.LastTerminationState.Terminated; term != nil && term.Reason == "OOMKilled" {
 				t.OOMKills++
 			}
-			tail, err := r.Logs.Tail(ctx, &pods[i], cs.Name, targetLogLines)
-			if err != nil {
-				logf.FromContext(ctx).Info("reading a target log failed", "pod", pods[i].Name, "container", cs.Name, "error", err.Error())
-				continue
+			// The kubelet keeps the log of the instance before the last restart, where a
+			// crash is written; older instances are gone.
+			for _, previous := range []bool{false, true} {
+				if previous && cs.RestartCount == 0 {
+					continue
+				}
+				tail, err := r.Logs.Tail(ctx, &pods[i], cs.Name, targetLogLines, previous)
+				if err != nil {
+					logf.FromContext(ctx).Info("reading a target log failed", "pod", pods[i].Name, "container", cs.Name, "previous", previous, "error", err.Error())
+					continue
+				}
+				logs = append(logs, tail)
 			}
-			logs = append(logs, tail)
 		}
 	}
 	findings, err := targetstats.CountPatterns(logs, logPatterns(run))

@@ -558,7 +558,7 @@ func (r *TestRunReconciler) reconcileCollect(ctx context.Context, s *scope) erro
 			problems = append(problems, fmt.Sprintf("runner %d has no pod to read", rs.index))
 			continue
 		}
-		tail, err := r.Logs.Tail(ctx, rs.pod, runners.ContainerName, runnerLogLines)
+		tail, err := r.Logs.Tail(ctx, rs.pod, runners.ContainerName, runnerLogLines, false)
 		if err == nil {
 			var env results.Envelope
 			if env, err = results.ExtractEnvelope(tail); err == nil {

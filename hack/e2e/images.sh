@@ -4,6 +4,7 @@
 #   fleetbench/manager:dev  (make manager-image)      bin/images/manager.tar
 #   fleetbench/runner:dev   (hack/runner-image.sh)    bin/images/runner.tar
 #   fleetbench/nginx:dev    (hack/images/nginx.sh)    bin/images/nginx.tar
+#   fleetbench/sut:dev, fleetbench/postgresql:dev (hack/images/{sut,postgresql}.sh), for the stability tests
 # Cached: Go builds use the build cache, and a tarball is repacked only when the binary (or,
 # for nginx, its inputs) changed. Images are imported every time: up.sh starts with an empty
 # containerd, and importing an unchanged image is a cheap no-op.
@@ -65,8 +66,13 @@ step "runner built"
 hack/images/nginx.sh
 step "nginx built"
 
+# The sample system under test and its database, for the stability tests (issue 6).
+hack/images/sut.sh
+hack/images/postgresql.sh
+step "sut and postgresql built"
+
 if [ "${1:-}" != --no-import ]; then
-  hack/images/import.sh "$images/manager.tar" "$images/runner.tar" "$images/nginx.tar"
+  hack/images/import.sh "$images/manager.tar" "$images/runner.tar" "$images/nginx.tar" "$images/sut.tar" "$images/postgresql.tar"
   step "imported"
 fi
 log "images ready in $(($(date +%s) - t0))s"

@@ -10,11 +10,11 @@
 source "$(dirname "$0")/lib.sh"
 
 image=fleetbench/nginx:dev
-packages=nginx-light
+packages="nginx-light openssl"
 here="$root/hack/images"
 
 rootfs_tar=$(debian_rootfs_path nginx "$packages")
-hash=$(EXTRA_INPUTS="$image $rootfs_tar" inputs_hash "$here/nginx.sh" "$here/nginx.conf")
+hash=$(EXTRA_INPUTS="$image $rootfs_tar" inputs_hash "$here/nginx.sh" "$here/nginx.conf" "$here/nginx-entrypoint.sh")
 if [ -z "${FORCE:-}" ] && up_to_date nginx "$hash" && [ -s "$rootfs_tar" ]; then
   log "nginx image up to date: bin/images/nginx.tar"
   exit 0
@@ -29,7 +29,8 @@ head -c 16384 /dev/zero | tr '\0' x >"$files/16k.txt"
 imgpack -name "$image" -out "$images/nginx.tar.tmp" -rootfs "$rootfs_tar" \
   -file "$here/nginx.conf:/etc/nginx/nginx.conf" -file "$files/index.html:/var/www/html/index.html" \
   -file "$files/1k.txt:/var/www/html/1k.txt" -file "$files/16k.txt:/var/www/html/16k.txt" \
-  -entrypoint /usr/sbin/nginx -cmd -g -cmd "daemon off;" \
+  -file "$here/nginx-entrypoint.sh:/usr/local/bin/fleetbench-nginx" \
+  -entrypoint /usr/local/bin/fleetbench-nginx \
   -env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mv "$images/nginx.tar.tmp" "$images/nginx.tar"
 mark_built nginx "$hash"

@@ -29,6 +29,13 @@ type builtin struct {
 	scheme string
 }
 
+// builtinWritable are the paths a built-in image writes, given emptyDirs so the images run as
+// their own non-root users (postgres 100, mysql 100) whatever the root filesystem allows.
+var builtinWritable = map[string][]string{
+	"postgresql": {"/var/lib/fleetbench-db", "/run/postgresql", "/tmp"},
+	"mariadb":    {"/var/lib/fleetbench-db", "/run/mysqld", "/tmp"},
+}
+
 var builtins = map[string]builtin{
 	"nginx":      {"fleetbench/nginx:dev", 80, "http"},
 	"apache":     {"fleetbench/apache:dev", 80, "http"},
@@ -71,12 +78,20 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 	}}}}
 
 	containers := make([]corev1.Container, len(components))
+	volumes := make([][]corev1.Volume, len(components))
 	for i := range components {
 		c, err := container(&components[i])
 		if err != nil {
 			return nil, err
 		}
 		containers[i] = c
+		if components[i].Image == "" {
+			for j, path := range builtinWritable[engineOf(&components[i])] {
+				name := fmt.Sprintf("%s-scratch-%d", components[i].Name, j)
+				volumes[i] = append(volumes[i], corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+				containers[i].VolumeMounts = append(containers[i].VolumeMounts, corev1.VolumeMount{Name: name, MountPath: path})
+			}
+		}
 	}
 
 	if tr.Spec.Target.Sizing == v1alpha1.SizingPerComponent {
@@ -103,10 +118,14 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 	}
 	if tr.Spec.Target.Sizing == v1alpha1.SizingPerComponent {
 		for i := range components {
-			out.Deployments = append(out.Deployments, deployment(tr, ns, components[i].Name, profile, containers[i]))
+			out.Deployments = append(out.Deployments, deployment(tr, ns, components[i].Name, profile, volumes[i], containers[i]))
 		}
 	} else {
-		out.Deployments = append(out.Deployments, deployment(tr, ns, stackName, profile, containers...))
+		var all []corev1.Volume
+		for _, v := range volumes {
+			all = append(all, v...)
+		}
+		out.Deployments = append(out.Deployments, deployment(tr, ns, stackName, profile, all, containers...))
 	}
 
 	for i := range components {
@@ -119,7 +138,11 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 		out.Services = append(out.Services, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns, Labels: targetLabels(tr, c.Name)},
 			Spec: corev1.ServiceSpec{
-				Selector: targetLabels(tr, workload),
+				// Components reach each other before their pod is Ready: in one machine the app's
+				// health check waits on the database, and the pod's readiness on the app.
+				// Runners come only after the whole target is Ready.
+				PublishNotReadyAddresses: true,
+				Selector:                 targetLabels(tr, workload),
 				Ports:    []corev1.ServicePort{{Name: "main", Port: port, TargetPort: intstr.FromInt32(port)}},
 			},
 		})
@@ -240,8 +263,12 @@ func container(c *v1alpha1.Component) (corev1.Container, error) {
 		}
 	}
 	env := c.Env
-	if c.Kind == v1alpha1.ComponentDatabase {
+	switch {
+	case c.Kind == v1alpha1.ComponentDatabase:
 		env = append(databaseEnv(c.Database), env...)
+	case c.Kind == v1alpha1.ComponentWebServer && ptr.Deref(c.TLS, false):
+		// The built-in web server images make a certificate and listen on 443 when asked.
+		env = append([]corev1.EnvVar{{Name: "FLEETBENCH_TLS", Value: "1"}}, env...)
 	}
 	return corev1.Container{
 		Name:           c.Name,
@@ -274,7 +301,7 @@ func databaseEnv(db *v1alpha1.DatabaseSettings) []corev1.EnvVar {
 	return env
 }
 
-func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.ProfileSpec, containers ...corev1.Container) *appsv1.Deployment {
+func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.ProfileSpec, volumes []corev1.Volume, containers ...corev1.Container) *appsv1.Deployment {
 	labels := targetLabels(tr, workload)
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: naming.TargetWorkload(workload), Namespace: ns, Labels: labels},
@@ -287,6 +314,7 @@ func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.Pro
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					Containers:   containers,
+					Volumes:      volumes,
 					NodeSelector: profile.NodeSelector,
 					Tolerations:  profile.Tolerations,
 				},

@@ -117,3 +117,23 @@ func TestTargetIsFencedAndWired(t *testing.T) {
 		t.Errorf("namespace labels = %v", objs.Namespace.Labels)
 	}
 }
+
+func TestBuiltinDatabasesGetScratchSpace(t *testing.T) {
+	tr := tw.MakeTestRun("db", "team").Components(
+		v1alpha1.Component{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "fleetbench/sut:dev", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}},
+		v1alpha1.Component{Name: "db", Kind: v1alpha1.ComponentDatabase, Engine: "mariadb"}).Obj()
+	objs, err := Build(tr, c1, "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := objs.Deployments[0].Spec.Template.Spec
+	if len(pod.Volumes) != 3 || len(pod.Containers[1].VolumeMounts) != 3 || pod.Containers[1].VolumeMounts[1].MountPath != "/run/mysqld" {
+		t.Errorf("volumes %+v mounts %+v", pod.Volumes, pod.Containers[1].VolumeMounts)
+	}
+	if len(pod.Containers[0].VolumeMounts) != 0 {
+		t.Errorf("a custom image gets no scratch volumes: %+v", pod.Containers[0].VolumeMounts)
+	}
+	if !objs.Services[1].Spec.PublishNotReadyAddresses {
+		t.Error("components must reach each other before the pod is Ready")
+	}
+}
