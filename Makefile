@@ -12,7 +12,8 @@ KUBEBUILDER_ASSETS ?= $(BIN)/k8s/$(KUBE_VERSION)
 export KUBEBUILDER_ASSETS
 # Fuzzing in `make test` is a short, bounded smoke run; raise it for a real fuzzing session.
 FUZZTIME ?= 20s
-GO_MODULES := . $(wildcard runner)
+# Every Go module of the repository; the runner and the sample SUT have their own dependencies.
+GO_MODULES := . runner examples/sut
 
 .PHONY: all
 all: build
@@ -56,8 +57,7 @@ lint: vet tool-golangci-lint ## go vet and golangci-lint, every module.
 
 .PHONY: test
 test: envtest-assets ## Unit, property, fuzz-smoke and envtest integration tests (real kube-apiserver + etcd).
-	go test ./... -count=1
-	@if [ -d runner ]; then cd runner && go test ./... -count=1; fi
+	@for m in $(GO_MODULES); do echo ">> go test in $$m"; (cd $$m && go test ./... -count=1) || exit 1; done
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 	@$(MAKE) --no-print-directory test-chart
 

@@ -112,8 +112,8 @@ func (r *TestRunReconciler) measureBefore(ctx context.Context, s *scope) {
 	s.run.Status.Target = &v1alpha1.TargetUsage{
 		Samples:        1,
 		LastSampleTime: &at,
-		Memory:  &v1alpha1.MemoryUsage{BeforeMiB: mib(sample.RSSBytes), PeakMiB: mib(sample.RSSBytes)},
-		CPU:     &v1alpha1.CPUUsage{UsageCoreSecondsBefore: strconv.FormatFloat(sample.CPUCoreSeconds, 'f', 3, 64)},
+		Memory:         &v1alpha1.MemoryUsage{BeforeMiB: mib(sample.RSSBytes), PeakMiB: mib(sample.RSSBytes)},
+		CPU:            &v1alpha1.CPUUsage{UsageCoreSecondsBefore: strconv.FormatFloat(sample.CPUCoreSeconds, 'f', 3, 64)},
 	}
 	setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionTrue, "Sampled", "the target was sampled before the start")
 }

@@ -165,7 +165,6 @@ type Server struct {
 	metricsMu  sync.Mutex
 	requests   map[[2]string]int64 // route, status -> count
 	durations  map[string]*durationSum
-	defaultCfg map[string]any
 }
 
 type durationSum struct {
@@ -293,7 +292,8 @@ func (s *Server) instrument(route, method string, h http.HandlerFunc) http.Handl
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
-		if method != "" && r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
+		headOfGet := method == http.MethodGet && r.Method == http.MethodHead
+		if method != "" && r.Method != method && !headOfGet {
 			sw.Header().Set("Allow", method)
 			http.Error(sw, "method not allowed", http.StatusMethodNotAllowed)
 		} else {

@@ -110,7 +110,7 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 		}
 	}
 
-	out.Env = componentEnv(tr, components, containers, ns)
+	out.Env = componentEnv(components, containers, ns)
 	for i := range containers {
 		// Components find each other the way runners find them; listed first so a component's
 		// own env can refer to them, e.g. DATABASE_URL=postgres://…@$(TARGET_DB_HOST):$(TARGET_DB_PORT)/….
@@ -143,7 +143,7 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 				// Runners come only after the whole target is Ready.
 				PublishNotReadyAddresses: true,
 				Selector:                 targetLabels(tr, workload),
-				Ports:    []corev1.ServicePort{{Name: "main", Port: port, TargetPort: intstr.FromInt32(port)}},
+				Ports:                    []corev1.ServicePort{{Name: "main", Port: port, TargetPort: intstr.FromInt32(port)}},
 			},
 		})
 	}
@@ -153,7 +153,7 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 }
 
 // componentEnv is TARGET_<NAME>_URL, _HOST and _PORT for every component.
-func componentEnv(tr *v1alpha1.TestRun, components []v1alpha1.Component, containers []corev1.Container, ns string) []corev1.EnvVar {
+func componentEnv(components []v1alpha1.Component, containers []corev1.Container, ns string) []corev1.EnvVar {
 	var env []corev1.EnvVar
 	for i := range components {
 		c := &components[i]
