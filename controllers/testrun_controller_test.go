@@ -44,6 +44,17 @@ func create(t *testing.T, run *v1alpha1.TestRun) {
 	}
 }
 
+// startRunning creates the TestRun and plays the cluster until its n runners run.
+func startRunning(t *testing.T, run *v1alpha1.TestRun, n int) (*kubelet, []*corev1.Pod) {
+	t.Helper()
+	create(t, run)
+	k := newKubelet(t, run)
+	k.targetReady()
+	pods := k.runnersReady(n)
+	waitPhase(t, run, v1alpha1.PhaseRunning, "")
+	return k, pods
+}
+
 // load is what runner i measured in the happy path: 100 requests, 10–14 ms.
 func load(pod *corev1.Pod, start time.Time) []byte {
 	return tw.EnvelopeLog(tw.RunnerLoad{Runner: pod.Name, Requests: 100, Start: start, Duration: 10 * time.Second, CPUSeconds: 0.5})
@@ -241,11 +252,7 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 func TestFailedRunnerStopsTheOthers(t *testing.T) {
 	ns := setup(t)
 	run := tw.MakeTestRun("oom", ns).Parallelism(3).Devices(30, "1s").Duration("1m").Obj()
-	create(t, run)
-	k := newKubelet(t, run)
-	k.targetReady()
-	pods := k.runnersReady(3)
-	waitPhase(t, run, v1alpha1.PhaseRunning, "")
+	k, pods := startRunning(t, run, 3)
 
 	k.finish(pods[1], 137, "OOMKilled")
 	eventually(t, "the other runners stopped", func() error {
@@ -275,11 +282,7 @@ func TestLostRunnerAndRunDeadline(t *testing.T) {
 		t.Parallel()
 		ns := setup(t)
 		run := tw.MakeTestRun("lost", ns).Parallelism(2).Devices(20, "1s").Duration("1m").Obj()
-		create(t, run)
-		k := newKubelet(t, run)
-		k.targetReady()
-		pods := k.runnersReady(2)
-		waitPhase(t, run, v1alpha1.PhaseRunning, "")
+		k, pods := startRunning(t, run, 2)
 		if err := env.Client.Delete(ctx, pods[0]); err != nil {
 			t.Fatal(err)
 		}
@@ -308,11 +311,7 @@ func TestLostRunnerAndRunDeadline(t *testing.T) {
 		t.Parallel()
 		ns := setup(t)
 		run := tw.MakeTestRun("deadline", ns).Timeouts(&v1alpha1.TimeoutsSpec{Run: "2s"}).Obj()
-		create(t, run)
-		k := newKubelet(t, run)
-		k.targetReady()
-		pods := k.runnersReady(1)
-		waitPhase(t, run, v1alpha1.PhaseRunning, "")
+		k, pods := startRunning(t, run, 1)
 		eventually(t, "the runner stopped at the deadline", func() error {
 			if runner.stops(pods[0]) == 0 {
 				return fmt.Errorf("not stopped")
@@ -333,11 +332,7 @@ func TestLostRunnerAndRunDeadline(t *testing.T) {
 func TestTTLRemovesEveryChild(t *testing.T) {
 	ns := setup(t)
 	run := tw.MakeTestRun("ttl", ns).TTL(2).Obj()
-	create(t, run)
-	k := newKubelet(t, run)
-	k.targetReady()
-	pods := k.runnersReady(1)
-	waitPhase(t, run, v1alpha1.PhaseRunning, "")
+	k, pods := startRunning(t, run, 1)
 	logs.set(pods[0], load(pods[0], time.Now()), nil)
 	k.finish(pods[0], 0, "Completed")
 	waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
@@ -374,11 +369,7 @@ func TestAPIWritesGrowLinearlyWithRunners(t *testing.T) {
 	for _, n := range []int{1, 4, 8} {
 		ns := setup(t)
 		run := tw.MakeTestRun(fmt.Sprintf("writes-%d", n), ns).Parallelism(int32(n)).Devices(100, "1s").Duration("1s").Obj()
-		create(t, run)
-		k := newKubelet(t, run)
-		k.targetReady()
-		pods := k.runnersReady(n)
-		waitPhase(t, run, v1alpha1.PhaseRunning, "")
+		k, pods := startRunning(t, run, n)
 		start := time.Now()
 		for _, pod := range pods {
 			logs.set(pod, load(pod, start), nil)
