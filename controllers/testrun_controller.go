@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -300,6 +302,10 @@ func (r *TestRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.TestRun{}, profileIndex, func(o client.Object) []string {
 		return []string{strings.ToLower(o.(*v1alpha1.TestRun).Spec.Profile)}
 	}); err != nil {
+		return err
+	}
+	// A second manager in one process (tests restart it) registers it once.
+	if err := metrics.Registry.Register(newPhaseCollector(mgr.GetClient())); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
@@ -98,6 +99,23 @@ func TestHappyPathMergesAllRunners(t *testing.T) {
 	if got.Status.CompletionTime == nil || got.Status.ObservedGeneration != got.Generation {
 		t.Errorf("completionTime %v observedGeneration %d", got.Status.CompletionTime, got.Status.ObservedGeneration)
 	}
+	eventually(t, "the TestRuns-by-phase gauge", func() error {
+		families, err := metrics.Registry.Gather()
+		if err != nil {
+			return err
+		}
+		for _, f := range families {
+			if f.GetName() != "fleetbench_testruns" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				if m.GetLabel()[0].GetValue() == "Succeeded" && m.GetGauge().GetValue() >= 1 {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("no fleetbench_testruns{phase=Succeeded} >= 1")
+	})
 	eventually(t, "phase events", func() error {
 		var list eventsv1.EventList
 		if err := env.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {

@@ -478,6 +478,13 @@ func (r *TestRunReconciler) reconcileStart(ctx context.Context, s *scope) error 
 	}
 	skew := last.Sub(first)
 	startSkew.Observe(skew.Seconds())
+	offsets := make([]string, len(acks))
+	for i, a := range acks {
+		if !a.at.IsZero() {
+			offsets[i] = a.at.Sub(first).String()
+		}
+	}
+	logf.FromContext(ctx).Info("runners started", "first", first, "skew", skew, "acknowledgedAfterFirst", offsets)
 	started := metav1.NewTime(first)
 	run.Status.StartTime = &started
 	if run.Status.Runners != nil {

@@ -3,6 +3,7 @@ package runners
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -105,7 +106,12 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		env = append(env,
 			corev1.EnvVar{Name: "DEVICE_ID_FIRST", Value: strconv.FormatInt(r.First, 10)},
 			corev1.EnvVar{Name: "DEVICE_ID_LAST", Value: strconv.FormatInt(r.Last, 10)},
-			corev1.EnvVar{Name: "DEVICE_COUNT", Value: strconv.FormatInt(r.Count(), 10)})
+			corev1.EnvVar{Name: "DEVICE_COUNT", Value: strconv.FormatInt(r.Count(), 10)},
+			corev1.EnvVar{Name: "DEVICE_PERIOD", Value: string(spec.Load.Period)})
+		if period, err := time.ParseDuration(string(spec.Load.Period)); err == nil && period > 0 {
+			// This runner's share of the rate, for scripts that pace their devices themselves.
+			env = append(env, corev1.EnvVar{Name: "DEVICE_RATE_PER_SECOND", Value: strconv.FormatFloat(float64(r.Count())/period.Seconds(), 'f', 3, 64)})
+		}
 	}
 	env = append(env, opts.TargetEnv...)
 	env = append(env, runner.Env...)
