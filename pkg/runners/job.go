@@ -28,6 +28,8 @@ const (
 	configDir = "/fleetbench/config"
 	// OutputName is fleetbench's k6 output, which prints the mergeable result envelope.
 	OutputName = "fleetbench"
+	// CheckpointInterval is how often a runner prints a partial envelope.
+	CheckpointInterval = "60s"
 )
 
 // JobOptions is what a runner Job needs besides the TestRun.
@@ -97,6 +99,9 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	args = append(args, scriptPath)
 
 	env := []corev1.EnvVar{
+		// A checkpoint envelope every minute: a runner killed mid-run (OOM, eviction) still
+		// leaves in its log what it measured until then.
+		{Name: "K6_FLEETBENCH_CHECKPOINT", Value: CheckpointInterval},
 		{Name: "FLEETBENCH_TESTRUN", Value: tr.Name},
 		{Name: "FLEETBENCH_RUNNER_INDEX", Value: strconv.Itoa(i)},
 		{Name: "FLEETBENCH_RUNNERS", Value: strconv.Itoa(n)},

@@ -43,7 +43,7 @@ func TestJobSplitsTheLoadAndStartsPaused(t *testing.T) {
 		}
 		env := envOf(c)
 		firsts = append(firsts, env["DEVICE_ID_FIRST"])
-		if env["DEVICE_COUNT"] != "500" || env["DEVICE_RATE_PER_SECOND"] != "2.500" || env["TARGET_WEB_URL"] == "" || env["FLEETBENCH_RUNNER_INDEX"] == "" {
+		if env["DEVICE_COUNT"] != "500" || env["DEVICE_RATE_PER_SECOND"] != "2.500" || env["K6_FLEETBENCH_CHECKPOINT"] != "60s" || env["TARGET_WEB_URL"] == "" || env["FLEETBENCH_RUNNER_INDEX"] == "" {
 			t.Errorf("runner %d env = %v", i, env)
 		}
 		if *job.Spec.BackoffLimit != 0 || job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
