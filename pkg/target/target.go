@@ -266,6 +266,8 @@ func container(c *v1alpha1.Component) (corev1.Container, error) {
 	switch {
 	case c.Kind == v1alpha1.ComponentDatabase:
 		env = append(databaseEnv(c.Database), env...)
+	case c.Kind == v1alpha1.ComponentXMPPBroker:
+		env = append(xmppEnv(c.XMPP), env...)
 	case c.Kind == v1alpha1.ComponentWebServer && ptr.Deref(c.TLS, false):
 		// The built-in web server images make a certificate and listen on 443 when asked.
 		env = append([]corev1.EnvVar{{Name: "FLEETBENCH_TLS", Value: "1"}}, env...)
@@ -299,6 +301,27 @@ func databaseEnv(db *v1alpha1.DatabaseSettings) []corev1.EnvVar {
 		env = append(env, corev1.EnvVar{Name: "INIT_SQL", Value: initSQL})
 	}
 	return env
+}
+
+// xmppEnv configures the built-in XMPP broker images: the domain and the accounts to
+// provision, named <prefix><n> for n from 0, so each emulated robot logs in as itself.
+func xmppEnv(x *v1alpha1.XMPPSettings) []corev1.EnvVar {
+	domain, prefix, users := "fleetbench.local", "device", int32(0)
+	if x != nil {
+		if x.Domain != "" {
+			domain = x.Domain
+		}
+		if x.UserPrefix != "" {
+			prefix = x.UserPrefix
+		}
+		users = x.Users
+	}
+	return []corev1.EnvVar{
+		{Name: "XMPP_DOMAIN", Value: domain},
+		{Name: "XMPP_USERS", Value: fmt.Sprint(users)},
+		{Name: "XMPP_USER_PREFIX", Value: prefix},
+		{Name: "XMPP_PASSWORD", Value: "secret"},
+	}
 }
 
 func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.ProfileSpec, volumes []corev1.Volume, containers ...corev1.Container) *appsv1.Deployment {

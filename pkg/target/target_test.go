@@ -137,3 +137,17 @@ func TestBuiltinDatabasesGetScratchSpace(t *testing.T) {
 		t.Error("components must reach each other before the pod is Ready")
 	}
 }
+
+func TestXMPPBrokerGetsItsAccounts(t *testing.T) {
+	tr := tw.MakeTestRun("raja", "team").Components(v1alpha1.Component{Name: "xmpp", Kind: v1alpha1.ComponentXMPPBroker,
+		XMPP: &v1alpha1.XMPPSettings{Domain: "robots.local", Users: 65000, UserPrefix: "robot"}}).Obj()
+	objs, err := Build(tr, c1, "ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := objs.Deployments[0].Spec.Template.Spec.Containers[0]
+	env := envMap(c.Env)
+	if c.Image != "fleetbench/prosody:dev" || env["XMPP_DOMAIN"] != "robots.local" || env["XMPP_USERS"] != "65000" || env["XMPP_USER_PREFIX"] != "robot" {
+		t.Errorf("xmpp container %s env %v", c.Image, env)
+	}
+}
