@@ -63,8 +63,7 @@ var DefaultTimeouts = Timeouts{
 type TestRunReconciler struct {
 	client.Client
 	Scheme *runtime.Scheme
-	// APIReader reads around the cache, for the one decision a stale cache must not make
-	// twice: starting the runners.
+	// APIReader reads TestRuns around the cache; see Reconcile.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
@@ -110,9 +109,11 @@ type phaseFunc func(ctx context.Context, s *scope) error
 func (r *TestRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	log := logf.FromContext(ctx)
 
-	// 1. Load.
+	// 1. Load, from the API server rather than the cache: the status records what this
+	// operator did (started the runners, when), and a reconcile woken by a pod event must not
+	// decide on a copy that predates its own last write.
 	run := &v1alpha1.TestRun{}
-	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, run); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !run.DeletionTimestamp.IsZero() {
@@ -201,8 +202,13 @@ func (r *TestRunReconciler) setPhase(s *scope, phase v1alpha1.TestRunPhase, reas
 }
 
 // fail ends the run: runners still running are stopped, whatever results exist are kept.
+// Before the start there are no results to keep, and a runner still pending would start k6
+// paused later and wait for a start that never comes: its Job is deleted.
 func (r *TestRunReconciler) fail(ctx context.Context, s *scope, reason, message string) {
 	r.stopRunners(ctx, s)
+	if !meta.IsStatusConditionTrue(s.run.Status.Conditions, v1alpha1.ConditionStarted) {
+		r.deleteRunningJobs(ctx, s)
+	}
 	r.setPhase(s, v1alpha1.PhaseFailed, reason, message)
 	if s.run.Status.Verdict == "" {
 		s.run.Status.Verdict = v1alpha1.VerdictFailed

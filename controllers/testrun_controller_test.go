@@ -256,6 +256,18 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 			if got.Status.Verdict != v1alpha1.VerdictFailed || got.Status.Message == "" {
 				t.Errorf("verdict %q message %q", got.Status.Verdict, got.Status.Message)
 			}
+			eventually(t, "no runner left waiting", func() error {
+				var jobs batchv1.JobList
+				if err := env.Client.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+					return err
+				}
+				for _, j := range jobs.Items {
+					if j.DeletionTimestamp.IsZero() && tc.reason != "RunnerFailedBeforeStart" {
+						return fmt.Errorf("runner Job %s outlived the failure", j.Name)
+					}
+				}
+				return nil
+			})
 			ready := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady)
 			if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != tc.reason {
 				t.Errorf("Ready condition = %+v", ready)

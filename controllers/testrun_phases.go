@@ -418,18 +418,6 @@ func (r *TestRunReconciler) reconcileStart(ctx context.Context, s *scope) error 
 	if meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionStarted) {
 		return nil
 	}
-	// The cache may not show a start an earlier reconcile just wrote: ask the API server.
-	live := &v1alpha1.TestRun{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
-		return err
-	}
-	if meta.IsStatusConditionTrue(live.Status.Conditions, v1alpha1.ConditionStarted) {
-		run.Status.StartTime, run.Status.Conditions = live.Status.StartTime, live.Status.Conditions
-		if run.Status.Runners != nil && live.Status.Runners != nil {
-			run.Status.Runners.StartSkew = live.Status.Runners.StartSkew
-		}
-		return nil
-	}
 	if run.Status.Target == nil {
 		r.measureBefore(ctx, s)
 	}
