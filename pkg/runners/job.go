@@ -92,6 +92,13 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		// k6's own summary keeps every trend sample in memory; ours folds them into histograms.
 		"--summary-mode=disabled",
 	}
+	if spec.Type == v1alpha1.TestTypeStability {
+		// Unless thresholds are off, k6 adds every sample to its own sinks and a Trend sink keeps
+		// every value: memory grows with the run (k6 #763). fleetbench judges thresholds, the
+		// script's own included, on the merged results, so an hours-long run turns k6's off.
+		// The price: abortOnFail does not stop a stability run early.
+		args = append(args, "--no-thresholds")
+	}
 	if opts.HasConfig {
 		args = append(args, "--config", configDir+"/"+ConfigKey)
 	}

@@ -38,6 +38,9 @@ func TestJobSplitsTheLoadAndStartsPaused(t *testing.T) {
 				t.Errorf("runner %d args %q lack %q", i, args, want)
 			}
 		}
+		if slices.Contains(c.Args, "--no-thresholds") {
+			t.Errorf("a load test keeps k6's thresholds (abortOnFail)")
+		}
 		if c.Args[len(c.Args)-1] != "/fleetbench/config/test.js" {
 			t.Errorf("inline script path = %q", c.Args[len(c.Args)-1])
 		}
@@ -114,5 +117,13 @@ func TestJobPlacementAddsToTheUsers(t *testing.T) {
 	if tr.Spec.Runner.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Weight != 7 ||
 		len(tr.Spec.Runner.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
 		t.Error("building a Job changed the TestRun's own affinity")
+	}
+}
+
+func TestStabilityRunnersKeepNoSamples(t *testing.T) {
+	tr := tw.MakeTestRun("stab", "ns").Type(v1alpha1.TestTypeStability).Devices(1000, "200s").Duration("48h").Obj()
+	args := Job(tr, 0, 1, JobOptions{}).Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--no-thresholds") || !slices.Contains(args, "--summary-mode=disabled") {
+		t.Errorf("a stability runner must keep no per-sample state in k6: %v", args)
 	}
 }
