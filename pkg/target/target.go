@@ -30,10 +30,13 @@ type builtin struct {
 }
 
 // builtinWritable are the paths a built-in image writes, given emptyDirs so the images run as
-// their own non-root users (postgres 100, mysql 100) whatever the root filesystem allows.
+// their own non-root users (postgres 100, mysql 100, prosody 100) whatever the root filesystem
+// allows. Prosody keeps ~4 KiB per provisioned account there.
 var builtinWritable = map[string][]string{
 	"postgresql": {"/var/lib/fleetbench-db", "/run/postgresql", "/tmp"},
 	"mariadb":    {"/var/lib/fleetbench-db", "/run/mysqld", "/tmp"},
+	"prosody":    {"/var/lib/prosody"},
+	"apache":     {"/run"},
 }
 
 var builtins = map[string]builtin{

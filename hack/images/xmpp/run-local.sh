@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# run-local.sh IMAGE_TAR [KEY=VALUE...] : hack/images/db/run-local.sh for images whose writable
+# paths are not the database ones. Runs the image tarball's entrypoint on this machine without a
+# cluster, as a restricted pod would: root filesystem read-only, a tmpfs (mode 0777, like an
+# emptyDir) on each path in RUN_LOCAL_WRITABLE (default "/var/lib/prosody /tmp"), as the image's
+# user (RUN_LOCAL_USER=uid[:gid] overrides), in the host's network namespace (pick free ports).
+# Needs root (mount namespace + chroot). Foreground; stop it with SIGTERM/SIGINT.
+# The unpacked rootfs is kept in $RUN_LOCAL_DIR (default /tmp/fleetbench-run-local/NAME).
+#
+#   hack/images/xmpp/run-local.sh bin/images/prosody.tar XMPP_USERS=2000
+set -euo pipefail
+tarball=$(realpath "$1")
+shift
+name=$(basename "$tarball" .tar)
+dir=${RUN_LOCAL_DIR:-/tmp/fleetbench-run-local/$name}
+rootfs=$dir/rootfs
+work=$dir/unpack
+writable=${RUN_LOCAL_WRITABLE:-/var/lib/prosody /tmp}
+
+if [ ! -e "$dir/stamp" ] || [ "$tarball" -nt "$dir/stamp" ]; then
+  rm -rf --one-file-system "$dir"
+  mkdir -p "$rootfs" "$work"
+  tar -xf "$tarball" -C "$work"
+  python3 - "$work" >"$dir/layers" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))[0]
+c = json.load(open(sys.argv[1] + "/" + m["Config"]))["config"]
+print("USER=" + (c.get("User") or "0"))
+print("ENTRY=" + json.dumps((c.get("Entrypoint") or []) + (c.get("Cmd") or [])))
+print("ENV=" + json.dumps(c.get("Env") or []))
+for layer in m["Layers"]:
+    print("LAYER=" + layer)
+PY
+  grep '^LAYER=' "$dir/layers" | cut -d= -f2- | while read -r l; do
+    tar --numeric-owner -xzf "$work/$l" -C "$rootfs"
+  done
+  rm -rf "$work"
+  mkdir -p "$rootfs/proc" "$rootfs/dev"
+  touch "$dir/stamp"
+fi
+for w in $writable; do mkdir -p "$rootfs$w"; done
+
+user=${RUN_LOCAL_USER:-$(grep '^USER=' "$dir/layers" | cut -d= -f2-)}
+mapfile -t entry < <(grep '^ENTRY=' "$dir/layers" | cut -d= -f2- | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)))')
+mapfile -t env < <(grep '^ENV=' "$dir/layers" | cut -d= -f2- | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)))')
+uid=${user%%:*}
+gid=${user#*:}
+[ "$gid" != "$user" ] || gid=$uid
+
+# shellcheck disable=SC2016
+exec unshare -m --propagation private bash -c '
+  set -e
+  r=$1; uid=$2; gid=$3; writable=$4; shift 4
+  vars=()
+  while [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  mount --bind "$r" "$r"
+  for d in $writable; do mount -t tmpfs -o mode=0777,size=512m tmpfs "$r$d"; done
+  mount -t proc proc "$r/proc"
+  mount --rbind /dev "$r/dev"
+  mount -o remount,bind,ro "$r"
+  exec env -i "${vars[@]}" chroot --userspec="$uid:$gid" "$r" "$@"
+' run-local "$rootfs" "$uid" "$gid" "$writable" "${env[@]}" "$@" -- "${entry[@]}"
