@@ -78,19 +78,21 @@ func (k *kubelet) targetReadyWith(restarts int32) {
 	}
 }
 
-// targetPodWaiting creates a target pod stuck with a container waiting reason.
-func (k *kubelet) targetPodWaiting(reason string) {
+// targetPodWaiting creates the target's pod from its Deployment's template (so it passes the
+// namespace's Pod Security admission as the ReplicaSet's would), stuck with a waiting reason.
+func (k *kubelet) targetPodWaiting(reason, message string) {
+	d := k.targetDeployments(1)[0]
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "target-stuck", Namespace: k.targetNS(), Labels: map[string]string{
-			naming.LabelTestRun: k.run.Name, naming.LabelTestRunNS: k.run.Namespace}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "fleetbench/missing:dev"}}},
+		ObjectMeta: metav1.ObjectMeta{Name: "target-stuck", Namespace: d.Namespace, Labels: d.Spec.Template.Labels},
+		Spec:       d.Spec.Template.Spec,
 	}
 	if err := env.Client.Create(k.ctx, pod); err != nil {
 		k.t.Fatal(err)
 	}
+	c := pod.Spec.Containers[0]
 	pod.Status.Phase = corev1.PodPending
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "web", Image: "fleetbench/missing:dev",
-		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "image not present with pull policy Never"}}}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: c.Name, Image: c.Image,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}}}
 	if err := env.Client.Status().Update(k.ctx, pod); err != nil {
 		k.t.Fatal(err)
 	}

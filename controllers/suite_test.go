@@ -111,6 +111,8 @@ func startManager() (*managerHandle, error) {
 		Stats:       stats,
 		RunnerImage: "fleetbench/runner:test",
 		Timeouts:    testTimeouts,
+
+		PodLevelResources: true,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err

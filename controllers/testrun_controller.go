@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,6 +75,10 @@ type TestRunReconciler struct {
 	// RunnerImage is used when a TestRun names none.
 	RunnerImage string
 	Timeouts    Timeouts
+	// PodLevelResources sizes one-machine targets with pod.spec.resources (Kubernetes 1.34+).
+	// If the API server drops the field anyway, targets fall back to per-container limits.
+	PodLevelResources bool
+	podLevelDropped   atomic.Bool
 }
 
 // scope is everything one reconcile knows: the TestRun and what exists in the world for it.

@@ -69,6 +69,11 @@ func TestHappyPathMergesAllRunners(t *testing.T) {
 	k := newKubelet(t, run)
 
 	waitPhase(t, run, v1alpha1.PhaseProvisioning, "")
+	// The real API server kept the one-machine target's pod-level budget: the whole C1 profile.
+	stack := k.targetDeployments(1)[0].Spec.Template.Spec
+	if stack.Resources == nil || stack.Resources.Limits.Cpu().String() != "1" || stack.Resources.Limits.Memory().String() != "512Mi" {
+		t.Errorf("stack pod resources = %+v, want the profile", stack.Resources)
+	}
 	k.targetReady()
 	waitPhase(t, run, v1alpha1.PhaseStarting, "")
 	pods := k.runnersReady(3)
@@ -196,6 +201,8 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 		run    func(ns string) *v1alpha1.TestRun
 		act    func(t *testing.T, k *kubelet)
 		reason string
+		// says are parts of the message the user must read: the cause and the fix.
+		says []string
 		// within bounds how long after creation Failed must come.
 		within time.Duration
 	}{
@@ -207,7 +214,18 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("never-ready", ns).Timeouts(fast).Obj() }},
 		{name: "target image missing", reason: "TargetImageNotPresent", within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("no-image", ns).Obj() },
-			act: func(t *testing.T, k *kubelet) { k.targetDeployments(1); k.targetPodWaiting("ErrImageNeverPull") }},
+			act: func(t *testing.T, k *kubelet) {
+				k.targetPodWaiting("ErrImageNeverPull", "Container image \"fleetbench/nginx:dev\" is not present with pull policy of Never")
+			}},
+		{name: "target image runs as root", reason: "TargetRunsAsRoot", within: 15 * time.Second,
+			says: []string{"container legacy: container has runAsNonRoot and image will run as root", "runAsUser", "spec.target.podSecurity: baseline"},
+			run: func(ns string) *v1alpha1.TestRun {
+				return tw.MakeTestRun("root-image", ns).Components(v1alpha1.Component{Name: "legacy", Kind: v1alpha1.ComponentCustom,
+					Image: "legacy:1", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}).Obj()
+			},
+			act: func(t *testing.T, k *kubelet) {
+				k.targetPodWaiting("CreateContainerConfigError", `container has runAsNonRoot and image will run as root (pod: "stack", container: legacy)`)
+			}},
 		{name: "runner image missing", reason: "RunnerImageNotPresent", within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("no-runner-image", ns).Obj() },
 			act: func(t *testing.T, k *kubelet) {
@@ -255,6 +273,11 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 			}
 			if got.Status.Verdict != v1alpha1.VerdictFailed || got.Status.Message == "" {
 				t.Errorf("verdict %q message %q", got.Status.Verdict, got.Status.Message)
+			}
+			for _, part := range tc.says {
+				if !strings.Contains(got.Status.Message, part) {
+					t.Errorf("message %q lacks %q", got.Status.Message, part)
+				}
 			}
 			eventually(t, "no runner left waiting", func() error {
 				var jobs batchv1.JobList

@@ -87,7 +87,7 @@ func (r *TestRunReconciler) reconcileTarget(ctx context.Context, s *scope) error
 		// Once the load runs, the target is measured, not re-provisioned.
 		return nil
 	}
-	objs, err := target.Build(run, &s.profile.Spec, s.targetNS)
+	objs, err := target.Build(run, &s.profile.Spec, s.targetNS, r.targetOptions())
 	if err != nil {
 		r.fail(ctx, s, "InvalidTarget", err.Error())
 		return nil
@@ -118,8 +118,15 @@ func (r *TestRunReconciler) reconcileTarget(ctx context.Context, s *scope) error
 		}
 	}
 	for _, d := range objs.Deployments {
-		if err := createOrGet(ctx, r.Client, d); err != nil {
+		wantPodLevel := d.Spec.Template.Spec.Resources != nil
+		created, err := createOrGetCreated(ctx, r.Client, d)
+		if err != nil {
 			return err
+		}
+		if wantPodLevel && created && d.Spec.Template.Spec.Resources == nil {
+			if err := r.splitProfileEvenly(ctx, s, d); err != nil {
+				return err
+			}
 		}
 	}
 	for _, svc := range objs.Services {
@@ -141,6 +148,11 @@ func (r *TestRunReconciler) reconcileTarget(ctx context.Context, s *scope) error
 	deadline := run.CreationTimestamp.Add(r.timeout(r.timeouts(run).Provisioning, r.Timeouts.Provisioning))
 	if pod, reason := r.targetImageMissing(ctx, s); reason != "" {
 		r.fail(ctx, s, "TargetImageNotPresent", fmt.Sprintf("target pod %s: %s; load the image onto the nodes or fix the component's image", pod, reason))
+		return nil
+	}
+	if pod, reason := r.targetRunsAsRoot(ctx, s); reason != "" {
+		r.fail(ctx, s, "TargetRunsAsRoot", fmt.Sprintf("target pod %s: %s; the restricted Pod Security level runs components as non-root: "+
+			"set the component's runAsUser to a non-zero uid its image works with, or spec.target.podSecurity: baseline", pod, reason))
 		return nil
 	}
 	if !s.now.Before(deadline) {
@@ -205,6 +217,23 @@ func (r *TestRunReconciler) targetPodHint(ctx context.Context, s *scope) string 
 		}
 	}
 	return ""
+}
+
+// targetRunsAsRoot finds a container the kubelet will not start because its image runs as root
+// (or as a user name it cannot check) while the pod says runAsNonRoot: waiting cannot fix that.
+func (r *TestRunReconciler) targetRunsAsRoot(ctx context.Context, s *scope) (string, string) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(s.targetNS)); err != nil {
+		return "", ""
+	}
+	for i := range pods.Items {
+		for _, cs := range pods.Items[i].Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason == "CreateContainerConfigError" && strings.Contains(w.Message, "runAsNonRoot") {
+				return pods.Items[i].Name, fmt.Sprintf("container %s: %s", cs.Name, w.Message)
+			}
+		}
+	}
+	return "", ""
 }
 
 func imageProblem(pod *corev1.Pod) string {
@@ -324,7 +353,7 @@ func (r *TestRunReconciler) reconcileRunners(ctx context.Context, s *scope) erro
 	if run.Spec.Target.External != nil {
 		env = target.ExternalEnv(run.Spec.Target.External)
 	} else {
-		objs, err := target.Build(run, &s.profile.Spec, s.targetNS)
+		objs, err := target.Build(run, &s.profile.Spec, s.targetNS, r.targetOptions())
 		if err != nil {
 			return err
 		}
@@ -844,9 +873,42 @@ func lastEnd(s *scope) time.Time {
 // createOrGet creates obj, or loads the existing one of the same name: children have
 // deterministic names, so a repeated reconcile finds what an earlier one made.
 func createOrGet(ctx context.Context, c client.Client, obj client.Object) error {
+	_, err := createOrGetCreated(ctx, c, obj)
+	return err
+}
+
+// createOrGetCreated is createOrGet that also says whether obj was created now, so obj holds
+// what the API server made of this very spec.
+func createOrGetCreated(ctx context.Context, c client.Client, obj client.Object) (bool, error) {
 	err := c.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
-		return c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		return false, c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 	}
-	return err
+	return err == nil, err
+}
+
+func (r *TestRunReconciler) targetOptions() target.Options {
+	return target.Options{PodLevelResources: r.PodLevelResources && !r.podLevelDropped.Load()}
+}
+
+// splitProfileEvenly handles a cluster whose API server dropped pod.spec.resources from a
+// Deployment it just created (its PodLevelResources feature is off): the pod would run with no
+// limit at all. From now on targets split the profile among containers; d is patched to that.
+func (r *TestRunReconciler) splitProfileEvenly(ctx context.Context, s *scope, d *appsv1.Deployment) error {
+	r.podLevelDropped.Store(true)
+	r.Recorder.Eventf(s.run, nil, corev1.EventTypeWarning, "PodLevelResourcesUnavailable", "Provision",
+		"the cluster does not keep pod-level resources; the profile is split evenly among the target's containers")
+	objs, err := target.Build(s.run, &s.profile.Spec, s.targetNS, r.targetOptions())
+	if err != nil {
+		return err
+	}
+	for _, want := range objs.Deployments {
+		if want.Name != d.Name {
+			continue
+		}
+		patch := client.MergeFrom(d.DeepCopy())
+		d.Spec.Template.Spec.Containers = want.Spec.Template.Spec.Containers
+		return r.Patch(ctx, d, patch)
+	}
+	return nil
 }

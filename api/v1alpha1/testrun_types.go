@@ -136,7 +136,17 @@ const (
 	SizingPerComponent SizingMode = "perComponent"
 )
 
+// PodSecurityLevel is a Pod Security Standard a target namespace enforces.
+// +kubebuilder:validation:Enum=restricted;baseline
+type PodSecurityLevel string
+
+const (
+	PodSecurityRestricted PodSecurityLevel = "restricted"
+	PodSecurityBaseline   PodSecurityLevel = "baseline"
+)
+
 // TargetSpec is the system under test.
+// +kubebuilder:validation:XValidation:rule="!has(self.components) || (has(self.podSecurity) && self.podSecurity == 'baseline') || self.components.all(c, !has(c.runAsUser) || c.runAsUser != 0)",message="spec.target.components[].runAsUser 0 runs as root, which the restricted Pod Security Standard refuses; set spec.target.podSecurity: baseline or a non-zero uid"
 // +kubebuilder:validation:XValidation:rule="has(self.components) != has(self.external)",message="spec.target needs exactly one of components (fleetbench provisions them) or external (a URL it only loads)"
 // +kubebuilder:validation:XValidation:rule="!has(self.components) || self.components.all(c, self.components.exists_one(d, d.name == c.name))",message="spec.target.components names must be unique"
 // +kubebuilder:validation:XValidation:rule="!has(self.sizing) || self.sizing != 'perComponent' || !has(self.components) || self.components.all(c, has(c.share) || has(c.resources))",message="with spec.target.sizing perComponent every component needs a share (percent of the profile) or resources"
@@ -146,6 +156,13 @@ type TargetSpec struct {
 	// +optional
 	// +kubebuilder:default=oneMachine
 	Sizing SizingMode `json:"sizing,omitempty"`
+
+	// podSecurity is the Pod Security Standard enforced in the target's namespace. restricted
+	// (default): every component runs as a non-root user, without capabilities or privilege
+	// escalation; the built-in images are made for it. baseline: a custom image may run as root.
+	// +optional
+	// +kubebuilder:default=restricted
+	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
 
 	// components fleetbench provisions in the TestRun's own namespace.
 	// +optional
@@ -231,6 +248,13 @@ type Component struct {
 	// +kubebuilder:validation:MaxItems=8
 	// +listType=atomic
 	Ports []corev1.ContainerPort `json:"ports,omitempty"`
+
+	// runAsUser runs the component as this uid. Needed for an image whose USER is a name
+	// (the kubelet cannot prove a name is not root) or root; 0 needs podSecurity baseline.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	RunAsUser *int64 `json:"runAsUser,omitempty"`
 
 	// readinessProbe gates the load: no runner starts before every component is Ready.
 	// +optional

@@ -273,6 +273,11 @@ func (in *Component) DeepCopyInto(out *Component) {
 		*out = make([]corev1.ContainerPort, len(*in))
 		copy(*out, *in)
 	}
+	if in.RunAsUser != nil {
+		in, out := &in.RunAsUser, &out.RunAsUser
+		*out = new(int64)
+		**out = **in
+	}
 	if in.ReadinessProbe != nil {
 		in, out := &in.ReadinessProbe, &out.ReadinessProbe
 		*out = new(corev1.Probe)

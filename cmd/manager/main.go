@@ -28,12 +28,14 @@ func envOr(key, fallback string) string {
 
 func main() {
 	var metricsAddr, probeAddr, runnerImage, runnerAccess string
-	var leaderElect bool
+	var leaderElect, podLevelResources bool
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles at a time.")
 	flag.StringVar(&runnerImage, "runner-image", envOr("FLEETBENCH_RUNNER_IMAGE", "fleetbench/runner:dev"), "Runner image for TestRuns that name none.")
 	flag.StringVar(&runnerAccess, "runner-access", "auto", "How to reach runners' k6 API: direct (pod IPs, in-cluster), proxy (through the API server), or auto.")
+	flag.BoolVar(&podLevelResources, "pod-level-resources", true, "Size one-machine targets with pod-level resources (Kubernetes 1.34+); "+
+		"where the API server drops them, targets fall back to splitting the profile among containers.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -89,6 +91,8 @@ func main() {
 		Stats:       &controllers.APITargetStats{Clientset: clientset},
 		RunnerImage: runnerImage,
 		Timeouts:    controllers.DefaultTimeouts,
+
+		PodLevelResources: podLevelResources,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)

@@ -40,11 +40,16 @@ spec:
   template:
     metadata: {labels: {app: nginx}}
     spec:
+      # The image runs as www-data and writes only /run, as fleetbench's targets run it.
+      securityContext:
+        sysctls: [{name: net.ipv4.ip_unprivileged_port_start, value: "0"}]
+      volumes: [{name: run, emptyDir: {}}]
       containers:
       - name: nginx
         image: fleetbench/nginx:dev
         imagePullPolicy: Never
         ports: [{containerPort: 80}]
+        volumeMounts: [{name: run, mountPath: /run}]
         readinessProbe:
           httpGet: {path: /healthz, port: 80}
           periodSeconds: 1

@@ -10,10 +10,14 @@
 # Re-runnable: it first runs down.sh, which clears whatever a crashed run left behind.
 # usage: hack/cluster/up.sh            then: export KUBECONFIG=bin/cluster/kubeconfig
 # env:   FLEETBENCH_NO_DNS=1            skip CoreDNS (saves its ~3 min first build)
+#        FLEETBENCH_METRICS_SERVER=1    also run metrics-server (metrics.k8s.io, kubectl top);
+#                                       off by default (its first build takes a few minutes)
 # shellcheck source=hack/cluster/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 t0=$(date +%s)
+
+metrics_server_enabled() { [ "${FLEETBENCH_METRICS_SERVER:-}" = 1 ]; }
 
 ensure_packages() {
   # Debian's containerd 1.6, runc, CNI plugins; iptables and conntrack for kube-proxy.
@@ -34,6 +38,7 @@ ensure_binaries() {
   "$root/hack/build-kube.sh" etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl
   "$root/hack/images/pause.sh"
   [ -n "${FLEETBENCH_NO_DNS:-}" ] || "$root/hack/images/coredns.sh"
+  if metrics_server_enabled; then "$root/hack/images/metrics-server.sh"; fi
 }
 
 setup_network() {
@@ -275,6 +280,7 @@ start_containerd() {
   alive containerd
   local images=("$root/bin/images/pause.tar")
   [ -n "${FLEETBENCH_NO_DNS:-}" ] || images+=("$root/bin/images/coredns.tar")
+  if metrics_server_enabled; then images+=("$root/bin/images/metrics-server.tar"); fi
   "$root/hack/images/import.sh" "${images[@]}"
 }
 
@@ -342,6 +348,31 @@ start_dns() {
   wait_for "CoreDNS available" 90 kc -n kube-system wait --for=condition=Available deployment/coredns --timeout=1s
 }
 
+# metrics_served POD : metrics.k8s.io answers through the aggregator and `kubectl top` lists a
+# kube-system pod whose name starts with POD (so CPU and memory were scraped for it).
+metrics_served() {
+  local top
+  kc get --raw /apis/metrics.k8s.io/v1beta1/pods >/dev/null &&
+    top=$(kc top pod -n kube-system --no-headers) && grep -q "^$1" <<<"$top"
+}
+
+start_metrics_server() {
+  metrics_server_enabled || return 0
+  log "metrics-server"
+  local t pod=coredns
+  [ -z "${FLEETBENCH_NO_DNS:-}" ] || pod=metrics-server
+  t=$(date +%s)
+  kc apply -f "$root/hack/cluster/metrics-server.yaml" >/dev/null
+  if ! wait_for "metrics.k8s.io serving $pod" 90 metrics_served "$pod"; then
+    kc -n kube-system get pods,endpoints -o wide >&2 || true
+    kc get apiservice v1beta1.metrics.k8s.io -o wide >&2 || true
+    kc -n kube-system logs deployment/metrics-server --tail=30 >&2 || true
+    die "metrics-server did not serve metrics within 90s"
+  fi
+  log "metrics.k8s.io ready $(($(date +%s) - t))s after apply; kubectl top pod -A:"
+  kc top pod -A >&2
+}
+
 command -v nsenter >/dev/null || die "nsenter (util-linux) is required"
 [ "$(id -u)" = 0 ] || die "run as root"
 lock_cluster
@@ -357,6 +388,7 @@ start_containerd
 start_control_plane
 start_node
 start_dns
+start_metrics_server
 cp "$DATA/admin.kubeconfig" "$KUBECONFIG_OUT"
 log "cluster up in $(($(date +%s) - t0))s (logs: $DATA/logs)"
 echo "export KUBECONFIG=$KUBECONFIG_OUT"

@@ -28,9 +28,9 @@ k() { "$kubectl" --request-timeout=30s "$@"; }
 log "cluster ready ($(since)): KUBECONFIG=$KUBECONFIG"
 
 if [ "$KUBECONFIG" = "$root/bin/cluster/kubeconfig" ]; then
-  hack/e2e/images.sh
+  hack/e2e/images.sh --demo
 else
-  hack/e2e/images.sh --no-import
+  hack/e2e/images.sh --demo --no-import
   log "note: $KUBECONFIG is not the local cluster: its nodes need fleetbench/{manager,runner,nginx}:dev"
 fi
 log "images ready ($(since))"

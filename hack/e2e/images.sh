@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Builds every image the end-to-end tests and the demo need, and imports them into the local
-# cluster's containerd (pause and CoreDNS are up.sh's business):
+# Builds the images the end-to-end tests (or, with --demo, just the demo) need, and imports them
+# into the local cluster's containerd (pause and CoreDNS are up.sh's business):
 #   fleetbench/manager:dev  (make manager-image)      bin/images/manager.tar
 #   fleetbench/runner:dev   (hack/runner-image.sh)    bin/images/runner.tar
-#   fleetbench/nginx:dev    (hack/images/nginx.sh)    bin/images/nginx.tar
-#   fleetbench/sut:dev, fleetbench/postgresql:dev (hack/images/{sut,postgresql}.sh), for the stability tests
+#   fleetbench/nginx:dev    (hack/images/nginx.sh)    bin/images/nginx.tar     (the demo stops here)
+#   the sample device backend and the other built-in targets (hack/images/*.sh): sut,
+#   postgresql, mariadb, apache, prosody, ejabberd
 # Cached: Go builds use the build cache, and a tarball is repacked only when the binary (or,
-# for nginx, its inputs) changed. Images are imported every time: up.sh starts with an empty
-# containerd, and importing an unchanged image is a cheap no-op.
-# Re-runnable. usage: hack/e2e/images.sh [--no-import]
+# for Debian images, its inputs) changed. Images are imported every time: up.sh starts with an
+# empty containerd, and importing an unchanged image is a cheap no-op.
+# Re-runnable. usage: hack/e2e/images.sh [--demo] [--no-import]
 set -euo pipefail
 shopt -s inherit_errexit
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -65,14 +66,19 @@ step "runner built"
 
 hack/images/nginx.sh
 step "nginx built"
+built=("$images/manager.tar" "$images/runner.tar" "$images/nginx.tar")
 
-# The sample system under test and its database, for the stability tests (issue 6).
-hack/images/sut.sh
-hack/images/postgresql.sh
-step "sut and postgresql built"
+if ! [[ " $* " == *" --demo "* ]]; then
+  # The sample system under test and every built-in target engine (issue 6).
+  for image in sut postgresql mariadb apache prosody ejabberd; do
+    hack/images/$image.sh
+    built+=("$images/$image.tar")
+  done
+  step "target images built"
+fi
 
-if [ "${1:-}" != --no-import ]; then
-  hack/images/import.sh "$images/manager.tar" "$images/runner.tar" "$images/nginx.tar" "$images/sut.tar" "$images/postgresql.tar"
+if ! [[ " $* " == *" --no-import "* ]]; then
+  hack/images/import.sh "${built[@]}"
   step "imported"
 fi
 log "images ready in $(($(date +%s) - t0))s"

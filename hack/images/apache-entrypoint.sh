@@ -10,7 +10,7 @@
 #   FLEETBENCH_TLS=1              serve HTTPS on 443 with a self-signed certificate made now;
 #                                 otherwise HTTP on 80.
 #   LISTEN_PORT=[ADDR:]N          listen there instead (local runs on the host's network only).
-# Runs as root (the image has no USER): the master binds the port, workers run as www-data.
+# Runs as the image's user, www-data (the pod lets it bind 80/443; local runs pick a port).
 # Writes only under /run (emptyDir with a read-only root filesystem).
 set -eu
 conf=/run/fleetbench/apache

@@ -10,6 +10,8 @@
 # Output: bin/images/apache.tar (skipped when nothing changed; FORCE=1 rebuilds everything).
 # shellcheck source=hack/images/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=hack/images/db/trim.sh
+source "$root/hack/images/db/trim.sh"  # rootfs_user
 
 image=fleetbench/apache:dev
 packages="apache2,openssl"
@@ -17,7 +19,7 @@ here="$root/hack/images"
 start=$(date +%s)
 
 rootfs_tar=$(debian_rootfs_path apache "$packages")
-hash=$(EXTRA_INPUTS="$image $rootfs_tar" inputs_hash "$here/apache.sh" "$here/apache.conf" "$here/apache-entrypoint.sh")
+hash=$(EXTRA_INPUTS="$image $rootfs_tar" inputs_hash "$here/apache.sh" "$here/apache.conf" "$here/apache-entrypoint.sh" "$root/hack/images/db/trim.sh")
 if [ -z "${FORCE:-}" ] && up_to_date apache "$hash" && [ -s "$rootfs_tar" ]; then
   log "apache image up to date: bin/images/apache.tar"
   exit 0
@@ -35,7 +37,7 @@ imgpack -name "$image" -out "$images/apache.tar.tmp" -rootfs "$rootfs_tar" \
   -file "$files/1k.txt:/var/www/html/1k.txt" -file "$files/16k.txt:/var/www/html/16k.txt" \
   -file "$files/healthz.txt:/var/www/fleetbench/healthz.txt" \
   -file "$here/apache-entrypoint.sh:/usr/local/bin/fleetbench-apache" \
-  -entrypoint /usr/local/bin/fleetbench-apache
+  -entrypoint /usr/local/bin/fleetbench-apache -user "$(rootfs_user "$rootfs_tar" www-data)"
 mv "$images/apache.tar.tmp" "$images/apache.tar"
 mark_built apache "$hash"
 log "built $image -> bin/images/apache.tar ($(du -h "$images/apache.tar" | cut -f1)) in $(($(date +%s) - start)) s"

@@ -22,30 +22,23 @@ import (
 // stackName is the Deployment that holds every component when sized as one machine.
 const stackName = "stack"
 
-// builtin is the image and port a built-in engine runs with.
+// builtin is a built-in engine's image, the port runners use, and the paths it writes.
 type builtin struct {
 	image  string
 	port   int32
 	scheme string
-}
-
-// builtinWritable are the paths a built-in image writes, given emptyDirs so the images run as
-// their own non-root users (postgres 100, mysql 100, prosody 100) whatever the root filesystem
-// allows. Prosody keeps ~4 KiB per provisioned account there.
-var builtinWritable = map[string][]string{
-	"postgresql": {"/var/lib/fleetbench-db", "/run/postgresql", "/tmp"},
-	"mariadb":    {"/var/lib/fleetbench-db", "/run/mysqld", "/tmp"},
-	"prosody":    {"/var/lib/prosody"},
-	"apache":     {"/run"},
+	// writable paths get emptyDirs; everything else is a read-only root filesystem, and the
+	// image runs as its own non-root user. Prosody keeps ~4 KiB per provisioned account there.
+	writable []string
 }
 
 var builtins = map[string]builtin{
-	"nginx":      {"fleetbench/nginx:dev", 80, "http"},
-	"apache":     {"fleetbench/apache:dev", 80, "http"},
-	"postgresql": {"fleetbench/postgresql:dev", 5432, "postgres"},
-	"mariadb":    {"fleetbench/mariadb:dev", 3306, "mysql"},
-	"prosody":    {"fleetbench/prosody:dev", 5280, "ws"},
-	"ejabberd":   {"fleetbench/ejabberd:dev", 5280, "ws"},
+	"nginx":      {"fleetbench/nginx:dev", 80, "http", []string{"/run"}},
+	"apache":     {"fleetbench/apache:dev", 80, "http", []string{"/run"}},
+	"postgresql": {"fleetbench/postgresql:dev", 5432, "postgres", []string{"/var/lib/fleetbench-db", "/run/postgresql", "/tmp"}},
+	"mariadb":    {"fleetbench/mariadb:dev", 3306, "mysql", []string{"/var/lib/fleetbench-db", "/run/mysqld", "/tmp"}},
+	"prosody":    {"fleetbench/prosody:dev", 5280, "ws", []string{"/var/lib/prosody"}},
+	"ejabberd":   {"fleetbench/ejabberd:dev", 5280, "ws", []string{"/var/lib/ejabberd"}},
 }
 
 var defaultEngine = map[v1alpha1.ComponentKind]string{
@@ -67,29 +60,39 @@ type Objects struct {
 	Env []corev1.EnvVar
 }
 
+// Options are facts about the cluster the objects are built for.
+type Options struct {
+	// PodLevelResources: the cluster honours pod.spec.resources (Kubernetes 1.34+ by default).
+	// One-machine targets then put the profile on the pod and let its components share it, as
+	// the processes of the seeds' C1 machine did; without it the profile is split evenly.
+	PodLevelResources bool
+}
+
 // Build makes the target of a TestRun in namespace ns, sized by profile.
-func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Objects, error) {
+func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts Options) (*Objects, error) {
 	components := tr.Spec.Target.Components
+	level := podSecurity(tr)
 	out := &Objects{Namespace: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
-		naming.LabelTestRun:   tr.Name,
-		naming.LabelTestRunNS: tr.Namespace,
-		naming.LabelRole:      naming.RoleTarget,
-		// Warn, not enforce: a user's custom component may need root, and a refused target
-		// pod would only surface as a provisioning timeout.
-		"pod-security.kubernetes.io/warn":  "restricted",
-		"pod-security.kubernetes.io/audit": "restricted",
+		naming.LabelTestRun:                          tr.Name,
+		naming.LabelTestRunNS:                        tr.Namespace,
+		naming.LabelRole:                             naming.RoleTarget,
+		"pod-security.kubernetes.io/enforce":         string(level),
+		"pod-security.kubernetes.io/enforce-version": "latest",
+		// A baseline target still hears what restricted would refuse.
+		"pod-security.kubernetes.io/warn":  string(v1alpha1.PodSecurityRestricted),
+		"pod-security.kubernetes.io/audit": string(v1alpha1.PodSecurityRestricted),
 	}}}}
 
 	containers := make([]corev1.Container, len(components))
 	volumes := make([][]corev1.Volume, len(components))
 	for i := range components {
-		c, err := container(&components[i])
+		c, err := container(&components[i], level)
 		if err != nil {
 			return nil, err
 		}
 		containers[i] = c
 		if components[i].Image == "" {
-			for j, path := range builtinWritable[engineOf(&components[i])] {
+			for j, path := range builtins[engineOf(&components[i])].writable {
 				name := fmt.Sprintf("%s-scratch-%d", components[i].Name, j)
 				volumes[i] = append(volumes[i], corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 				containers[i].VolumeMounts = append(containers[i].VolumeMounts, corev1.VolumeMount{Name: name, MountPath: path})
@@ -97,7 +100,15 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 		}
 	}
 
-	if tr.Spec.Target.Sizing == v1alpha1.SizingPerComponent {
+	onePod := tr.Spec.Target.Sizing != v1alpha1.SizingPerComponent
+	if onePod {
+		if err := portsDisjoint(components, containers); err != nil {
+			return nil, err
+		}
+	}
+	var podResources *corev1.ResourceRequirements
+	switch {
+	case !onePod:
 		for i := range components {
 			res, err := componentResources(&components[i], profile)
 			if err != nil {
@@ -105,9 +116,11 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 			}
 			containers[i].Resources = res
 		}
-	} else {
-		// One machine: the profile is shared evenly, as the seeds' C1 container held Apache,
-		// MariaDB and the daemon together under one limit.
+	case opts.PodLevelResources:
+		// One machine, one budget: a busy web server may take what an idle database leaves.
+		podResources = ptr.To(evenShare(profile, 1))
+	default:
+		// One machine without pod-level resources: the profile is split evenly.
 		for i := range containers {
 			containers[i].Resources = evenShare(profile, len(containers))
 		}
@@ -119,22 +132,22 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 		// own env can refer to them, e.g. DATABASE_URL=postgres://…@$(TARGET_DB_HOST):$(TARGET_DB_PORT)/….
 		containers[i].Env = append(append([]corev1.EnvVar{}, out.Env...), containers[i].Env...)
 	}
-	if tr.Spec.Target.Sizing == v1alpha1.SizingPerComponent {
-		for i := range components {
-			out.Deployments = append(out.Deployments, deployment(tr, ns, components[i].Name, profile, volumes[i], containers[i]))
-		}
-	} else {
+	if onePod {
 		var all []corev1.Volume
 		for _, v := range volumes {
 			all = append(all, v...)
 		}
-		out.Deployments = append(out.Deployments, deployment(tr, ns, stackName, profile, all, containers...))
+		out.Deployments = append(out.Deployments, deployment(tr, ns, stackName, profile, level, podResources, all, containers...))
+	} else {
+		for i := range components {
+			out.Deployments = append(out.Deployments, deployment(tr, ns, components[i].Name, profile, level, nil, volumes[i], containers[i]))
+		}
 	}
 
 	for i := range components {
 		c := &components[i]
 		workload := c.Name
-		if tr.Spec.Target.Sizing != v1alpha1.SizingPerComponent {
+		if onePod {
 			workload = stackName
 		}
 		port := containers[i].Ports[0].ContainerPort
@@ -153,6 +166,22 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string) (*Obj
 	out.Quota = quota(tr, ns, profile)
 	out.NetworkPolicy = networkPolicy(tr, ns)
 	return out, nil
+}
+
+// portsDisjoint refuses two components of one machine listening on the same port: they share
+// the pod's network, so the second could never bind.
+func portsDisjoint(components []v1alpha1.Component, containers []corev1.Container) error {
+	owner := map[int32]string{}
+	for i := range containers {
+		for _, p := range containers[i].Ports {
+			if other, taken := owner[p.ContainerPort]; taken {
+				return fmt.Errorf("components %q and %q both listen on port %d in one machine; give one of them other ports, "+
+					"or set spec.target.sizing: perComponent", other, components[i].Name, p.ContainerPort)
+			}
+			owner[p.ContainerPort] = components[i].Name
+		}
+	}
+	return nil
 }
 
 // componentEnv is TARGET_<NAME>_URL, _HOST and _PORT for every component.
@@ -238,7 +267,29 @@ func scheme(c *v1alpha1.Component) string {
 	return s
 }
 
-func container(c *v1alpha1.Component) (corev1.Container, error) {
+func podSecurity(tr *v1alpha1.TestRun) v1alpha1.PodSecurityLevel {
+	if tr.Spec.Target.PodSecurity == v1alpha1.PodSecurityBaseline {
+		return v1alpha1.PodSecurityBaseline
+	}
+	return v1alpha1.PodSecurityRestricted
+}
+
+// securityContext is what the namespace's Pod Security level asks of a container. Built-in
+// images also get a read-only root filesystem: they write only to their emptyDirs.
+func securityContext(c *v1alpha1.Component, level v1alpha1.PodSecurityLevel) *corev1.SecurityContext {
+	sc := &corev1.SecurityContext{RunAsUser: c.RunAsUser}
+	if level == v1alpha1.PodSecurityRestricted {
+		sc.RunAsNonRoot = ptr.To(true)
+		sc.AllowPrivilegeEscalation = ptr.To(false)
+		sc.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
+	}
+	if c.Image == "" {
+		sc.ReadOnlyRootFilesystem = ptr.To(true)
+	}
+	return sc
+}
+
+func container(c *v1alpha1.Component, level v1alpha1.PodSecurityLevel) (corev1.Container, error) {
 	b, known := builtins[engineOf(c)]
 	image := c.Image
 	if image == "" {
@@ -256,7 +307,8 @@ func container(c *v1alpha1.Component) (corev1.Container, error) {
 		if ptr.Deref(c.TLS, false) && b.scheme == "http" {
 			port = 443
 		}
-		ports = []corev1.ContainerPort{{Name: "main", ContainerPort: port}}
+		// Unnamed: the components of one machine share a pod, where names must be unique.
+		ports = []corev1.ContainerPort{{ContainerPort: port}}
 	}
 	probe := c.ReadinessProbe
 	if probe == nil {
@@ -276,13 +328,14 @@ func container(c *v1alpha1.Component) (corev1.Container, error) {
 		env = append([]corev1.EnvVar{{Name: "FLEETBENCH_TLS", Value: "1"}}, env...)
 	}
 	return corev1.Container{
-		Name:           c.Name,
-		Image:          image,
-		Command:        c.Command,
-		Args:           c.Args,
-		Env:            env,
-		Ports:          ports,
-		ReadinessProbe: probe,
+		Name:            c.Name,
+		Image:           image,
+		Command:         c.Command,
+		Args:            c.Args,
+		Env:             env,
+		Ports:           ports,
+		ReadinessProbe:  probe,
+		SecurityContext: securityContext(c, level),
 		// Locally built images are imported, never pulled.
 		ImagePullPolicy: corev1.PullIfNotPresent,
 	}, nil
@@ -327,8 +380,18 @@ func xmppEnv(x *v1alpha1.XMPPSettings) []corev1.EnvVar {
 	}
 }
 
-func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.ProfileSpec, volumes []corev1.Volume, containers ...corev1.Container) *appsv1.Deployment {
+func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.ProfileSpec, level v1alpha1.PodSecurityLevel,
+	resources *corev1.ResourceRequirements, volumes []corev1.Volume, containers ...corev1.Container) *appsv1.Deployment {
 	labels := targetLabels(tr, workload)
+	podSC := &corev1.PodSecurityContext{
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		// Web servers bind 80 and 443 without root or NET_BIND_SERVICE; a safe sysctl, allowed
+		// by every Pod Security level, scoped to the pod's network namespace.
+		Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}},
+	}
+	if level == v1alpha1.PodSecurityRestricted {
+		podSC.RunAsNonRoot = ptr.To(true)
+	}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: naming.TargetWorkload(workload), Namespace: ns, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
@@ -339,10 +402,12 @@ func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.Pro
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					Containers:   containers,
-					Volumes:      volumes,
-					NodeSelector: profile.NodeSelector,
-					Tolerations:  profile.Tolerations,
+					Containers:      containers,
+					Volumes:         volumes,
+					Resources:       resources,
+					SecurityContext: podSC,
+					NodeSelector:    profile.NodeSelector,
+					Tolerations:     profile.Tolerations,
 				},
 			},
 		},

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +27,7 @@ func TestOneMachineSharesTheProfile(t *testing.T) {
 	tr := tw.MakeTestRun("stab", "team").Components(
 		v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer, TLS: ptr.To(true)}, app,
 		v1alpha1.Component{Name: "db", Kind: v1alpha1.ComponentDatabase, Engine: "mariadb"}).Obj()
-	objs, err := Build(tr, c1, "fb-team-stab")
+	objs, err := Build(tr, c1, "fb-team-stab", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestPerComponentSizing(t *testing.T) {
 		v1alpha1.Component{Name: "xmpp", Kind: v1alpha1.ComponentXMPPBroker, Engine: "ejabberd", Resources: &corev1.ResourceRequirements{
 			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}}}).Obj()
 	h3 := &v1alpha1.ProfileSpec{CPU: resource.MustParse("12"), Memory: resource.MustParse("32Gi")}
-	objs, err := Build(tr, h3, "ns")
+	objs, err := Build(tr, h3, "ns", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestTargetIsFencedAndWired(t *testing.T) {
 	db := v1alpha1.Component{Name: "db", Kind: v1alpha1.ComponentDatabase, Database: &v1alpha1.DatabaseSettings{Name: "iot", InitSQL: "CREATE TABLE t (x int);"},
 		Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}}
 	tr := tw.MakeTestRun("iot", "team").Sizing(v1alpha1.SizingPerComponent).Components(func() v1alpha1.Component { app.Share = ptr.To[int32](50); return app }(), db).Obj()
-	objs, err := Build(tr, &v1alpha1.ProfileSpec{CPU: resource.MustParse("2"), Memory: resource.MustParse("4Gi")}, "fb-team-iot")
+	objs, err := Build(tr, &v1alpha1.ProfileSpec{CPU: resource.MustParse("2"), Memory: resource.MustParse("4Gi")}, "fb-team-iot", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestBuiltinDatabasesGetScratchSpace(t *testing.T) {
 	tr := tw.MakeTestRun("db", "team").Components(
 		v1alpha1.Component{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "fleetbench/sut:dev", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}},
 		v1alpha1.Component{Name: "db", Kind: v1alpha1.ComponentDatabase, Engine: "mariadb"}).Obj()
-	objs, err := Build(tr, c1, "ns")
+	objs, err := Build(tr, c1, "ns", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestBuiltinDatabasesGetScratchSpace(t *testing.T) {
 func TestXMPPBrokerGetsItsAccounts(t *testing.T) {
 	tr := tw.MakeTestRun("raja", "team").Components(v1alpha1.Component{Name: "xmpp", Kind: v1alpha1.ComponentXMPPBroker,
 		XMPP: &v1alpha1.XMPPSettings{Domain: "robots.local", Users: 65000, UserPrefix: "robot"}}).Obj()
-	objs, err := Build(tr, c1, "ns")
+	objs, err := Build(tr, c1, "ns", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,5 +150,104 @@ func TestXMPPBrokerGetsItsAccounts(t *testing.T) {
 	env := envMap(c.Env)
 	if c.Image != "fleetbench/prosody:dev" || env["XMPP_DOMAIN"] != "robots.local" || env["XMPP_USERS"] != "65000" || env["XMPP_USER_PREFIX"] != "robot" {
 		t.Errorf("xmpp container %s env %v", c.Image, env)
+	}
+}
+
+func TestOneMachineWithPodLevelResourcesSharesOneBudget(t *testing.T) {
+	tr := tw.MakeTestRun("stab", "team").Components(
+		v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer},
+		v1alpha1.Component{Name: "db", Kind: v1alpha1.ComponentDatabase}).Obj()
+	objs, err := Build(tr, c1, "ns", Options{PodLevelResources: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := objs.Deployments[0].Spec.Template.Spec
+	if pod.Resources == nil || pod.Resources.Limits.Cpu().String() != "1" || pod.Resources.Limits.Memory().String() != "512Mi" ||
+		pod.Resources.Requests.Memory().String() != "512Mi" {
+		t.Fatalf("the pod must hold the whole profile: %+v", pod.Resources)
+	}
+	for _, c := range pod.Containers {
+		if len(c.Resources.Limits) != 0 || len(c.Resources.Requests) != 0 {
+			t.Errorf("container %s must share the pod's budget, has %+v", c.Name, c.Resources)
+		}
+	}
+
+	// Per component, each pod is one container: its own resources, no pod-level ones.
+	per := tw.MakeTestRun("per", "team").Sizing(v1alpha1.SizingPerComponent).Components(
+		v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer, Share: ptr.To[int32](50)}).Obj()
+	objs, err = Build(per, c1, "ns", Options{PodLevelResources: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod := objs.Deployments[0].Spec.Template.Spec; pod.Resources != nil || pod.Containers[0].Resources.Limits.Memory().String() != "256Mi" {
+		t.Errorf("per component: pod %+v container %+v", pod.Resources, pod.Containers[0].Resources)
+	}
+}
+
+func TestPodSecurityLevels(t *testing.T) {
+	web := v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer}
+	app := v1alpha1.Component{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "legacy:1", RunAsUser: ptr.To[int64](1000),
+		Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}
+	rootApp := app
+	rootApp.RunAsUser = ptr.To[int64](0)
+	for _, tc := range []struct {
+		name           string
+		level          v1alpha1.PodSecurityLevel
+		components     []v1alpha1.Component
+		enforce        string
+		nonRoot        bool
+		wantAppUser    int64
+		wantAppDropAll bool
+	}{
+		{name: "default is restricted", components: []v1alpha1.Component{web, app}, enforce: "restricted", nonRoot: true, wantAppUser: 1000, wantAppDropAll: true},
+		{name: "baseline lets an image run as root", level: v1alpha1.PodSecurityBaseline, components: []v1alpha1.Component{web, rootApp}, enforce: "baseline", wantAppUser: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := tw.MakeTestRun("sec", "team").Components(tc.components...).Obj()
+			tr.Spec.Target.PodSecurity = tc.level
+			objs, err := Build(tr, c1, "ns", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			labels := objs.Namespace.Labels
+			if labels["pod-security.kubernetes.io/enforce"] != tc.enforce || labels["pod-security.kubernetes.io/warn"] != "restricted" ||
+				labels["pod-security.kubernetes.io/audit"] != "restricted" {
+				t.Errorf("namespace labels = %v", labels)
+			}
+			pod := objs.Deployments[0].Spec.Template.Spec
+			if ptr.Deref(pod.SecurityContext.RunAsNonRoot, false) != tc.nonRoot || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+				t.Errorf("pod security context = %+v", pod.SecurityContext)
+			}
+			if s := pod.SecurityContext.Sysctls; len(s) != 1 || s[0].Name != "net.ipv4.ip_unprivileged_port_start" || s[0].Value != "0" {
+				t.Errorf("web servers need the low ports without root: sysctls %+v", s)
+			}
+			builtin, custom := pod.Containers[0].SecurityContext, pod.Containers[1].SecurityContext
+			if !ptr.Deref(builtin.ReadOnlyRootFilesystem, false) || ptr.Deref(custom.ReadOnlyRootFilesystem, false) {
+				t.Errorf("only built-in images (which know their writable paths) get a read-only root: %+v / %+v", builtin, custom)
+			}
+			if ptr.Deref(custom.RunAsUser, -1) != tc.wantAppUser {
+				t.Errorf("custom runAsUser = %v, want %d", custom.RunAsUser, tc.wantAppUser)
+			}
+			dropsAll := custom.Capabilities != nil && len(custom.Capabilities.Drop) == 1 && custom.Capabilities.Drop[0] == "ALL"
+			if dropsAll != tc.wantAppDropAll || (tc.wantAppDropAll && ptr.Deref(custom.AllowPrivilegeEscalation, true)) {
+				t.Errorf("custom container security context = %+v", custom)
+			}
+		})
+	}
+}
+
+func TestOneMachineRefusesTwoComponentsOnOnePort(t *testing.T) {
+	tr := tw.MakeTestRun("two", "team").Components(
+		v1alpha1.Component{Name: "a", Kind: v1alpha1.ComponentXMPPBroker},
+		v1alpha1.Component{Name: "b", Kind: v1alpha1.ComponentXMPPBroker, Engine: "ejabberd"}).Obj()
+	_, err := Build(tr, c1, "ns", Options{})
+	if err == nil || !strings.Contains(err.Error(), `components "a" and "b" both listen on port 5280`) || !strings.Contains(err.Error(), "perComponent") {
+		t.Fatalf("err = %v", err)
+	}
+	tr.Spec.Target.Sizing = v1alpha1.SizingPerComponent
+	tr.Spec.Target.Components[0].Share = ptr.To[int32](50)
+	tr.Spec.Target.Components[1].Share = ptr.To[int32](50)
+	if _, err := Build(tr, c1, "ns", Options{}); err != nil {
+		t.Fatalf("per component each has its own pod: %v", err)
 	}
 }

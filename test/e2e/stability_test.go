@@ -116,16 +116,7 @@ func TestStabilityOnC1(t *testing.T) {
 	}
 
 	// The backend's own count of stored pushes is what k6 saw accepted.
-	path := fmt.Sprintf("/api/v1/namespaces/%s/services/app:8080/proxy/metrics", got.Status.TargetNamespace)
-	body, err := e.cs.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(e.ctx)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	match := storedMetric.FindStringSubmatch(string(body))
-	if match == nil {
-		t.Fatalf("no sut_pushes_stored_total in %s", body)
-	}
-	stored, _ := strconv.ParseInt(match[1], 10, 64)
+	stored := e.storedPushes(t, got.Status.TargetNamespace)
 	t.Logf("accepted %d pushes, the backend stored %d", r.Requests.Accepted, stored)
 	if stored != r.Requests.Accepted {
 		t.Errorf("the backend stored %d pushes, status says %d accepted", stored, r.Requests.Accepted)
