@@ -87,12 +87,31 @@ func (f *fakeLogs) Tail(_ context.Context, pod *corev1.Pod, _ string, _ int64, p
 	return f.tail[key(pod)], f.err[key(pod)]
 }
 
-// fakeStats plays the kubelet summary API: every target container reports the memory and
-// cumulative CPU a test sets, per namespace.
+// fakeStats plays the kubelet summary API and metrics.k8s.io: every target container reports
+// the memory and CPU a test sets, per namespace (working set = RSS + 50 MiB, rate 0.1 cores).
 type fakeStats struct {
 	mu      sync.Mutex
 	rssMiB  map[string]uint64
 	cpuSecs map[string]float64
+	// summaryErr, when set, is what the node proxy answers, as where nodes/proxy is denied.
+	summaryErr error
+}
+
+func (f *fakeStats) failSummary(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.summaryErr = err
+}
+
+func (f *fakeStats) PodMetrics(_ context.Context, namespace string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rss, ok := f.rssMiB[namespace]
+	if !ok {
+		return []byte(`{"kind":"PodMetricsList","items":[]}`), nil
+	}
+	return []byte(fmt.Sprintf(`{"kind":"PodMetricsList","items":[{"metadata":{"name":"target","namespace":%q},"window":"10s",`+
+		`"containers":[{"name":"web","usage":{"cpu":"100m","memory":"%dMi"}}]}]}`, namespace, rss+50)), nil
 }
 
 func newFakeStats() *fakeStats {
@@ -108,6 +127,9 @@ func (f *fakeStats) set(ns string, rssMiB uint64, cpuSeconds float64) {
 func (f *fakeStats) NodeSummary(_ context.Context, node string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.summaryErr != nil {
+		return nil, f.summaryErr
+	}
 	var pods []string
 	for ns, rss := range f.rssMiB {
 		pods = append(pods, fmt.Sprintf(`{"podRef":{"name":"target","namespace":%q},"containers":[{"name":"web",`+

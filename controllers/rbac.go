@@ -4,7 +4,7 @@ package controllers
 // It provisions a target namespace per TestRun (with quota, network policy, workloads and
 // services), runs runner Jobs, reads runner logs for results, reaches runners' REST API
 // through pods/proxy when it runs outside the cluster, and samples target CPU and memory
-// from the kubelet summary API through nodes/proxy.
+// from the kubelet summary API through nodes/proxy, or from metrics.k8s.io.
 //
 // +kubebuilder:rbac:groups=fleetbench.dev,resources=testruns;capacityplans,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=fleetbench.dev,resources=testruns/status;capacityplans/status,verbs=get;update;patch

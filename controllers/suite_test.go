@@ -84,8 +84,13 @@ type managerHandle struct {
 // startManager runs a manager with the reconciler until stop; tests restart it to prove a
 // reconcile that starts from nothing but the world creates nothing twice.
 func startManager() (*managerHandle, error) {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:  env.Scheme,
+	return startManagerOn(env)
+}
+
+// startManagerOn runs the manager against the control plane of e.
+func startManagerOn(e *testenv.Env) (*managerHandle, error) {
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+		Scheme:  e.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		// Restarts register the same controller again in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -18,13 +19,15 @@ import (
 	"fleetbench.dev/fleetbench/pkg/targetstats"
 )
 
-// TargetStats fetches one node's kubelet summary (/stats/summary).
+// TargetStats fetches what the target's containers use: one node's kubelet summary
+// (/stats/summary), or a namespace's pod metrics from metrics.k8s.io.
 type TargetStats interface {
 	NodeSummary(ctx context.Context, node string) ([]byte, error)
+	PodMetrics(ctx context.Context, namespace string) ([]byte, error)
 }
 
-// APITargetStats reads the summary through the API server's node proxy, so it works wherever
-// the manager runs and needs only the nodes/proxy permission.
+// APITargetStats reads both through the API server, so it works wherever the manager runs:
+// the summary through the node proxy (nodes/proxy), pod metrics from the aggregated API.
 type APITargetStats struct {
 	Clientset kubernetes.Interface
 }
@@ -35,6 +38,31 @@ func (a *APITargetStats) NodeSummary(ctx context.Context, node string) ([]byte, 
 	return a.Clientset.CoreV1().RESTClient().Get().Resource("nodes").Name(node).
 		SubResource("proxy").Suffix("stats/summary").DoRaw(ctx)
 }
+
+func (a *APITargetStats) PodMetrics(ctx context.Context, namespace string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return a.Clientset.CoreV1().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", namespace, "pods").DoRaw(ctx)
+}
+
+var errKubeletNoContainers = errors.New("the kubelet reports no target container yet")
+
+// errNotScrapedYet: metrics-server lists a pod only after its first scrape of it, up to its
+// resolution (10–60 s) after the pod started.
+var errNotScrapedYet = errors.New("metrics.k8s.io reports no target container yet (metrics-server has not scraped the new pods)")
+
+// beforeSampleGrace bounds how long the start waits for metrics-server's first scrape of the
+// target, so the idle "before" sample exists; past it the load starts unmeasured.
+const beforeSampleGrace = 90 * time.Second
+
+// Target metrics sources a manager may be told to use (--target-metrics).
+const (
+	// TargetMetricsAuto prefers the kubelet summary (RSS, exact cumulative CPU) and falls back
+	// to metrics.k8s.io when the summary cannot be read, e.g. nodes/proxy is not allowed.
+	TargetMetricsAuto       = "auto"
+	TargetMetricsKubelet    = "kubelet"
+	TargetMetricsMetricsAPI = "metrics-api"
+)
 
 const (
 	defaultSampleInterval = 30 * time.Second
@@ -67,9 +95,35 @@ func (r *TestRunReconciler) targetPods(ctx context.Context, s *scope) ([]corev1.
 	return pods.Items, nil
 }
 
-// sampleTarget sums the target's containers over the nodes its pods run on.
+// sampleTarget sums the target's containers from the source this run measures with; the first
+// sample picks it (see TargetMetricsAuto) and status.target.source keeps it, so every column of
+// one run comes from one source.
 func (r *TestRunReconciler) sampleTarget(ctx context.Context, s *scope) (targetstats.Sample, error) {
-	sample := targetstats.Sample{At: s.now}
+	source := ""
+	if t := s.run.Status.Target; t != nil {
+		source = t.Source
+	}
+	switch {
+	case source == targetstats.SourceKubeletSummary || (source == "" && r.TargetMetrics == TargetMetricsKubelet):
+		return r.sampleKubelet(ctx, s)
+	case source == targetstats.SourceMetricsAPI || (source == "" && r.TargetMetrics == TargetMetricsMetricsAPI):
+		return r.sampleMetricsAPI(ctx, s)
+	}
+	sample, err := r.sampleKubelet(ctx, s)
+	if err == nil || errors.Is(err, errKubeletNoContainers) {
+		return sample, err // the summary is readable: it is the source
+	}
+	fallback, ferr := r.sampleMetricsAPI(ctx, s)
+	if ferr != nil {
+		return sample, fmt.Errorf("%w; metrics.k8s.io: %w", err, ferr)
+	}
+	logf.FromContext(ctx).Info("the kubelet summary failed; measuring the target with metrics.k8s.io", "error", err.Error())
+	return fallback, nil
+}
+
+// sampleKubelet reads the kubelet summary of every node a target pod runs on.
+func (r *TestRunReconciler) sampleKubelet(ctx context.Context, s *scope) (targetstats.Sample, error) {
+	sample := targetstats.Sample{At: s.now, Source: targetstats.SourceKubeletSummary}
 	pods, err := r.targetPods(ctx, s)
 	if err != nil {
 		return sample, err
@@ -93,29 +147,59 @@ func (r *TestRunReconciler) sampleTarget(ctx context.Context, s *scope) (targets
 		}
 	}
 	if sample.Containers == 0 {
-		return sample, fmt.Errorf("the kubelet reports no containers of namespace %s yet", s.targetNS)
+		return sample, fmt.Errorf("namespace %s: %w", s.targetNS, errKubeletNoContainers)
 	}
 	return sample, nil
 }
 
-// measureBefore records the idle target just before the load starts.
-func (r *TestRunReconciler) measureBefore(ctx context.Context, s *scope) {
-	if s.targetNS == "" {
+// sampleMetricsAPI reads the target namespace's pod metrics from metrics.k8s.io.
+func (r *TestRunReconciler) sampleMetricsAPI(ctx context.Context, s *scope) (targetstats.Sample, error) {
+	sample := targetstats.Sample{At: s.now, Source: targetstats.SourceMetricsAPI}
+	raw, err := r.Stats.PodMetrics(ctx, s.targetNS)
+	if err != nil {
+		return sample, fmt.Errorf("metrics.k8s.io pod metrics of namespace %s: %w", s.targetNS, err)
+	}
+	if err := sample.AddPodMetrics(raw, s.targetNS); err != nil {
+		return sample, err
+	}
+	if sample.Containers == 0 {
+		return sample, fmt.Errorf("namespace %s: %w", s.targetNS, errNotScrapedYet)
+	}
+	return sample, nil
+}
+
+// integrateCPU adds, for a metrics API run, the CPU time since the last sample at the rate just
+// sampled (metrics-server's rate covers the window before its timestamp).
+func integrateCPU(t *v1alpha1.TargetUsage, sample targetstats.Sample) {
+	if t.Source != targetstats.SourceMetricsAPI || t.LastSampleTime == nil {
 		return
+	}
+	est, _ := strconv.ParseFloat(t.CPU.EstimatedCoreSeconds, 64)
+	est += sample.CoresNow * max(sample.At.Sub(t.LastSampleTime.Time).Seconds(), 0)
+	t.CPU.EstimatedCoreSeconds = strconv.FormatFloat(est, 'f', 3, 64)
+}
+
+// measureBefore records the idle target just before the load starts. It returns the
+// sampling error, which the start may wait out when it is errNotScrapedYet.
+func (r *TestRunReconciler) measureBefore(ctx context.Context, s *scope) error {
+	if s.targetNS == "" {
+		return nil
 	}
 	sample, err := r.sampleTarget(ctx, s)
 	if err != nil {
 		setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", err.Error())
-		return
+		return err
 	}
 	at := metav1.NewTime(s.now)
 	s.run.Status.Target = &v1alpha1.TargetUsage{
+		Source:         sample.Source,
 		Samples:        1,
 		LastSampleTime: &at,
-		Memory:         &v1alpha1.MemoryUsage{BeforeMiB: mib(sample.RSSBytes), PeakMiB: mib(sample.RSSBytes)},
+		Memory:         &v1alpha1.MemoryUsage{BeforeMiB: mib(sample.MemoryBytes()), PeakMiB: mib(sample.MemoryBytes())},
 		CPU:            &v1alpha1.CPUUsage{UsageCoreSecondsBefore: strconv.FormatFloat(sample.CPUCoreSeconds, 'f', 3, 64)},
 	}
-	setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionTrue, "Sampled", "the target was sampled before the start")
+	setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionTrue, "Sampled", "the target was sampled before the start from "+sample.Source)
+	return nil
 }
 
 // measureDuring keeps the peaks while the load runs, one sample per sample interval whatever
@@ -128,15 +212,17 @@ func (r *TestRunReconciler) measureDuring(ctx context.Context, s *scope) {
 	if t.LastSampleTime != nil && s.now.Sub(t.LastSampleTime.Time) < r.sampleInterval(s.run) {
 		return
 	}
-	at := metav1.NewTime(s.now)
-	t.LastSampleTime = &at
 	sample, err := r.sampleTarget(ctx, s)
+	at := metav1.NewTime(s.now)
 	if err != nil {
+		t.LastSampleTime = &at
 		logf.FromContext(ctx).Info("sampling the target failed", "error", err.Error())
 		return
 	}
+	integrateCPU(t, sample)
+	t.LastSampleTime = &at
 	t.Samples++
-	t.Memory.PeakMiB = max(t.Memory.PeakMiB, mib(sample.RSSBytes))
+	t.Memory.PeakMiB = max(t.Memory.PeakMiB, mib(sample.MemoryBytes()))
 	cores := s.profile.Spec.CPU.AsApproximateFloat64()
 	peak, _ := strconv.ParseFloat(t.CPU.PeakCoresPerCore, 64)
 	if now := capacity.LoadPerCore(sample.CoresNow, cores); now > peak {
@@ -157,10 +243,11 @@ func (r *TestRunReconciler) measureAfter(ctx context.Context, s *scope) error {
 		setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", "after the load: "+err.Error())
 		return nil
 	}
+	integrateCPU(t, sample)
 	t.Samples++
 	at := metav1.NewTime(s.now)
 	t.LastSampleTime = &at
-	t.Memory.AfterMiB = mib(sample.RSSBytes)
+	t.Memory.AfterMiB = mib(sample.MemoryBytes())
 	t.Memory.PeakMiB = max(t.Memory.PeakMiB, t.Memory.AfterMiB)
 	devices := int64(0)
 	if run.Spec.Load != nil && run.Spec.Load.Devices != nil {
@@ -180,6 +267,9 @@ func (r *TestRunReconciler) measureAfter(ctx context.Context, s *scope) error {
 			run.Status.Capacity = &v1alpha1.CapacityResult{}
 		}
 		run.Status.Capacity.MaxSafeDevicesByMemory = m.MaxSafeDevices
+	}
+	if est, err := strconv.ParseFloat(t.CPU.EstimatedCoreSeconds, 64); err == nil && t.Source == targetstats.SourceMetricsAPI {
+		sample.CPUCoreSeconds = est // integrated since the start, which counts as 0
 	}
 	if before, err := strconv.ParseFloat(t.CPU.UsageCoreSecondsBefore, 64); err == nil && run.Status.StartTime != nil {
 		avg := targetstats.AverageCores(targetstats.Sample{At: run.Status.StartTime.Time, CPUCoreSeconds: before}, sample)

@@ -70,8 +70,11 @@ type TestRunReconciler struct {
 	Clock     clock.PassiveClock
 	RunnerAPI RunnerAPI
 	Logs      LogReader
-	// Stats samples the target's CPU and memory from the kubelet.
+	// Stats samples the target's CPU and memory from the kubelet or metrics.k8s.io.
 	Stats TargetStats
+	// TargetMetrics picks the source: TargetMetricsAuto (also when empty), TargetMetricsKubelet
+	// or TargetMetricsMetricsAPI.
+	TargetMetrics string
 	// RunnerImage is used when a TestRun names none.
 	RunnerImage string
 	Timeouts    Timeouts

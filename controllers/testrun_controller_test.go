@@ -2,22 +2,27 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
@@ -508,4 +513,100 @@ func TestTargetMeasurements(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTargetMeasuredWithMetricsAPIWhereTheNodeProxyIsDenied: the kubelet summary is forbidden
+// (a cluster that denies nodes/proxy); the run is measured from metrics.k8s.io, says so, uses
+// the working set for its memory columns and integrates CPU from the sampled rates.
+func TestTargetMeasuredWithMetricsAPIWhereTheNodeProxyIsDenied(t *testing.T) {
+	stats.failSummary(apierrors.NewForbidden(schema.GroupResource{Resource: "nodes/proxy"}, "node-1", errors.New("denied by policy")))
+	t.Cleanup(func() { stats.failSummary(nil) })
+	ns := setup(t)
+	run := tw.MakeTestRun("metrics-api", ns).Type(v1alpha1.TestTypeStability).Devices(1000, "200s").Duration("10s").
+		Stability(&v1alpha1.StabilitySpec{SampleInterval: "1s"}).Obj()
+	create(t, run)
+	k := newKubelet(t, run)
+	k.targetReady()
+	pods := k.runnersReady(1)
+	// metrics-server has not scraped the new target yet: the start waits for the idle sample.
+	waitPhase(t, run, v1alpha1.PhaseStarting, "WaitingForTargetSample")
+	stats.set(k.targetNS(), 44, 0)
+	got := waitPhase(t, run, v1alpha1.PhaseRunning, "")
+	if tu := got.Status.Target; tu == nil || tu.Source != "metricsAPI" || tu.Memory.BeforeMiB != 94 {
+		t.Fatalf("before the start: %+v, want source metricsAPI and the working set 44+50 MiB", tu)
+	}
+	time.Sleep(2500 * time.Millisecond) // a few samples at 0.1 cores
+	stats.set(k.targetNS(), 57, 0)
+	logs.set(pods[0], load(pods[0], time.Now()), nil)
+	k.finish(pods[0], 0, "Completed")
+	got = waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
+
+	tu := got.Status.Target
+	if tu.Source != "metricsAPI" || tu.Memory.AfterMiB != 107 || tu.Memory.IncreaseMiB != 13 || tu.Samples < 3 {
+		t.Errorf("target = %+v memory %+v", tu, tu.Memory)
+	}
+	est, _ := strconv.ParseFloat(tu.CPU.EstimatedCoreSeconds, 64)
+	avg, _ := strconv.ParseFloat(tu.CPU.AverageCoresPerCore, 64)
+	// 0.1 cores throughout on C1's one core: the integral over the run averages back to 0.1.
+	if est <= 0 || avg < 0.05 || avg > 0.15 {
+		t.Errorf("cpu = %+v, want about 0.1 cores per core integrated from the rates", tu.CPU)
+	}
+	measured := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionTargetMeasured)
+	if measured == nil || !strings.Contains(measured.Message, "metricsAPI") {
+		t.Errorf("TargetMeasured = %+v, want it to name the source", measured)
+	}
+}
+
+// TestOneMachineFallsBackWhereTheAPIServerDropsPodLevelResources runs a manager against a second
+// API server whose PodLevelResources gate is off: it drops pod.spec.resources from the target's
+// Deployment, so the operator splits the profile among the containers instead (a pod with no
+// limit at all would void the profile) and tells the user.
+func TestOneMachineFallsBackWhereTheAPIServerDropsPodLevelResources(t *testing.T) {
+	old, err := testenv.Start(testenv.WithAPIServerFlag("feature-gates", "PodLevelResources=false"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = old.Stop() })
+	mgr, err := startManagerOn(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mgr.stop)
+	if err := old.Client.Create(ctx, tw.MakeProfile("c1", "1", "512Mi").Obj()); err != nil {
+		t.Fatal(err)
+	}
+	run := tw.MakeTestRun("gate-off", "default").Components(
+		v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer},
+		v1alpha1.Component{Name: "db", Kind: v1alpha1.ComponentDatabase}).Obj()
+	if err := old.Client.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	eventually(t, "the target split evenly", func() error {
+		key := client.ObjectKey{Namespace: naming.TargetNamespace("default", "gate-off"), Name: naming.TargetWorkload("stack")}
+		if err := old.Client.Get(ctx, key, &d); err != nil {
+			return err
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if c.Resources.Limits.Memory().String() != "256Mi" || c.Resources.Limits.Cpu().String() != "500m" {
+				return fmt.Errorf("container %s has %v", c.Name, c.Resources.Limits)
+			}
+		}
+		return nil
+	})
+	if d.Spec.Template.Spec.Resources != nil {
+		t.Errorf("this API server does not keep pod-level resources, yet the pod has %+v", d.Spec.Template.Spec.Resources)
+	}
+	eventually(t, "a PodLevelResourcesUnavailable event", func() error {
+		var list eventsv1.EventList
+		if err := old.Client.List(ctx, &list, client.InNamespace("default")); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Reason == "PodLevelResourcesUnavailable" && e.Regarding.Name == "gate-off" {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d events, none PodLevelResourcesUnavailable", len(list.Items))
+	})
 }

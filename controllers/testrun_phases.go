@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -448,7 +449,13 @@ func (r *TestRunReconciler) reconcileStart(ctx context.Context, s *scope) error 
 		return nil
 	}
 	if run.Status.Target == nil {
-		r.measureBefore(ctx, s)
+		err := r.measureBefore(ctx, s)
+		ready := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTargetReady)
+		if errors.Is(err, errNotScrapedYet) && ready != nil && s.now.Before(ready.LastTransitionTime.Add(beforeSampleGrace)) {
+			r.setPhase(s, v1alpha1.PhaseStarting, "WaitingForTargetSample", err.Error()+"; the load starts once the idle target is sampled")
+			s.settle(2 * time.Second)
+			return nil
+		}
 	}
 	type ack struct {
 		at  time.Time

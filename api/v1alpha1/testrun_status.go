@@ -214,6 +214,14 @@ type ThresholdResult struct {
 // TargetUsage is what the target did under load, summed over its containers, from the
 // kubelet's summary API: before the start, every sample interval while running, and after.
 type TargetUsage struct {
+	// source of the CPU and memory samples: kubeletSummary (the kubelet's /stats/summary
+	// through the API server's node proxy: RSS and cumulative CPU time) or metricsAPI
+	// (metrics.k8s.io, used where the node proxy is not allowed or fails: working set and CPU
+	// rates only, so memory columns are working set and the CPU average is integrated from
+	// the sampled rates).
+	// +optional
+	// +kubebuilder:validation:Enum=kubeletSummary;metricsAPI
+	Source string `json:"source,omitempty"`
 	// samples taken so far.
 	// +optional
 	Samples int32 `json:"samples,omitempty"`
@@ -238,7 +246,8 @@ type TargetUsage struct {
 }
 
 // MemoryUsage follows seed 000's stability columns: before, after and peak are resident memory
-// (RSS); utilization is the working set after the load over the profile's memory.
+// (RSS; the working set when the source is metricsAPI, which has no RSS); utilization is the
+// working set after the load over the profile's memory.
 type MemoryUsage struct {
 	BeforeMiB          int64  `json:"beforeMiB,omitempty"`
 	AfterMiB           int64  `json:"afterMiB,omitempty"`
@@ -257,6 +266,10 @@ type CPUUsage struct {
 	// average over the run is computed.
 	// +optional
 	UsageCoreSecondsBefore string `json:"usageCoreSecondsBefore,omitempty"`
+	// estimatedCoreSeconds is, with source metricsAPI, the CPU time since the start integrated
+	// from the sampled rates (the API has no cumulative counter).
+	// +optional
+	EstimatedCoreSeconds string `json:"estimatedCoreSeconds,omitempty"`
 }
 
 // LogFinding counts matching log lines and keeps a sample.

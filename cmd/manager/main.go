@@ -27,13 +27,15 @@ func envOr(key, fallback string) string {
 }
 
 func main() {
-	var metricsAddr, probeAddr, runnerImage, runnerAccess string
+	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics string
 	var leaderElect, podLevelResources bool
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles at a time.")
 	flag.StringVar(&runnerImage, "runner-image", envOr("FLEETBENCH_RUNNER_IMAGE", "fleetbench/runner:dev"), "Runner image for TestRuns that name none.")
 	flag.StringVar(&runnerAccess, "runner-access", "auto", "How to reach runners' k6 API: direct (pod IPs, in-cluster), proxy (through the API server), or auto.")
+	flag.StringVar(&targetMetrics, "target-metrics", controllers.TargetMetricsAuto, "Where target CPU and memory come from: kubelet (the summary API "+
+		"through the node proxy: RSS, exact CPU time), metrics-api (metrics.k8s.io: working set, CPU rates), or auto (kubelet, else metrics-api).")
 	flag.BoolVar(&podLevelResources, "pod-level-resources", true, "Size one-machine targets with pod-level resources (Kubernetes 1.34+); "+
 		"where the API server drops them, targets fall back to splitting the profile among containers.")
 	opts := zap.Options{}
@@ -41,6 +43,12 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
+	switch targetMetrics {
+	case controllers.TargetMetricsAuto, controllers.TargetMetricsKubelet, controllers.TargetMetricsMetricsAPI:
+	default:
+		log.Error(nil, "--target-metrics must be auto, kubelet or metrics-api", "got", targetMetrics)
+		os.Exit(2)
+	}
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -93,12 +101,13 @@ func main() {
 		Timeouts:    controllers.DefaultTimeouts,
 
 		PodLevelResources: podLevelResources,
+		TargetMetrics:     targetMetrics,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)
 	}
 
-	log.Info("starting manager", "runnerImage", runnerImage, "runnerAccess", runnerAccess)
+	log.Info("starting manager", "runnerImage", runnerImage, "runnerAccess", runnerAccess, "targetMetrics", targetMetrics)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "running manager")
 		os.Exit(1)

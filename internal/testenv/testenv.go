@@ -33,10 +33,18 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
+// Option changes the control plane Start boots.
+type Option func(*envtest.Environment)
+
+// WithAPIServerFlag sets a kube-apiserver flag, e.g. feature-gates.
+func WithAPIServerFlag(name, value string) Option {
+	return func(e *envtest.Environment) { e.ControlPlane.GetAPIServer().Configure().Set(name, value) }
+}
+
 // Start boots kube-apiserver and etcd with the CRDs from config/crd/bases.
 // The binaries come from KUBEBUILDER_ASSETS, or from bin/k8s/<KUBE_VERSION> where
 // hack/build-kube.sh puts them; a missing binary is an error that says how to build it.
-func Start() (*Env, error) {
+func Start(opts ...Option) (*Env, error) {
 	root := RepoRoot()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		version, err := pinnedKubeVersion(root)
@@ -65,6 +73,9 @@ func Start() (*Env, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
+	}
+	for _, opt := range opts {
+		opt(env)
 	}
 	cfg, err := env.Start()
 	if err != nil {

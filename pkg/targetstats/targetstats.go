@@ -1,4 +1,5 @@
-// Package targetstats reads what the target did from the kubelet's summary API and its logs:
+// Package targetstats reads what the target did from the kubelet's summary API (or
+// metrics.k8s.io) and its logs:
 // memory and CPU samples, and counts of log lines matching the user's patterns (seed 000's
 // "Log analysis"). It parses and counts; fetching is the controller's job.
 package targetstats
@@ -10,6 +11,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // nodeSummary is the part of the kubelet's /stats/summary this package reads.
@@ -33,9 +36,17 @@ type nodeSummary struct {
 	} `json:"pods"`
 }
 
+// Where samples come from; the values of status.target.source.
+const (
+	SourceKubeletSummary = "kubeletSummary"
+	SourceMetricsAPI     = "metricsAPI"
+)
+
 // Sample is the target's containers summed at one moment.
 type Sample struct {
-	At              time.Time
+	At time.Time
+	// Source is SourceKubeletSummary or SourceMetricsAPI.
+	Source          string
 	Containers      int
 	WorkingSetBytes uint64
 	RSSBytes        uint64
@@ -66,6 +77,55 @@ func (s *Sample) Add(summaryJSON []byte, namespace string) error {
 				s.CPUCoreSeconds += float64(deref(cpu.UsageCoreNanoSeconds)) / 1e9
 				s.CoresNow += float64(deref(cpu.UsageNanoCores)) / 1e9
 			}
+		}
+	}
+	return nil
+}
+
+// MemoryBytes is resident memory (RSS) where the source has it, else the working set.
+func (s *Sample) MemoryBytes() uint64 {
+	if s.Source == SourceMetricsAPI {
+		return s.WorkingSetBytes
+	}
+	return s.RSSBytes
+}
+
+// podMetricsList is the part of a metrics.k8s.io/v1beta1 PodMetricsList this package reads.
+type podMetricsList struct {
+	Items []struct {
+		Metadata struct {
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+		Containers []struct {
+			Name  string            `json:"name"`
+			Usage map[string]string `json:"usage"`
+		} `json:"containers"`
+	} `json:"items"`
+}
+
+// AddPodMetrics sums the containers of namespace in a metrics.k8s.io PodMetricsList into s:
+// the working set and the recent CPU rate. The API has no RSS and no cumulative CPU time.
+func (s *Sample) AddPodMetrics(listJSON []byte, namespace string) error {
+	var list podMetricsList
+	if err := json.Unmarshal(listJSON, &list); err != nil {
+		return fmt.Errorf("decoding metrics.k8s.io pod metrics: %w", err)
+	}
+	for _, pod := range list.Items {
+		if pod.Metadata.Namespace != namespace {
+			continue
+		}
+		for _, c := range pod.Containers {
+			cpu, err := resource.ParseQuantity(c.Usage["cpu"])
+			if err != nil {
+				return fmt.Errorf("container %s: cpu %q: %w", c.Name, c.Usage["cpu"], err)
+			}
+			mem, err := resource.ParseQuantity(c.Usage["memory"])
+			if err != nil {
+				return fmt.Errorf("container %s: memory %q: %w", c.Name, c.Usage["memory"], err)
+			}
+			s.Containers++
+			s.CoresNow += cpu.AsApproximateFloat64()
+			s.WorkingSetBytes += uint64(max(mem.Value(), 0))
 		}
 	}
 	return nil

@@ -29,6 +29,37 @@ func TestSampleSumsOnlyTheTargetNamespace(t *testing.T) {
 	}
 }
 
+// podMetrics is metrics-server v0.9.0's answer as read off the local cluster, plus a second pod.
+const podMetrics = `{"kind":"PodMetricsList","apiVersion":"metrics.k8s.io/v1beta1","metadata":{},"items":[
+ {"metadata":{"name":"target-stack-1","namespace":"fb-team-run"},"timestamp":"2026-11-22T08:00:00Z","window":"10.2s",
+  "containers":[{"name":"web","usage":{"cpu":"1645936n","memory":"10116Ki"}},{"name":"db","usage":{"cpu":"48m","memory":"20Mi"}}]},
+ {"metadata":{"name":"coredns","namespace":"kube-system"},"containers":[{"name":"coredns","usage":{"cpu":"1","memory":"1Gi"}}]}]}`
+
+func TestAddPodMetricsSumsWorkingSetAndRates(t *testing.T) {
+	s := Sample{Source: SourceMetricsAPI}
+	if err := s.AddPodMetrics([]byte(podMetrics), "fb-team-run"); err != nil {
+		t.Fatal(err)
+	}
+	if s.Containers != 2 || s.WorkingSetBytes != 10116<<10+20<<20 || s.RSSBytes != 0 || s.CPUCoreSeconds != 0 {
+		t.Fatalf("sample = %+v", s)
+	}
+	if d := s.CoresNow - 0.049645936; d > 1e-9 || d < -1e-9 {
+		t.Errorf("cores now = %v, want 1645936n + 48m", s.CoresNow)
+	}
+	// The metrics API has no RSS: memory columns use the working set.
+	if s.MemoryBytes() != s.WorkingSetBytes {
+		t.Errorf("memory basis = %d, want the working set %d", s.MemoryBytes(), s.WorkingSetBytes)
+	}
+	kubelet := Sample{Source: SourceKubeletSummary, RSSBytes: 1, WorkingSetBytes: 2}
+	if kubelet.MemoryBytes() != 1 {
+		t.Error("the kubelet summary's memory columns are RSS")
+	}
+	bad := Sample{}
+	if err := bad.AddPodMetrics([]byte(`{"items":[{"metadata":{"namespace":"x"},"containers":[{"name":"c","usage":{"cpu":"lots","memory":"1Mi"}}]}]}`), "x"); err == nil {
+		t.Error("an unparsable quantity must be an error")
+	}
+}
+
 func TestCountPatterns(t *testing.T) {
 	logs := [][]byte{
 		[]byte("level=info msg=started\nlevel=warn msg=\"CFG profile sync delayed\"\nlevel=warn msg=\"push queue above 80%\"\n"),

@@ -1,0 +1,110 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+)
+
+// getRoot is one device's request; the TestRun's device model sets the rate.
+const getRoot = "import http from 'k6/http';\nexport default function () { http.get(`${__ENV.TARGET_WEB_URL}/`); }\n"
+
+// TestStabilityMeasuredThroughMetricsAPI: the manager is told to read target usage from
+// metrics.k8s.io (as where nodes/proxy is denied), served here by a real metrics-server
+// (hack/e2e/run.sh boots the cluster with FLEETBENCH_METRICS_SERVER=1). The run waits for
+// metrics-server's first scrape of the new target, then reports working-set memory and CPU
+// integrated from the sampled rates, and says where they came from.
+func TestStabilityMeasuredThroughMetricsAPI(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.cs.RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/pods").DoRaw(e.ctx); err != nil {
+		t.Fatalf("metrics.k8s.io is not served (%v): boot the cluster with FLEETBENCH_METRICS_SERVER=1 hack/cluster/up.sh", err)
+	}
+	e.managerTargetMetrics(t, "metrics-api")
+	t.Cleanup(func() { e.managerTargetMetrics(t, "auto") })
+
+	ns := e.namespace(t, "e2e-metrics-api")
+	run := &v1alpha1.TestRun{
+		ObjectMeta: metav1.ObjectMeta{Name: "stab-metrics-api", Namespace: ns},
+		Spec: v1alpha1.TestRunSpec{
+			Type:    v1alpha1.TestTypeStability,
+			Profile: "C1",
+			Target:  v1alpha1.TargetSpec{Components: []v1alpha1.Component{{Name: "web", Kind: v1alpha1.ComponentWebServer}}},
+			// 50 requests/s for 40 s, sampled every 10 s (metrics-server's resolution here).
+			Load:        &v1alpha1.LoadSpec{Devices: ptr.To[int32](1000), Period: "20s", Duration: "40s"},
+			Script:      v1alpha1.ScriptSpec{Inline: getRoot},
+			Parallelism: 1,
+			Stability:   &v1alpha1.StabilitySpec{SampleInterval: "10s"},
+			Timeouts:    &v1alpha1.TimeoutsSpec{Provisioning: "3m"},
+		},
+	}
+	if err := e.c.Create(e.ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	e.dumpOnFailure(t, client.ObjectKeyFromObject(run), fmt.Sprintf("fb-%s-%s", ns, run.Name))
+	got, took := e.waitFinished(t, run, 5*time.Minute)
+	t.Logf("finished %s/%s verdict %s in %s: %s", got.Status.Phase, got.Status.Reason, got.Status.Verdict, took.Round(time.Second), got.Status.Message)
+	if got.Status.Phase != v1alpha1.PhaseSucceeded || got.Status.Verdict != v1alpha1.VerdictPassed {
+		t.Fatalf("want Succeeded/PASSED")
+	}
+	target := got.Status.Target
+	if target == nil || target.Memory == nil || target.CPU == nil {
+		t.Fatalf("no target measurements: %+v", target)
+	}
+	t.Logf("source %s samples %d memory %+v cpu %+v", target.Source, target.Samples, *target.Memory, *target.CPU)
+	if target.Source != "metricsAPI" || target.Samples < 4 {
+		t.Errorf("source %q samples %d, want metricsAPI with before, ≥2 during and after", target.Source, target.Samples)
+	}
+	if target.Memory.BeforeMiB <= 0 || target.Memory.AfterMiB <= 0 || target.Memory.UtilizationPercent == "" {
+		t.Errorf("working-set memory columns missing: %+v", *target.Memory)
+	}
+	if est, _ := strconv.ParseFloat(target.CPU.EstimatedCoreSeconds, 64); est <= 0 {
+		t.Errorf("CPU time integrated from the rates = %q, want > 0 under 50 req/s", target.CPU.EstimatedCoreSeconds)
+	}
+}
+
+// managerTargetMetrics sets the manager's --target-metrics and waits until the new manager
+// alone runs.
+func (e *env) managerTargetMetrics(t *testing.T, source string) {
+	t.Helper()
+	var list appsv1.DeploymentList
+	if err := e.c.List(e.ctx, &list, client.InNamespace(managerNamespace)); err != nil || len(list.Items) != 1 {
+		t.Fatalf("manager Deployment: %d found, %v", len(list.Items), err)
+	}
+	d := &list.Items[0]
+	patch := client.MergeFrom(d.DeepCopy())
+	c := &d.Spec.Template.Spec.Containers[0]
+	var args []string
+	for _, a := range c.Args {
+		if !strings.HasPrefix(a, "--target-metrics=") {
+			args = append(args, a)
+		}
+	}
+	c.Args = append(args, "--target-metrics="+source)
+	if err := e.c.Patch(e.ctx, d, patch); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(t, "manager rolled out with --target-metrics="+source, 2*time.Minute, func() (bool, string) {
+		if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(d), d); err != nil {
+			return false, err.Error()
+		}
+		st := d.Status
+		var pods corev1.PodList
+		if err := e.c.List(e.ctx, &pods, client.InNamespace(managerNamespace)); err != nil {
+			return false, err.Error()
+		}
+		return st.ObservedGeneration == d.Generation && st.UpdatedReplicas == 1 && st.AvailableReplicas == 1 && len(pods.Items) == 1,
+			fmt.Sprintf("%+v, %d pods", st, len(pods.Items))
+	})
+}
