@@ -92,6 +92,16 @@ remove_network() {
       done
     done
   done
+  # kube-router's network policy ipsets (FLEETBENCH_NETPOL=1) died with the node namespace too;
+  # any in the host namespace come from a run outside it. After the chains: a set still
+  # referenced by a rule cannot be destroyed.
+  if command -v ipset >/dev/null; then
+    local set
+    for set in $(ipset list -n 2>/dev/null | grep -E '^(inet6:)?KUBE-(SRC|DST)-' || true); do
+      log "removing host ipset $set"
+      ipset destroy "$set" 2>/dev/null || true
+    done
+  fi
 }
 
 remove_cgroups() {
@@ -126,6 +136,7 @@ lock_cluster
 start=$(date +%s)
 restore_sysctls
 # Node agents first so nothing restarts the containers we are about to kill.
+stop_component kube-router
 stop_component kube-proxy
 stop_component kubelet
 kill_pod_processes

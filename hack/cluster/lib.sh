@@ -41,9 +41,10 @@ KUBE_SVC_IP=10.96.0.1
 DNS_IP=10.96.0.10
 
 # Processes we start, in start order (down.sh stops them in reverse).
-COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router)
 # Ports the components listen on inside the node namespace (checked after teardown).
-PORTS=(2379 2380 6443 10248 10249 10250 10256 10257 10259)
+# 20244: kube-router's /healthz (FLEETBENCH_NETPOL=1 only).
+PORTS=(2379 2380 6443 10248 10249 10250 10256 10257 10259 20244)
 # Global (not per-namespace) sysctls kubelet rewrites at start; we put them back.
 KUBELET_SYSCTLS=(kernel.panic kernel.panic_on_oops vm.overcommit_memory)
 

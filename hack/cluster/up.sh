@@ -12,12 +12,16 @@
 # env:   FLEETBENCH_NO_DNS=1            skip CoreDNS (saves its ~3 min first build)
 #        FLEETBENCH_METRICS_SERVER=1    also run metrics-server (metrics.k8s.io, kubectl top);
 #                                       off by default (its first build takes a few minutes)
+#        FLEETBENCH_NETPOL=1            enforce NetworkPolicy: kube-router's policy controller alone
+#                                       (iptables + ipset) in the node namespace; the bridge CNI
+#                                       enforces none. Off by default (first build about 3 min)
 # shellcheck source=hack/cluster/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 t0=$(date +%s)
 
 metrics_server_enabled() { [ "${FLEETBENCH_METRICS_SERVER:-}" = 1 ]; }
+netpol_enabled() { [ "${FLEETBENCH_NETPOL:-}" = 1 ]; }
 
 ensure_packages() {
   # Debian's containerd 1.6, runc, CNI plugins; iptables and conntrack for kube-proxy.
@@ -28,6 +32,7 @@ ensure_packages() {
   command -v iptables >/dev/null || missing+=(iptables)
   command -v conntrack >/dev/null || missing+=(conntrack)
   command -v openssl >/dev/null || missing+=(openssl)
+  if netpol_enabled; then command -v ipset >/dev/null || missing+=(ipset); fi
   [ ${#missing[@]} -eq 0 ] && return 0
   log "installing ${missing[*]}"
   apt-get update -q >/dev/null
@@ -39,6 +44,7 @@ ensure_binaries() {
   "$root/hack/images/pause.sh"
   [ -n "${FLEETBENCH_NO_DNS:-}" ] || "$root/hack/images/coredns.sh"
   if metrics_server_enabled; then "$root/hack/images/metrics-server.sh"; fi
+  if netpol_enabled; then "$root/hack/cluster/kube-router.sh"; fi
 }
 
 setup_network() {
@@ -341,6 +347,31 @@ start_node() {
   alive kube-scheduler
 }
 
+# kube-router v2.1.0 with only its network policy controller, a host process in the node
+# namespace like kube-proxy. It needs the Node object (--hostname-override) and its InternalIP
+# (local pods are those whose status.hostIP equals it), the ipset and iptables(-save/-restore)
+# binaries, and net.bridge.bridge-nf-call-iptables=1 in the node namespace (setup_network) so
+# pod-to-pod traffic on cni0 crosses the FORWARD chain; not the node's pod CIDR. Its chains
+# (KUBE-ROUTER-*, KUBE-NWPLCY-*, KUBE-POD-FW-*) and ipsets (KUBE-SRC-*, KUBE-DST-*) live in the
+# node namespace, so deleting it (down.sh) removes them; kube-router leaves them on SIGTERM.
+start_netpol() {
+  netpol_enabled || return 0
+  log "kube-router (network policy controller only)"
+  cert kube-router system:kube-router "" clientAuth
+  kubeconfig "$DATA/kube-router.kubeconfig" "https://$NODE_IP:6443" kube-router
+  kc apply -f "$root/hack/cluster/kube-router-rbac.yaml" >/dev/null
+  # Started through the bin/kube-router link: pids_of matches "kube-router " on the command line.
+  start kube-router "$root/bin/kube-router" --kubeconfig "$DATA/kube-router.kubeconfig" \
+    --hostname-override "$NODE_NAME" \
+    --run-firewall=true --run-router=false --run-service-proxy=false --run-loadbalancer=false \
+    --enable-ipv4=true --enable-ipv6=false --service-cluster-ip-range "$SERVICE_CIDR" \
+    --health-port 20244 --metrics-port 0 --v=1
+  # The default policy chain is created once the informers synced, after the jumps from
+  # INPUT/FORWARD/OUTPUT; the first full sync follows within milliseconds.
+  wait_for "kube-router policy chains" 60 in_node iptables -t filter -S KUBE-NWPLCY-DEFAULT
+  alive kube-router
+}
+
 start_dns() {
   [ -z "${FLEETBENCH_NO_DNS:-}" ] || return 0
   log "CoreDNS"
@@ -387,6 +418,7 @@ make_cgroups
 start_containerd
 start_control_plane
 start_node
+start_netpol
 start_dns
 start_metrics_server
 cp "$DATA/admin.kubeconfig" "$KUBECONFIG_OUT"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make e2e: the end-to-end tests on a real cluster.
 #   1. cluster   hack/cluster/ensure.sh: a reachable cluster, or boot the local one with
-#                metrics-server (remembered)
+#                metrics-server and NetworkPolicy enforcement (remembered)
 #   2. images    hack/e2e/images.sh: build (cached) and import manager, runner, nginx
 #   3. install   hack/e2e/install.sh: helm upgrade --install, manager Available
 #   4. test      go test -tags e2e ./test/e2e/ -count=1 -v -timeout 20m
@@ -81,8 +81,9 @@ if [ -f "$state" ]; then
 fi
 
 begin cluster
-# With metrics-server, for the test of the metrics.k8s.io source (off for `make demo`).
-export FLEETBENCH_METRICS_SERVER=${FLEETBENCH_METRICS_SERVER:-1}
+# With metrics-server (the metrics.k8s.io source's test) and kube-router's policy controller
+# (the NetworkPolicy test); `make demo` needs neither.
+export FLEETBENCH_METRICS_SERVER=${FLEETBENCH_METRICS_SERVER:-1} FLEETBENCH_NETPOL=${FLEETBENCH_NETPOL:-1}
 ensure_log=$(mktemp)
 if ! env_line=$(hack/cluster/ensure.sh 2> >(tee "$ensure_log" >&2)); then
   grep -q "cluster up in" "$ensure_log" && booted=1

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -32,7 +33,12 @@ func TestStabilityMeasuredThroughMetricsAPI(t *testing.T) {
 		t.Fatalf("metrics.k8s.io is not served (%v): boot the cluster with FLEETBENCH_METRICS_SERVER=1 hack/cluster/up.sh", err)
 	}
 	e.managerTargetMetrics(t, "metrics-api")
-	t.Cleanup(func() { e.managerTargetMetrics(t, "auto") })
+	t.Cleanup(func() {
+		// The test's context is done by now; the manager must be put back for the tests after.
+		restore := *e
+		restore.ctx = context.WithoutCancel(e.ctx)
+		restore.managerTargetMetrics(t, "auto")
+	})
 
 	ns := e.namespace(t, "e2e-metrics-api")
 	run := &v1alpha1.TestRun{
