@@ -254,6 +254,21 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 		{name: "runner pod never created (quota)", reason: "RunnerNotCreated", within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("quota", ns).Timeouts(fast).Obj() },
 			act: func(t *testing.T, k *kubelet) { k.targetReady(); k.jobs(1) }},
+		{name: "runner cannot reach the target", reason: "RunnerFailedBeforeStart", within: 15 * time.Second,
+			says: []string{"reach-target exited with code 1", "web.", "NetworkPolicy"},
+			run:  func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("unreachable", ns).Obj() },
+			act: func(t *testing.T, k *kubelet) {
+				k.targetReady()
+				k.podsFor(k.jobs(1), func(_ int, pod *corev1.Pod) {
+					if len(pod.Spec.InitContainers) != 1 {
+						t.Errorf("runner pod init containers = %d, want reach-target", len(pod.Spec.InitContainers))
+					}
+					pod.Status.Phase = corev1.PodFailed
+					pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "reach-target", State: corev1.ContainerState{
+						Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "the target was not reachable from this runner within 1m0s; " +
+							pod.Spec.InitContainers[0].Args[3] + ": dial tcp: connect: connection refused (a NetworkPolicy or the network keeps the runner out)"}}}}
+				})
+			}},
 		{name: "runner script error before start", reason: "RunnerFailedBeforeStart", within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("script-error", ns).Obj() },
 			act: func(t *testing.T, k *kubelet) {

@@ -766,6 +766,12 @@ var k6ExitMeaning = map[int32]string{
 }
 
 func terminationText(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			// e.g. reach-target: the target was not reachable from this runner within 1m0s; …
+			return fmt.Sprintf("%s exited with code %d: %s", cs.Name, t.ExitCode, strings.TrimSpace(t.Message))
+		}
+	}
 	exit, reason := exitOf(pod)
 	text := fmt.Sprintf("exited with code %d", exit)
 	if meaning := k6ExitMeaning[exit]; meaning != "" {

@@ -1,6 +1,7 @@
 package runners
 
 import (
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -155,9 +156,25 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	if runner.Resources != nil {
 		container.Resources = *runner.Resources
 	}
+	var initContainers []corev1.Container
+	if addrs := targetAddrs(opts.TargetEnv); len(addrs) > 0 {
+		// The runner turns Ready (and so the load starts) only once this pod reaches every
+		// component: a NetworkPolicy controller may admit a new pod a moment after it starts.
+		reach := corev1.Container{
+			Name:                     ReachContainerName,
+			Image:                    image,
+			ImagePullPolicy:          pullPolicy,
+			Args:                     append([]string{"wait-for-target", "--timeout", reachTimeout.String()}, addrs...),
+			Resources:                container.Resources,
+			SecurityContext:          container.SecurityContext,
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}
+		initContainers = append(initContainers, reach)
+	}
 
 	podSpec := corev1.PodSpec{
 		RestartPolicy:      corev1.RestartPolicyNever,
+		InitContainers:     initContainers,
 		Containers:         []corev1.Container{container},
 		Volumes:            volumes,
 		NodeSelector:       runner.NodeSelector,
@@ -279,4 +296,29 @@ func placement(tr *v1alpha1.TestRun, user *corev1.Affinity, targetNamespace stri
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelTestRun: tr.Name, naming.LabelRole: naming.RoleTarget}},
 		}})
 	return affinity
+}
+
+// ReachContainerName is the init container that waits until the runner reaches the target.
+const ReachContainerName = "reach-target"
+
+// reachTimeout bounds the wait; past it the runner fails before the start, naming the
+// unreachable addresses.
+const reachTimeout = time.Minute
+
+// targetAddrs are the host:port of every provisioned component, from TARGET_<NAME>_HOST and
+// _PORT (an external target has TARGET_URL only and is not checked).
+func targetAddrs(env []corev1.EnvVar) []string {
+	ports := map[string]string{}
+	for _, e := range env {
+		if name, ok := strings.CutSuffix(e.Name, "_PORT"); ok && strings.HasPrefix(name, "TARGET_") {
+			ports[name] = e.Value
+		}
+	}
+	var addrs []string
+	for _, e := range env {
+		if name, ok := strings.CutSuffix(e.Name, "_HOST"); ok && strings.HasPrefix(name, "TARGET_") && ports[name] != "" {
+			addrs = append(addrs, net.JoinHostPort(e.Value, ports[name]))
+		}
+	}
+	return addrs
 }

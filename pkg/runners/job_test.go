@@ -127,3 +127,30 @@ func TestStabilityRunnersKeepNoSamples(t *testing.T) {
 		t.Errorf("a stability runner must keep no per-sample state in k6: %v", args)
 	}
 }
+
+func TestRunnersWaitUntilTheyReachTheTarget(t *testing.T) {
+	tr := tw.MakeTestRun("stab", "team").Obj()
+	env := []corev1.EnvVar{
+		{Name: "TARGET_WEB_URL", Value: "https://web.ns.svc:443"}, {Name: "TARGET_WEB_HOST", Value: "web.ns.svc"}, {Name: "TARGET_WEB_PORT", Value: "443"},
+		{Name: "TARGET_APP_DB_URL", Value: "postgres://app-db.ns.svc:5432"}, {Name: "TARGET_APP_DB_HOST", Value: "app-db.ns.svc"}, {Name: "TARGET_APP_DB_PORT", Value: "5432"},
+	}
+	job := Job(tr, 0, 1, JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "c", TargetEnv: env})
+	inits := job.Spec.Template.Spec.InitContainers
+	if len(inits) != 1 || inits[0].Name != ReachContainerName || inits[0].Image != "fleetbench/runner:dev" {
+		t.Fatalf("init containers = %+v", inits)
+	}
+	want := []string{"wait-for-target", "--timeout", "1m0s", "web.ns.svc:443", "app-db.ns.svc:5432"}
+	if !slices.Equal(inits[0].Args, want) {
+		t.Errorf("reach-target args = %q, want %q", inits[0].Args, want)
+	}
+	if sc := inits[0].SecurityContext; sc == nil || !*sc.RunAsNonRoot || *sc.AllowPrivilegeEscalation {
+		t.Errorf("the init container must be as locked down as k6: %+v", sc)
+	}
+
+	// An external target is only a URL: nothing to wait for.
+	external := Job(tr, 0, 1, JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "c",
+		TargetEnv: []corev1.EnvVar{{Name: "TARGET_URL", Value: "http://api.example.svc:8080"}}})
+	if n := len(external.Spec.Template.Spec.InitContainers); n != 0 {
+		t.Errorf("external target: %d init containers, want none", n)
+	}
+}

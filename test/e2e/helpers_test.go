@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
 // managerNamespace is where hack/e2e/install.sh installs the chart.
@@ -150,6 +151,31 @@ func (e *env) waitFinished(t *testing.T, run *v1alpha1.TestRun, timeout time.Dur
 		return got.Status.Phase == v1alpha1.PhaseSucceeded || got.Status.Phase == v1alpha1.PhaseFailed, p + ": " + got.Status.Message
 	})
 	return got, time.Since(start)
+}
+
+// run creates the TestRun, dumps what a failure needs to be understood, and waits for it to
+// finish.
+func (e *env) run(t *testing.T, run *v1alpha1.TestRun, timeout time.Duration) *v1alpha1.TestRun {
+	t.Helper()
+	if err := e.c.Create(e.ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	e.dumpOnFailure(t, client.ObjectKeyFromObject(run), naming.TargetNamespace(run.Namespace, run.Name))
+	got, took := e.waitFinished(t, run, timeout)
+	t.Logf("finished %s/%s verdict %s in %s: %s", got.Status.Phase, got.Status.Reason, got.Status.Verdict, took.Round(time.Second), got.Status.Message)
+	return got
+}
+
+// requirePassed stops the test unless the run Succeeded with verdict PASSED.
+func requirePassed(t *testing.T, got *v1alpha1.TestRun) {
+	t.Helper()
+	if got.Status.Phase == v1alpha1.PhaseSucceeded && got.Status.Verdict == v1alpha1.VerdictPassed {
+		return
+	}
+	if r := got.Status.Results; r != nil && r.Iterations != nil && r.Checks != nil {
+		t.Logf("iterations %+v checks %+v thresholds %+v", *r.Iterations, *r.Checks, r.Thresholds)
+	}
+	t.Fatalf("want Succeeded/PASSED")
 }
 
 // dumpOnFailure prints, if the test failed, the TestRun as YAML, the events of its

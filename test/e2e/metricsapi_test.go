@@ -55,15 +55,8 @@ func TestStabilityMeasuredThroughMetricsAPI(t *testing.T) {
 			Timeouts:    &v1alpha1.TimeoutsSpec{Provisioning: "3m"},
 		},
 	}
-	if err := e.c.Create(e.ctx, run); err != nil {
-		t.Fatal(err)
-	}
-	e.dumpOnFailure(t, client.ObjectKeyFromObject(run), fmt.Sprintf("fb-%s-%s", ns, run.Name))
-	got, took := e.waitFinished(t, run, 5*time.Minute)
-	t.Logf("finished %s/%s verdict %s in %s: %s", got.Status.Phase, got.Status.Reason, got.Status.Verdict, took.Round(time.Second), got.Status.Message)
-	if got.Status.Phase != v1alpha1.PhaseSucceeded || got.Status.Verdict != v1alpha1.VerdictPassed {
-		t.Fatalf("want Succeeded/PASSED")
-	}
+	got := e.run(t, run, 5*time.Minute)
+	requirePassed(t, got)
 	target := got.Status.Target
 	if target == nil || target.Memory == nil || target.CPU == nil {
 		t.Fatalf("no target measurements: %+v", target)

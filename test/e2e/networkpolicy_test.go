@@ -36,17 +36,14 @@ func TestNetworkPolicyAdmitsOnlyTheRunners(t *testing.T) {
 			Cleanup:  &v1alpha1.CleanupSpec{Target: v1alpha1.TargetKeepUntilDeleted},
 		},
 	}
-	if err := e.c.Create(e.ctx, run); err != nil {
-		t.Fatal(err)
-	}
-	targetNS := naming.TargetNamespace(ns, run.Name)
-	e.dumpOnFailure(t, client.ObjectKeyFromObject(run), targetNS)
-	got, _ := e.waitFinished(t, run, 4*time.Minute)
-	if got.Status.Phase != v1alpha1.PhaseSucceeded || got.Status.Results == nil || got.Status.Results.Requests.Accepted == 0 || got.Status.Results.Requests.Accepted != got.Status.Results.Requests.Total {
-		t.Fatalf("the runners must reach the target through the policy: %s/%s %s", got.Status.Phase, got.Status.Reason, got.Status.Message)
+	got := e.run(t, run, 4*time.Minute)
+	// The runners reached the target through the policy.
+	requirePassed(t, got)
+	if req := got.Status.Results.Requests; req.Accepted == 0 || req.Accepted != req.Total {
+		t.Fatalf("requests = %+v, want every one accepted", req)
 	}
 
-	url := fmt.Sprintf("http://web.%s.svc/", targetNS)
+	url := fmt.Sprintf("http://web.%s.svc/", got.Status.TargetNamespace)
 	runnerLabels := map[string]string{naming.LabelTestRun: run.Name, naming.LabelRole: naming.RoleRunner}
 	e.fetchJob(t, ns, "runner-like", runnerLabels, url, 20)
 	e.fetchJob(t, ns, "outsider", nil, url, 3)

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 )
@@ -79,15 +77,8 @@ func TestStabilityOnC1(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "e2e-stab")
 	run := stabilityRun(ns, "stab-2-2-c1", "60s")
-	if err := e.c.Create(e.ctx, run); err != nil {
-		t.Fatal(err)
-	}
-	e.dumpOnFailure(t, client.ObjectKeyFromObject(run), fmt.Sprintf("fb-%s-%s", ns, run.Name))
-	got, took := e.waitFinished(t, run, 5*time.Minute)
-	t.Logf("finished %s/%s verdict %s in %s: %s", got.Status.Phase, got.Status.Reason, got.Status.Verdict, took.Round(time.Second), got.Status.Message)
-	if got.Status.Phase != v1alpha1.PhaseSucceeded || got.Status.Verdict != v1alpha1.VerdictPassed {
-		t.Fatalf("want Succeeded/PASSED")
-	}
+	got := e.run(t, run, 5*time.Minute)
+	requirePassed(t, got)
 	r, target := got.Status.Results, got.Status.Target
 	// 5 pushes/s for 60 s.
 	if r.Requests.Total < 270 || r.Requests.Total > 330 || r.Requests.Dropped != 0 {
@@ -129,12 +120,7 @@ func TestCrashingComponentFailsTheVerdict(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "e2e-crash")
 	run := stabilityRun(ns, "stab-crash", "45s", corev1.EnvVar{Name: "CRASH_AFTER_PUSHES", Value: "100"})
-	if err := e.c.Create(e.ctx, run); err != nil {
-		t.Fatal(err)
-	}
-	e.dumpOnFailure(t, client.ObjectKeyFromObject(run), fmt.Sprintf("fb-%s-%s", ns, run.Name))
-	got, took := e.waitFinished(t, run, 5*time.Minute)
-	t.Logf("finished %s/%s verdict %s in %s: %s", got.Status.Phase, got.Status.Reason, got.Status.Verdict, took.Round(time.Second), got.Status.Message)
+	got := e.run(t, run, 5*time.Minute)
 	if got.Status.Verdict != v1alpha1.VerdictFailed {
 		t.Fatalf("verdict %s, want FAILED", got.Status.Verdict)
 	}

@@ -53,16 +53,9 @@ func TestSSLBenchmarkThroughApacheToMariaDB(t *testing.T) {
 			Cleanup:     &v1alpha1.CleanupSpec{Target: v1alpha1.TargetKeepUntilDeleted},
 		},
 	}
-	if err := e.c.Create(e.ctx, run); err != nil {
-		t.Fatal(err)
-	}
-	targetNS := fmt.Sprintf("fb-%s-%s", ns, run.Name)
-	e.dumpOnFailure(t, client.ObjectKeyFromObject(run), targetNS)
-	got, took := e.waitFinished(t, run, 5*time.Minute)
-	t.Logf("finished %s/%s verdict %s in %s: %s", got.Status.Phase, got.Status.Reason, got.Status.Verdict, took.Round(time.Second), got.Status.Message)
-	if got.Status.Phase != v1alpha1.PhaseSucceeded || got.Status.Verdict != v1alpha1.VerdictPassed {
-		t.Fatalf("want Succeeded/PASSED")
-	}
+	got := e.run(t, run, 5*time.Minute)
+	requirePassed(t, got)
+	targetNS := got.Status.TargetNamespace
 	r := got.Status.Results
 	if r.Requests.Total < 270 || r.Requests.Total > 330 || r.Requests.Dropped != 0 || r.Checks == nil || r.Checks.Failed != 0 {
 		t.Errorf("requests = %+v checks %+v, want about 300, none dropped or failed", r.Requests, r.Checks)
@@ -132,18 +125,8 @@ func TestXMPPRobotsHoldSessions(t *testing.T) {
 					Timeouts:   &v1alpha1.TimeoutsSpec{Provisioning: "3m"},
 				},
 			}
-			if err := e.c.Create(e.ctx, run); err != nil {
-				t.Fatal(err)
-			}
-			e.dumpOnFailure(t, client.ObjectKeyFromObject(run), fmt.Sprintf("fb-%s-%s", ns, run.Name))
-			got, took := e.waitFinished(t, run, 5*time.Minute)
-			t.Logf("finished %s/%s verdict %s in %s: %s", got.Status.Phase, got.Status.Reason, got.Status.Verdict, took.Round(time.Second), got.Status.Message)
-			if got.Status.Phase != v1alpha1.PhaseSucceeded || got.Status.Verdict != v1alpha1.VerdictPassed {
-				if r := got.Status.Results; r != nil && r.Iterations != nil && r.Checks != nil {
-					t.Logf("iterations %+v checks %+v thresholds %+v", *r.Iterations, *r.Checks, r.Thresholds)
-				}
-				t.Fatalf("want Succeeded/PASSED")
-			}
+			got := e.run(t, run, 5*time.Minute)
+			requirePassed(t, got)
 			r := got.Status.Results
 			it := r.Iterations
 			// 10 sessions/s for 30 s; the ones still open at the end finish (gracefulStop).
