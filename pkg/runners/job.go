@@ -161,9 +161,10 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		// The runner turns Ready (and so the load starts) only once this pod reaches every
 		// component: a NetworkPolicy controller may admit a new pod a moment after it starts.
 		reach := corev1.Container{
-			Name:                     ReachContainerName,
-			Image:                    image,
-			ImagePullPolicy:          pullPolicy,
+			Name:            ReachContainerName,
+			Image:           image,
+			ImagePullPolicy: pullPolicy,
+			// runner/preflight.Command (another module): the runner binary runs it instead of k6.
 			Args:                     append([]string{"wait-for-target", "--timeout", reachTimeout.String()}, addrs...),
 			Resources:                container.Resources,
 			SecurityContext:          container.SecurityContext,
