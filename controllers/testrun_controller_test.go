@@ -625,3 +625,17 @@ func TestOneMachineFallsBackWhereTheAPIServerDropsPodLevelResources(t *testing.T
 		return fmt.Errorf("%d events, none PodLevelResourcesUnavailable", len(list.Items))
 	})
 }
+
+// TestSessionOnlyRunSaysIterations: a script that speaks no HTTP (seed 003's XMPP robots) is
+// summed up by its iterations and checks, not as "0 requests".
+func TestSessionOnlyRunSaysIterations(t *testing.T) {
+	ns := setup(t)
+	run := tw.MakeTestRun("robots", ns).Devices(100, "10s").Duration("10s").Obj()
+	k, pods := startRunning(t, run, 1)
+	logs.set(pods[0], tw.EnvelopeLog(tw.RunnerLoad{Runner: pods[0].Name, Sessions: 120, Start: time.Now()}), nil)
+	k.finish(pods[0], 0, "Completed")
+	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, "Completed")
+	if want := "verdict PASSED: 120 iterations, no HTTP requests, checks 120 passed / 0 failed"; got.Status.Message != want {
+		t.Errorf("message %q, want %q", got.Status.Message, want)
+	}
+}

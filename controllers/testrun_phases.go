@@ -664,6 +664,13 @@ func (r *TestRunReconciler) reconcileCollect(ctx context.Context, s *scope) erro
 	now := metav1.NewTime(s.now)
 	run.Status.CompletionTime = &now
 	msg := fmt.Sprintf("verdict %s: %d requests, %s req/s", run.Status.Verdict, outcome.Results.Requests.Total, outcome.Results.Throughput.RequestsPerSecond)
+	if it := outcome.Results.Iterations; outcome.Results.Requests.Total == 0 && it != nil && it.Total > 0 {
+		// A script that speaks no HTTP (XMPP over WebSocket, say): its unit of work is the iteration.
+		msg = fmt.Sprintf("verdict %s: %d iterations, no HTTP requests", run.Status.Verdict, it.Total)
+		if c := outcome.Results.Checks; c != nil {
+			msg += fmt.Sprintf(", checks %d passed / %d failed", c.Passed, c.Failed)
+		}
+	}
 	if len(outcome.FailedThresholds) > 0 {
 		msg += "; failed: " + strings.Join(outcome.FailedThresholds, "; ")
 	}

@@ -16,6 +16,9 @@ type RunnerLoad struct {
 	// LatencyMs gives request i the latency LatencyMs(i).
 	LatencyMs         func(i int) float64
 	DroppedIterations int
+	// Sessions are iterations of a script that speaks no HTTP (XMPP over WebSocket), each
+	// with one passed check.
+	Sessions int
 	// CPUSeconds the runner used over the run, on one core.
 	CPUSeconds float64
 	Start      time.Time
@@ -41,6 +44,11 @@ func Envelope(l RunnerLoad) results.Envelope {
 		c.Series("http_req_failed", results.Rate, "", nil).Add(t, failed)
 		c.Series("http_req_duration", results.Trend, "time", nil).Add(t, l.LatencyMs(i))
 		c.Series("iterations", results.Counter, "", nil).Add(t, 1)
+	}
+	for i := 0; i < l.Sessions; i++ {
+		t := l.Start.Add(time.Duration(i) * l.Duration / time.Duration(l.Sessions)).UnixNano()
+		c.Series("iterations", results.Counter, "", nil).Add(t, 1)
+		c.Series("checks", results.Rate, "", nil).Add(t, 1)
 	}
 	if l.DroppedIterations > 0 {
 		c.Series("dropped_iterations", results.Counter, "", nil).Add(l.Start.UnixNano(), float64(l.DroppedIterations))
