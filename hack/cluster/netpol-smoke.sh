@@ -72,36 +72,8 @@ log "images"
 
 k delete namespace "$ns" --ignore-not-found --wait=true --timeout=60s >/dev/null
 k create namespace "$ns" >/dev/null
+k -n "$ns" apply -f "$root/hack/cluster/smoke-nginx.yaml" >/dev/null
 k -n "$ns" apply -f - >/dev/null <<'EOF2'
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: nginx}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: nginx}}
-  template:
-    metadata: {labels: {app: nginx}}
-    spec:
-      securityContext:
-        sysctls: [{name: net.ipv4.ip_unprivileged_port_start, value: "0"}]
-      volumes: [{name: run, emptyDir: {}}]
-      containers:
-      - name: nginx
-        image: fleetbench/nginx:dev
-        imagePullPolicy: Never
-        ports: [{containerPort: 80}]
-        volumeMounts: [{name: run, mountPath: /run}]
-        readinessProbe:
-          httpGet: {path: /healthz, port: 80}
-          periodSeconds: 1
----
-apiVersion: v1
-kind: Service
-metadata: {name: nginx}
-spec:
-  selector: {app: nginx}
-  ports: [{port: 80, targetPort: 80}]
----
 # Ingress to nginx only from pods labelled role=runner in this namespace (add
 # namespaceSelector: {} beside podSelector to admit runners from every namespace).
 apiVersion: networking.k8s.io/v1

@@ -30,37 +30,7 @@ log "images imported after $(($(date +%s) - t0))s"
 # A namespace left by an interrupted run would make `apply` reuse a finished Job.
 k delete namespace "$ns" --ignore-not-found --wait=true --timeout=60s >/dev/null
 k create namespace "$ns" >/dev/null
-k -n "$ns" apply -f - >/dev/null <<'EOF'
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: nginx}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: nginx}}
-  template:
-    metadata: {labels: {app: nginx}}
-    spec:
-      # The image runs as www-data and writes only /run, as fleetbench's targets run it.
-      securityContext:
-        sysctls: [{name: net.ipv4.ip_unprivileged_port_start, value: "0"}]
-      volumes: [{name: run, emptyDir: {}}]
-      containers:
-      - name: nginx
-        image: fleetbench/nginx:dev
-        imagePullPolicy: Never
-        ports: [{containerPort: 80}]
-        volumeMounts: [{name: run, mountPath: /run}]
-        readinessProbe:
-          httpGet: {path: /healthz, port: 80}
-          periodSeconds: 1
----
-apiVersion: v1
-kind: Service
-metadata: {name: nginx}
-spec:
-  selector: {app: nginx}
-  ports: [{port: 80, targetPort: 80}]
-EOF
+k -n "$ns" apply -f "$root/hack/cluster/smoke-nginx.yaml" >/dev/null
 k -n "$ns" wait --for=condition=Available deployment/nginx --timeout=60s >/dev/null || fail "nginx not available"
 log "nginx available after $(($(date +%s) - t0))s"
 
