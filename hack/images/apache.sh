@@ -10,21 +10,10 @@
 # Output: bin/images/apache.tar (skipped when nothing changed; FORCE=1 rebuilds everything).
 # shellcheck source=hack/images/lib.sh
 source "$(dirname "$0")/lib.sh"
-# shellcheck source=hack/images/db/trim.sh
-source "$root/hack/images/db/trim.sh"  # rootfs_user
 
 image=fleetbench/apache:dev
-packages="apache2,openssl"
 here="$root/hack/images"
-start=$(date +%s)
-
-rootfs_tar=$(debian_rootfs_path apache "$packages")
-hash=$(EXTRA_INPUTS="$image $rootfs_tar" inputs_hash "$here/apache.sh" "$here/apache.conf" "$here/apache-entrypoint.sh" "$root/hack/images/db/trim.sh")
-if [ -z "${FORCE:-}" ] && up_to_date apache "$hash" && [ -s "$rootfs_tar" ]; then
-  log "apache image up to date: bin/images/apache.tar"
-  exit 0
-fi
-rootfs_tar=$(debian_rootfs apache "$packages")
+debian_image apache "$image" "apache2,openssl" "$here/apache.sh" "$here/apache.conf" "$here/apache-entrypoint.sh"
 
 files=$(mktemp -d)
 trap 'rm -rf "$files"' EXIT
@@ -32,12 +21,9 @@ echo "fleetbench apache ok" >"$files/index.html"
 echo "ok" >"$files/healthz.txt"
 head -c 1024 /dev/zero | tr '\0' x >"$files/1k.txt"
 head -c 16384 /dev/zero | tr '\0' x >"$files/16k.txt"
-imgpack -name "$image" -out "$images/apache.tar.tmp" -rootfs "$rootfs_tar" \
+pack_image apache "$image" -rootfs "$rootfs_tar" \
   -file "$here/apache.conf:/etc/apache2/fleetbench.conf" -file "$files/index.html:/var/www/html/index.html" \
   -file "$files/1k.txt:/var/www/html/1k.txt" -file "$files/16k.txt:/var/www/html/16k.txt" \
   -file "$files/healthz.txt:/var/www/fleetbench/healthz.txt" \
   -file "$here/apache-entrypoint.sh:/usr/local/bin/fleetbench-apache" \
   -entrypoint /usr/local/bin/fleetbench-apache -user "$(rootfs_user "$rootfs_tar" www-data)"
-mv "$images/apache.tar.tmp" "$images/apache.tar"
-mark_built apache "$hash"
-log "built $image -> bin/images/apache.tar ($(du -h "$images/apache.tar" | cut -f1)) in $(($(date +%s) - start)) s"

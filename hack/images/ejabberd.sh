@@ -16,30 +16,15 @@
 # FORCE=1 rebuilds everything, including the rootfs).
 # shellcheck source=hack/images/lib.sh
 source "$(dirname "$0")/lib.sh"
-# shellcheck source=hack/images/db/trim.sh
-source "$root/hack/images/db/trim.sh"
 
 image=fleetbench/ejabberd:dev
-packages="ejabberd,erlang-p1-sqlite3,sqlite3"
 here="$root/hack/images"
-start=$(date +%s)
+debian_image ejabberd "$image" "ejabberd,erlang-p1-sqlite3,sqlite3" \
+  "$here/ejabberd.sh" "$here/xmpp/ejabberd-entrypoint.sh" "$here/xmpp/ejabberd.yml" "$here/xmpp/ejabberdctl.cfg"
 
-rootfs_tar=$(debian_rootfs_path ejabberd "$packages")
-hash=$(EXTRA_INPUTS="$image $rootfs_tar" inputs_hash "$here/ejabberd.sh" "$here/xmpp/ejabberd-entrypoint.sh" \
-  "$here/xmpp/ejabberd.yml" "$here/xmpp/ejabberdctl.cfg")
-if [ -z "${FORCE:-}" ] && up_to_date ejabberd "$hash" && [ -s "$rootfs_tar" ]; then
-  log "ejabberd image up to date: bin/images/ejabberd.tar"
-  exit 0
-fi
-rootfs_tar=$(debian_rootfs ejabberd "$packages")
-user=$(rootfs_user "$rootfs_tar" ejabberd)
-
-imgpack -name "$image" -out "$images/ejabberd.tar.tmp" -rootfs "$rootfs_tar" \
+pack_image ejabberd "$image" -rootfs "$rootfs_tar" \
   -file "$here/xmpp/ejabberd.yml:/etc/ejabberd/ejabberd.yml" \
   -file "$here/xmpp/ejabberdctl.cfg:/etc/default/ejabberd" \
   -file "$here/xmpp/ejabberd-entrypoint.sh:/usr/local/bin/fleetbench-ejabberd" \
-  -entrypoint /usr/local/bin/fleetbench-ejabberd -user "$user" \
+  -entrypoint /usr/local/bin/fleetbench-ejabberd -user "$(rootfs_user "$rootfs_tar" ejabberd)" \
   -env LANG=C.UTF-8 -env HOME=/var/lib/ejabberd
-mv "$images/ejabberd.tar.tmp" "$images/ejabberd.tar"
-mark_built ejabberd "$hash"
-log "built $image (user $user) -> bin/images/ejabberd.tar ($(du -h "$images/ejabberd.tar" | cut -f1)) in $(($(date +%s) - start)) s"

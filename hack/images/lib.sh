@@ -99,3 +99,37 @@ _rootfs_clean() {
     while read -r m; do umount -l "$m" || true; done
   rm -rf --one-file-system "$1"
 }
+
+# rootfs_user SRC_TAR USER : "uid:gid" of USER in the rootfs' /etc/passwd, so an image's config
+# names a numeric user (the kubelet can only prove a number is not root).
+rootfs_user() {
+  tar -xOf "$1" ./etc/passwd | awk -F: -v u="$2" '$1 == u {print $3 ":" $4; found=1} END {exit !found}'
+}
+
+# --- Images of Debian software: the steps every such script shares ---------------------
+# debian_image NAME IMAGE PACKAGES INPUT... : exits the script when bin/images/NAME.tar was
+# built from these inputs and this rootfs (FORCE=1 rebuilds); otherwise builds (or reuses) the
+# rootfs and sets rootfs_tar, for the script's own layer, and image_hash, for pack_image.
+debian_image() {
+  local name=$1 image=$2 packages=$3
+  shift 3
+  image_start=$(date +%s)
+  rootfs_tar=$(debian_rootfs_path "$name" "$packages")
+  image_hash=$(EXTRA_INPUTS="$image $rootfs_tar" inputs_hash "$@")
+  if [ -z "${FORCE:-}" ] && up_to_date "$name" "$image_hash" && [ -s "$rootfs_tar" ]; then
+    log "$name image up to date: bin/images/$name.tar"
+    exit 0
+  fi
+  rootfs_tar=$(debian_rootfs "$name" "$packages")
+}
+
+# pack_image NAME IMAGE IMGPACK_ARG... : packs bin/images/NAME.tar and records debian_image's
+# inputs hash, so the next run skips it.
+pack_image() {
+  local name=$1 image=$2
+  shift 2
+  imgpack -name "$image" -out "$images/$name.tar.tmp" "$@"
+  mv "$images/$name.tar.tmp" "$images/$name.tar"
+  mark_built "$name" "$image_hash"
+  log "built $image -> bin/images/$name.tar ($(du -h "$images/$name.tar" | cut -f1)) in $(($(date +%s) - image_start)) s"
+}

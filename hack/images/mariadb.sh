@@ -15,23 +15,10 @@ source "$(dirname "$0")/lib.sh"
 source "$root/hack/images/db/trim.sh"
 
 image=fleetbench/mariadb:dev
-packages=mariadb-server
 here="$root/hack/images"
-start=$(date +%s)
-
-rootfs_tar=$(debian_rootfs_path mariadb "$packages")
-hash=$(EXTRA_INPUTS="$image $rootfs_tar" inputs_hash "$here/mariadb.sh" "$here/db/mariadb-entrypoint.sh" "$here/db/trim.sh")
-if [ -z "${FORCE:-}" ] && up_to_date mariadb "$hash" && [ -s "$rootfs_tar" ]; then
-  log "mariadb image up to date: bin/images/mariadb.tar"
-  exit 0
-fi
-rootfs_tar=$(debian_rootfs mariadb "$packages")
+debian_image mariadb "$image" mariadb-server "$here/mariadb.sh" "$here/db/mariadb-entrypoint.sh" "$here/db/trim.sh"
 trimmed=$(rootfs_trim mariadb "$rootfs_tar" './var/lib/mysql/?*')
-user=$(rootfs_user "$trimmed" mysql)
 
-imgpack -name "$image" -out "$images/mariadb.tar.tmp" -rootfs "$trimmed" \
+pack_image mariadb "$image" -rootfs "$trimmed" \
   -file "$here/db/mariadb-entrypoint.sh:/usr/local/bin/fleetbench-mariadb" \
-  -entrypoint /usr/local/bin/fleetbench-mariadb -user "$user" -env LANG=C.UTF-8
-mv "$images/mariadb.tar.tmp" "$images/mariadb.tar"
-mark_built mariadb "$hash"
-log "built $image (user $user) -> bin/images/mariadb.tar ($(du -h "$images/mariadb.tar" | cut -f1)) in $(($(date +%s) - start)) s"
+  -entrypoint /usr/local/bin/fleetbench-mariadb -user "$(rootfs_user "$trimmed" mysql)" -env LANG=C.UTF-8

@@ -15,27 +15,14 @@ source "$(dirname "$0")/lib.sh"
 source "$root/hack/images/db/trim.sh"
 
 image=fleetbench/postgresql:dev
-packages=postgresql-15
 here="$root/hack/images"
-start=$(date +%s)
-
-rootfs_tar=$(debian_rootfs_path postgresql "$packages")
-hash=$(EXTRA_INPUTS="$image $rootfs_tar" inputs_hash "$here/postgresql.sh" "$here/db/postgresql-entrypoint.sh" "$here/db/trim.sh")
-if [ -z "${FORCE:-}" ] && up_to_date postgresql "$hash" && [ -s "$rootfs_tar" ]; then
-  log "postgresql image up to date: bin/images/postgresql.tar"
-  exit 0
-fi
-rootfs_tar=$(debian_rootfs postgresql "$packages")
+debian_image postgresql "$image" postgresql-15 "$here/postgresql.sh" "$here/db/postgresql-entrypoint.sh" "$here/db/trim.sh"
 trimmed=$(rootfs_trim postgresql "$rootfs_tar" \
   './usr/lib/x86_64-linux-gnu/libLLVM-*' './usr/lib/x86_64-linux-gnu/libz3.so*' \
   './usr/lib/postgresql/15/lib/llvmjit*' './usr/lib/postgresql/15/lib/bitcode' \
   './var/lib/postgresql/15/main' './etc/postgresql/15/main')
-user=$(rootfs_user "$trimmed" postgres)
 
-imgpack -name "$image" -out "$images/postgresql.tar.tmp" -rootfs "$trimmed" \
+pack_image postgresql "$image" -rootfs "$trimmed" \
   -file "$here/db/postgresql-entrypoint.sh:/usr/local/bin/fleetbench-postgresql" \
-  -entrypoint /usr/local/bin/fleetbench-postgresql -user "$user" \
+  -entrypoint /usr/local/bin/fleetbench-postgresql -user "$(rootfs_user "$trimmed" postgres)" \
   -env LANG=C.UTF-8 -env PGDATA=/var/lib/fleetbench-db/pgdata
-mv "$images/postgresql.tar.tmp" "$images/postgresql.tar"
-mark_built postgresql "$hash"
-log "built $image (user $user) -> bin/images/postgresql.tar ($(du -h "$images/postgresql.tar" | cut -f1)) in $(($(date +%s) - start)) s"

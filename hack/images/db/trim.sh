@@ -17,8 +17,3 @@ rootfs_trim() {
   mv "$out.tmp" "$out"
   echo "$out"
 }
-
-# rootfs_user SRC_TAR USER : "uid:gid" of USER in the rootfs' /etc/passwd.
-rootfs_user() {
-  tar -xOf "$1" ./etc/passwd | awk -F: -v u="$2" '$1 == u {print $3 ":" $4; found=1} END {exit !found}'
-}
