@@ -117,3 +117,27 @@ stop_component() {
   # shellcheck disable=SC2086
   kill -KILL $pids 2>/dev/null || true
 }
+
+# fbget_job NAMESPACE NAME URL ATTEMPTS [LABELS] : a Job whose one pod (labelled LABELS, a YAML
+# map, default none) fetches URL with fleetbench/fbget, expecting nginx's page; the smoke tests'
+# client.
+fbget_job() {
+  local labels=${5:-'{}'}
+  "$(kubectl_bin)" -n "$1" apply -f - >/dev/null <<EOF
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $2}
+spec:
+  backoffLimit: 0
+  activeDeadlineSeconds: 60
+  template:
+    metadata: {labels: $labels}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: fbget
+        image: fleetbench/fbget:dev
+        imagePullPolicy: Never
+        args: [-url, "$3", -expect, "fleetbench nginx ok", -attempts, "$4"]
+EOF
+}

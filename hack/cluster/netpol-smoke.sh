@@ -46,23 +46,7 @@ policy_synced() {
 client() {
   local labels='{}'
   [ "$2" = yes ] && labels='{role: runner}'
-  k -n "$ns" apply -f - >/dev/null <<EOF2
-apiVersion: batch/v1
-kind: Job
-metadata: {name: $1}
-spec:
-  backoffLimit: 0
-  activeDeadlineSeconds: 60
-  template:
-    metadata: {labels: $labels}
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: fbget
-        image: fleetbench/fbget:dev
-        imagePullPolicy: Never
-        args: [-url, "$url", -expect, "fleetbench nginx ok", -attempts, "$3"]
-EOF2
+  fbget_job "$ns" "$1" "$url" "$3" "$labels"
 }
 
 log "images"

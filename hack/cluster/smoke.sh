@@ -34,22 +34,7 @@ k -n "$ns" apply -f "$root/hack/cluster/smoke-nginx.yaml" >/dev/null
 k -n "$ns" wait --for=condition=Available deployment/nginx --timeout=60s >/dev/null || fail "nginx not available"
 log "nginx available after $(($(date +%s) - t0))s"
 
-k -n "$ns" apply -f - >/dev/null <<'EOF'
-apiVersion: batch/v1
-kind: Job
-metadata: {name: fbget}
-spec:
-  backoffLimit: 0
-  activeDeadlineSeconds: 60
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: fbget
-        image: fleetbench/fbget:dev
-        imagePullPolicy: Never
-        args: [-url, "http://nginx.fleetbench-smoke.svc.cluster.local/", -expect, "fleetbench nginx ok", -attempts, "20"]
-EOF
+fbget_job "$ns" fbget "http://nginx.$ns.svc.cluster.local/" 20
 k -n "$ns" wait --for=condition=Complete job/fbget --timeout=90s >/dev/null || fail "Job fbget did not complete"
 log "Job fbget complete after $(($(date +%s) - t0))s"
 out=$(k -n "$ns" logs job/fbget) || fail "kubectl logs failed"
