@@ -144,16 +144,12 @@ func (r *TestRunReconciler) reconcileTarget(ctx context.Context, s *scope) error
 		setCondition(s, v1alpha1.ConditionTargetReady, metav1.ConditionTrue, "Ready", "every target component is Ready")
 		return nil
 	}
-	notReady += r.targetPodHint(ctx, s)
+	pods, _ := r.targetPods(ctx, s) // only for the hints below: a failed list just gives none
+	notReady += targetPodHint(pods)
 	setCondition(s, v1alpha1.ConditionTargetReady, metav1.ConditionFalse, "NotReady", notReady)
 	deadline := run.CreationTimestamp.Add(r.timeout(r.timeouts(run).Provisioning, r.Timeouts.Provisioning))
-	if pod, reason := r.targetImageMissing(ctx, s); reason != "" {
-		r.fail(ctx, s, "TargetImageNotPresent", fmt.Sprintf("target pod %s: %s; load the image onto the nodes or fix the component's image", pod, reason))
-		return nil
-	}
-	if pod, reason := r.targetRunsAsRoot(ctx, s); reason != "" {
-		r.fail(ctx, s, "TargetRunsAsRoot", fmt.Sprintf("target pod %s: %s; the restricted Pod Security level runs components as non-root: "+
-			"set the component's runAsUser to a non-zero uid its image works with, or spec.target.podSecurity: baseline", pod, reason))
+	if reason, msg := targetStuck(pods); reason != "" {
+		r.fail(ctx, s, reason, msg)
 		return nil
 	}
 	if !s.now.Before(deadline) {
@@ -186,28 +182,11 @@ func (r *TestRunReconciler) targetNotReady(ctx context.Context, want []*appsv1.D
 	return "", nil
 }
 
-func (r *TestRunReconciler) targetImageMissing(ctx context.Context, s *scope) (string, string) {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(s.targetNS)); err != nil {
-		return "", ""
-	}
-	for i := range pods.Items {
-		if reason := imageProblem(&pods.Items[i]); reason != "" {
-			return pods.Items[i].Name, reason
-		}
-	}
-	return "", ""
-}
-
 // targetPodHint says why a target pod is not Ready yet, as the kubelet and scheduler report it:
 // a pull error, a crash loop, no node with room.
-func (r *TestRunReconciler) targetPodHint(ctx context.Context, s *scope) string {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(s.targetNS)); err != nil {
-		return ""
-	}
-	for i := range pods.Items {
-		pod := &pods.Items[i]
+func targetPodHint(pods []corev1.Pod) string {
+	for i := range pods {
+		pod := &pods[i]
 		if hint := schedulingHint(pod); hint != "" {
 			return " (pod " + pod.Name + ": " + strings.TrimSuffix(strings.TrimPrefix(hint, " ("), ")") + ")"
 		}
@@ -220,17 +199,19 @@ func (r *TestRunReconciler) targetPodHint(ctx context.Context, s *scope) string 
 	return ""
 }
 
-// targetRunsAsRoot finds a container the kubelet will not start because its image runs as root
-// (or as a user name it cannot check) while the pod says runAsNonRoot: waiting cannot fix that.
-func (r *TestRunReconciler) targetRunsAsRoot(ctx context.Context, s *scope) (string, string) {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(s.targetNS)); err != nil {
-		return "", ""
-	}
-	for i := range pods.Items {
-		for _, cs := range pods.Items[i].Status.ContainerStatuses {
+// targetStuck finds a target pod that no amount of waiting starts, and says why and what to
+// do: its image is not on the node, or the kubelet will not run its image as root (or as a user
+// name it cannot check) while the pod says runAsNonRoot.
+func targetStuck(pods []corev1.Pod) (reason, message string) {
+	for i := range pods {
+		pod := &pods[i]
+		if problem := imageProblem(pod); problem != "" {
+			return "TargetImageNotPresent", fmt.Sprintf("target pod %s: %s; load the image onto the nodes or fix the component's image", pod.Name, problem)
+		}
+		for _, cs := range pod.Status.ContainerStatuses {
 			if w := cs.State.Waiting; w != nil && w.Reason == "CreateContainerConfigError" && strings.Contains(w.Message, "runAsNonRoot") {
-				return pods.Items[i].Name, fmt.Sprintf("container %s: %s", cs.Name, w.Message)
+				return "TargetRunsAsRoot", fmt.Sprintf("target pod %s: container %s: %s; the restricted Pod Security level runs components as non-root: "+
+					"set the component's runAsUser to a non-zero uid its image works with, or spec.target.podSecurity: baseline", pod.Name, cs.Name, w.Message)
 			}
 		}
 	}
