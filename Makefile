@@ -33,7 +33,7 @@ generate: tool-controller-gen ## Generate DeepCopy methods for the API types.
 .PHONY: manifests
 manifests: tool-controller-gen ## Generate CRDs and RBAC into config/, and the chart's copies of them.
 	$(BIN)/controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	$(BIN)/controller-gen rbac:roleName=manager-role paths=./controllers/... output:rbac:artifacts:config=config/rbac
+	$(BIN)/controller-gen rbac:roleName=manager-role paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
 	hack/gen-chart.sh
 
 .PHONY: verify

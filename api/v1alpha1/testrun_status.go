@@ -44,7 +44,7 @@ const (
 	ConditionThresholdsPassed = "ThresholdsPassed"
 	// ConditionTargetMeasured is True when the target's CPU and memory could be sampled.
 	ConditionTargetMeasured = "TargetMeasured"
-	// ConditionReady is the summary: True when the TestRun finished and passed.
+	// ConditionReady is the summary: True only when the TestRun finished with verdict PASSED.
 	ConditionReady = "Ready"
 )
 
@@ -74,8 +74,10 @@ type TestRunStatus struct {
 	// +kubebuilder:validation:MaxLength=4096
 	Message string `json:"message,omitempty"`
 
-	// conditions a user or tool can wait on: TargetReady, RunnersReady, Started,
-	// ResultsCollected, ThresholdsPassed, Ready.
+	// conditions a user or tool can wait on. Ready (finished and PASSED), Reconciling (in
+	// progress), Stalled (ended Failed, FAILED or INCONCLUSIVE) and Complete (ended) follow
+	// Kubernetes' conventions (kstatus); TargetReady, RunnersReady, Started, TargetMeasured,
+	// ResultsCollected and ThresholdsPassed tell the steps.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -500,9 +500,9 @@ type PodMetadata struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
-// StabilitySpec holds the knobs of a stability test. Its runners keep no per-sample state in
-// k6 (k6's own summary and thresholds are off), so memory stays flat for days; thresholds, the
-// script's included, are judged on the merged results, and abortOnFail does not end it early.
+// StabilitySpec holds the knobs of a stability test. Like every runner, its runners keep no
+// per-sample state in k6 (k6's own summary and thresholds are off), so memory stays flat for
+// days; thresholds, the script's included, are judged on the merged results.
 type StabilitySpec struct {
 	// maxMemoryGrowthPercent fails the test when target memory grows more than this over the run.
 	// +optional

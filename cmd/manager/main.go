@@ -9,14 +9,14 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	fleetbenchv1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/controllers"
+	"fleetbench.dev/fleetbench/internal/controller"
+	"fleetbench.dev/fleetbench/internal/controller/testrun"
 )
 
 func envOr(key, fallback string) string {
@@ -34,7 +34,7 @@ func main() {
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles at a time.")
 	flag.StringVar(&runnerImage, "runner-image", envOr("FLEETBENCH_RUNNER_IMAGE", "fleetbench/runner:dev"), "Runner image for TestRuns that name none.")
 	flag.StringVar(&runnerAccess, "runner-access", "auto", "How to reach runners' k6 API: direct (pod IPs, in-cluster), proxy (through the API server), or auto.")
-	flag.StringVar(&targetMetrics, "target-metrics", controllers.TargetMetricsAuto, "Where target CPU and memory come from: kubelet (the summary API "+
+	flag.StringVar(&targetMetrics, "target-metrics", testrun.TargetMetricsAuto, "Where target CPU and memory come from: kubelet (the summary API "+
 		"through the node proxy: RSS, exact CPU time), metrics-api (metrics.k8s.io: working set, CPU rates), or auto (kubelet, else metrics-api).")
 	flag.BoolVar(&podLevelResources, "pod-level-resources", true, "Size one-machine targets with pod-level resources (Kubernetes 1.34+); "+
 		"where the API server drops them, targets fall back to splitting the profile among containers.")
@@ -44,7 +44,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 	switch targetMetrics {
-	case controllers.TargetMetricsAuto, controllers.TargetMetricsKubelet, controllers.TargetMetricsMetricsAPI:
+	case testrun.TargetMetricsAuto, testrun.TargetMetricsKubelet, testrun.TargetMetricsMetricsAPI:
 	default:
 		log.Error(nil, "--target-metrics must be auto, kubelet or metrics-api", "got", targetMetrics)
 		os.Exit(2)
@@ -63,6 +63,7 @@ func main() {
 		// The process exits right after Start returns: hand the lease over at once, so a
 		// rolled-out manager does not sit idle for the lease duration (about 15 s).
 		LeaderElectionReleaseOnCancel: true,
+		Cache:                         controller.CacheOptions(),
 	})
 	if err != nil {
 		log.Error(err, "creating manager")
@@ -83,23 +84,17 @@ func main() {
 		log.Error(err, "creating clientset")
 		os.Exit(1)
 	}
-	var api controllers.RunnerAPI = controllers.NewDirectRunnerAPI()
+	var api testrun.RunnerAPI = testrun.NewDirectRunnerAPI()
 	if runnerAccess == "proxy" || (runnerAccess == "auto" && os.Getenv("KUBERNETES_SERVICE_HOST") == "") {
 		// Outside the cluster pod IPs are usually unreachable; the API server's proxy is not.
-		api = &controllers.ProxyRunnerAPI{REST: clientset.CoreV1().RESTClient()}
+		api = &testrun.ProxyRunnerAPI{REST: clientset.CoreV1().RESTClient()}
 	}
-	if err := (&controllers.TestRunReconciler{
-		Client:      mgr.GetClient(),
-		Scheme:      mgr.GetScheme(),
-		APIReader:   mgr.GetAPIReader(),
-		Recorder:    mgr.GetEventRecorder("fleetbench"),
-		Clock:       clock.RealClock{},
-		RunnerAPI:   api,
-		Logs:        &controllers.APILogReader{Clientset: clientset},
-		Stats:       &controllers.APITargetStats{Clientset: clientset},
-		RunnerImage: runnerImage,
-		Timeouts:    controllers.DefaultTimeouts,
-
+	if err := testrun.New(mgr, testrun.Options{
+		RunnerAPI:         api,
+		Logs:              &testrun.APILogReader{Clientset: clientset},
+		Stats:             &testrun.APITargetStats{Clientset: clientset},
+		RunnerImage:       runnerImage,
+		Timeouts:          testrun.DefaultTimeouts,
 		PodLevelResources: podLevelResources,
 		TargetMetrics:     targetMetrics,
 	}).SetupWithManager(mgr); err != nil {

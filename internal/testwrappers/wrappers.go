@@ -5,6 +5,7 @@ package testwrappers
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -170,5 +171,27 @@ func (w *CapacityPlanWrapper) Sweep(component, env string, values ...string) *Ca
 // TemplateProfile sets the template's profile, which admission refuses.
 func (w *CapacityPlanWrapper) TemplateProfile(p string) *CapacityPlanWrapper {
 	w.Spec.Template.Profile = p
+	return w
+}
+
+// Clone returns a copy to change without touching this one.
+func (w *TestRunWrapper) Clone() *TestRunWrapper { return &TestRunWrapper{*w.DeepCopy()} }
+
+// Generation sets metadata.generation, as the API server would.
+func (w *TestRunWrapper) Generation(g int64) *TestRunWrapper { w.ObjectMeta.Generation = g; return w }
+
+// Phase sets the status phase, reason and message.
+func (w *TestRunWrapper) Phase(p v1alpha1.TestRunPhase, reason, message string) *TestRunWrapper {
+	w.Status.Phase, w.Status.Reason, w.Status.Message = p, reason, message
+	return w
+}
+
+// Verdict sets the status verdict.
+func (w *TestRunWrapper) Verdict(v v1alpha1.Verdict) *TestRunWrapper { w.Status.Verdict = v; return w }
+
+// Condition sets a status condition at the TestRun's generation.
+func (w *TestRunWrapper) Condition(typ string, status metav1.ConditionStatus, reason string) *TestRunWrapper {
+	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
+		Message: reason, ObservedGeneration: w.ObjectMeta.Generation})
 	return w
 }

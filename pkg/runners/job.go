@@ -92,13 +92,12 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		"--out", OutputName,
 		// k6's own summary keeps every trend sample in memory; ours folds them into histograms.
 		"--summary-mode=disabled",
-	}
-	if spec.Type == v1alpha1.TestTypeStability {
-		// Unless thresholds are off, k6 adds every sample to its own sinks and a Trend sink keeps
-		// every value: memory grows with the run (k6 #763). fleetbench judges thresholds, the
-		// script's own included, on the merged results, so an hours-long run turns k6's off.
-		// The price: abortOnFail does not stop a stability run early.
-		args = append(args, "--no-thresholds")
+		// k6's per-instance verdict judges only this runner's share, and a runner exiting 99 on it
+		// must not fail the fleet: fleetbench judges spec and script thresholds on the merged
+		// results (the script's still reach our output). Thresholds off also keeps k6 from adding
+		// every sample to its own sinks, whose Trend sink keeps every value (k6 #763), so memory
+		// stays flat for hours. Abort-on-fail across the fleet needs live merged evaluation.
+		"--no-thresholds",
 	}
 	if opts.HasConfig {
 		args = append(args, "--config", configDir+"/"+ConfigKey)

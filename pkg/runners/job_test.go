@@ -38,8 +38,8 @@ func TestJobSplitsTheLoadAndStartsPaused(t *testing.T) {
 				t.Errorf("runner %d args %q lack %q", i, args, want)
 			}
 		}
-		if slices.Contains(c.Args, "--no-thresholds") {
-			t.Errorf("a load test keeps k6's thresholds (abortOnFail)")
+		if !slices.Contains(c.Args, "--no-thresholds") {
+			t.Errorf("runner %d judges thresholds on its own share: %v", i, c.Args)
 		}
 		if c.Args[len(c.Args)-1] != "/fleetbench/config/test.js" {
 			t.Errorf("inline script path = %q", c.Args[len(c.Args)-1])
@@ -120,11 +120,15 @@ func TestJobPlacementAddsToTheUsers(t *testing.T) {
 	}
 }
 
-func TestStabilityRunnersKeepNoSamples(t *testing.T) {
-	tr := tw.MakeTestRun("stab", "ns").Type(v1alpha1.TestTypeStability).Devices(1000, "200s").Duration("48h").Obj()
-	args := Job(tr, 0, 1, JobOptions{}).Spec.Template.Spec.Containers[0].Args
-	if !slices.Contains(args, "--no-thresholds") || !slices.Contains(args, "--summary-mode=disabled") {
-		t.Errorf("a stability runner must keep no per-sample state in k6: %v", args)
+// TestRunnersKeepNoSamplesAndJudgeNoShare: every type of run keeps no per-sample state in k6
+// and leaves the threshold verdict to the merged data.
+func TestRunnersKeepNoSamplesAndJudgeNoShare(t *testing.T) {
+	for _, typ := range []v1alpha1.TestType{v1alpha1.TestTypeLoad, v1alpha1.TestTypeStability} {
+		tr := tw.MakeTestRun("stab", "ns").Type(typ).Devices(1000, "200s").Duration("48h").Obj()
+		args := Job(tr, 0, 1, JobOptions{}).Spec.Template.Spec.Containers[0].Args
+		if !slices.Contains(args, "--no-thresholds") || !slices.Contains(args, "--summary-mode=disabled") {
+			t.Errorf("a %s runner must keep no per-sample state in k6: %v", typ, args)
+		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package controllers
+package testrun
 
 import (
 	"context"
@@ -12,15 +12,16 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"fleetbench.dev/fleetbench/internal/controller"
 	"fleetbench.dev/fleetbench/internal/testenv"
 )
 
@@ -79,6 +80,8 @@ var testTimeouts = Timeouts{
 type managerHandle struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	// cache is the manager's informer cache, for tests that check what it holds.
+	cache cache.Cache
 }
 
 // startManager runs a manager with the reconciler until stop; tests restart it to prove a
@@ -92,6 +95,7 @@ func startManagerOn(e *testenv.Env) (*managerHandle, error) {
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
 		Scheme:  e.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   controller.CacheOptions(),
 		// Restarts register the same controller again in this process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
@@ -105,25 +109,18 @@ func startManagerOn(e *testenv.Env) (*managerHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &TestRunReconciler{
-		Client:      mgr.GetClient(),
-		Scheme:      mgr.GetScheme(),
-		APIReader:   mgr.GetAPIReader(),
-		Recorder:    mgr.GetEventRecorder("fleetbench"),
-		Clock:       clock.RealClock{},
-		RunnerAPI:   runner,
-		Logs:        logs,
-		Stats:       stats,
-		RunnerImage: "fleetbench/runner:test",
-		Timeouts:    testTimeouts,
-
+	if err := New(mgr, Options{
+		RunnerAPI:         runner,
+		Logs:              logs,
+		Stats:             stats,
+		RunnerImage:       "fleetbench/runner:test",
+		Timeouts:          testTimeouts,
 		PodLevelResources: true,
-	}
-	if err := r.SetupWithManager(mgr); err != nil {
+	}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &managerHandle{cancel: cancel, done: make(chan struct{})}
+	h := &managerHandle{cancel: cancel, done: make(chan struct{}), cache: mgr.GetCache()}
 	go func() {
 		defer close(h.done)
 		if err := mgr.Start(ctx); err != nil {

@@ -1,4 +1,4 @@
-package controllers
+package testrun
 
 // The operator's permissions, generated into config/rbac/role.yaml and the chart.
 // It provisions a target namespace per TestRun (with quota, network policy, workloads and

@@ -1,4 +1,4 @@
-package controllers
+package testrun
 
 import (
 	"context"
@@ -8,13 +8,12 @@ import (
 	"strconv"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
 	"fleetbench.dev/fleetbench/pkg/capacity"
 	"fleetbench.dev/fleetbench/pkg/targetstats"
 )
@@ -70,15 +69,15 @@ const (
 	targetLogLines = 200000
 )
 
-func (r *TestRunReconciler) sampleInterval(run *v1alpha1.TestRun) time.Duration {
+func (r *Reconciler) sampleInterval(run *v1alpha1.TestRun) time.Duration {
 	if run.Spec.Stability != nil {
-		return r.timeout(run.Spec.Stability.SampleInterval, defaultSampleInterval)
+		return rc.Timeout(run.Spec.Stability.SampleInterval, defaultSampleInterval)
 	}
 	return defaultSampleInterval
 }
 
 // nextSample is how long until the next target sample is due.
-func (r *TestRunReconciler) nextSample(s *scope) time.Duration {
+func (r *Reconciler) nextSample(s *scope) time.Duration {
 	interval := r.sampleInterval(s.run)
 	if t := s.run.Status.Target; t != nil && t.LastSampleTime != nil {
 		return max(interval-s.now.Sub(t.LastSampleTime.Time), time.Millisecond)
@@ -86,19 +85,10 @@ func (r *TestRunReconciler) nextSample(s *scope) time.Duration {
 	return interval
 }
 
-// targetPods lists the target's pods.
-func (r *TestRunReconciler) targetPods(ctx context.Context, s *scope) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(s.targetNS)); err != nil {
-		return nil, err
-	}
-	return pods.Items, nil
-}
-
 // sampleTarget sums the target's containers from the source this run measures with; the first
 // sample picks it (see TargetMetricsAuto) and status.target.source keeps it, so every column of
 // one run comes from one source.
-func (r *TestRunReconciler) sampleTarget(ctx context.Context, s *scope) (targetstats.Sample, error) {
+func (r *Reconciler) sampleTarget(ctx context.Context, s *scope) (targetstats.Sample, error) {
 	source := ""
 	if t := s.run.Status.Target; t != nil {
 		source = t.Source
@@ -122,14 +112,10 @@ func (r *TestRunReconciler) sampleTarget(ctx context.Context, s *scope) (targets
 }
 
 // sampleKubelet reads the kubelet summary of every node a target pod runs on.
-func (r *TestRunReconciler) sampleKubelet(ctx context.Context, s *scope) (targetstats.Sample, error) {
+func (r *Reconciler) sampleKubelet(ctx context.Context, s *scope) (targetstats.Sample, error) {
 	sample := targetstats.Sample{At: s.now, Source: targetstats.SourceKubeletSummary}
-	pods, err := r.targetPods(ctx, s)
-	if err != nil {
-		return sample, err
-	}
 	nodes := map[string]bool{}
-	for _, p := range pods {
+	for _, p := range s.targetPods {
 		if p.Spec.NodeName != "" {
 			nodes[p.Spec.NodeName] = true
 		}
@@ -153,7 +139,7 @@ func (r *TestRunReconciler) sampleKubelet(ctx context.Context, s *scope) (target
 }
 
 // sampleMetricsAPI reads the target namespace's pod metrics from metrics.k8s.io.
-func (r *TestRunReconciler) sampleMetricsAPI(ctx context.Context, s *scope) (targetstats.Sample, error) {
+func (r *Reconciler) sampleMetricsAPI(ctx context.Context, s *scope) (targetstats.Sample, error) {
 	sample := targetstats.Sample{At: s.now, Source: targetstats.SourceMetricsAPI}
 	raw, err := r.Stats.PodMetrics(ctx, s.targetNS)
 	if err != nil {
@@ -181,13 +167,13 @@ func integrateCPU(t *v1alpha1.TargetUsage, sample targetstats.Sample) {
 
 // measureBefore records the idle target just before the load starts. It returns the
 // sampling error, which the start may wait out when it is errNotScrapedYet.
-func (r *TestRunReconciler) measureBefore(ctx context.Context, s *scope) error {
+func (r *Reconciler) measureBefore(ctx context.Context, s *scope) error {
 	if s.targetNS == "" {
 		return nil
 	}
 	sample, err := r.sampleTarget(ctx, s)
 	if err != nil {
-		setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", err.Error())
+		setCondition(s.run, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", err.Error())
 		return err
 	}
 	at := metav1.NewTime(s.now)
@@ -198,13 +184,13 @@ func (r *TestRunReconciler) measureBefore(ctx context.Context, s *scope) error {
 		Memory:         &v1alpha1.MemoryUsage{BeforeMiB: mib(sample.MemoryBytes()), PeakMiB: mib(sample.MemoryBytes())},
 		CPU:            &v1alpha1.CPUUsage{UsageCoreSecondsBefore: strconv.FormatFloat(sample.CPUCoreSeconds, 'f', 3, 64)},
 	}
-	setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionTrue, "Sampled", "the target was sampled before the start from "+sample.Source)
+	setCondition(s.run, v1alpha1.ConditionTargetMeasured, metav1.ConditionTrue, "Sampled", "the target was sampled before the start from "+sample.Source)
 	return nil
 }
 
 // measureDuring keeps the peaks while the load runs, one sample per sample interval whatever
 // else wakes the reconcile.
-func (r *TestRunReconciler) measureDuring(ctx context.Context, s *scope) {
+func (r *Reconciler) measureDuring(ctx context.Context, s *scope) {
 	t := s.run.Status.Target
 	if s.targetNS == "" || t == nil || t.Memory == nil {
 		return
@@ -232,7 +218,7 @@ func (r *TestRunReconciler) measureDuring(ctx context.Context, s *scope) {
 
 // measureAfter records the target after the load: memory, average CPU, restarts, OOM kills and
 // log findings, and seed 000's derived columns.
-func (r *TestRunReconciler) measureAfter(ctx context.Context, s *scope) error {
+func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 	run := s.run
 	t := run.Status.Target
 	if s.targetNS == "" || t == nil || t.Memory == nil || t.Memory.AfterMiB != 0 {
@@ -240,7 +226,7 @@ func (r *TestRunReconciler) measureAfter(ctx context.Context, s *scope) error {
 	}
 	sample, err := r.sampleTarget(ctx, s)
 	if err != nil {
-		setCondition(s, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", "after the load: "+err.Error())
+		setCondition(s.run, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", "after the load: "+err.Error())
 		return nil
 	}
 	integrateCPU(t, sample)
@@ -276,10 +262,7 @@ func (r *TestRunReconciler) measureAfter(ctx context.Context, s *scope) error {
 		t.CPU.AverageCoresPerCore = capacity.Format(capacity.LoadPerCore(avg, s.profile.Spec.CPU.AsApproximateFloat64()), 2)
 	}
 
-	pods, err := r.targetPods(ctx, s)
-	if err != nil {
-		return err
-	}
+	pods := s.targetPods
 	var logs [][]byte
 	for i := range pods {
 		for _, cs := range pods[i].Status.ContainerStatuses {

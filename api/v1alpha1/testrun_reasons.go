@@ -1,0 +1,98 @@
+package v1alpha1
+
+// Condition types every fleetbench object that runs to an end carries, after Kubernetes'
+// conventions and kstatus: a GitOps tool or `kubectl wait` reads these without knowing the kind.
+const (
+	// ConditionReconciling is True while the run is in progress (kstatus: InProgress).
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the run ended Failed or with a FAILED or INCONCLUSIVE
+	// verdict (kstatus: Failed).
+	ConditionStalled = "Stalled"
+	// ConditionComplete is True once the run has ended, whatever its verdict:
+	// `kubectl wait --for=condition=Complete` waits for the end.
+	ConditionComplete = "Complete"
+)
+
+// Reasons of the Ready condition. Ready is True only for a run that finished and PASSED.
+const (
+	ReasonPassed       = "Passed"
+	ReasonFailed       = "Failed"
+	ReasonInconclusive = "Inconclusive"
+	ReasonInProgress   = "InProgress"
+)
+
+// Reasons a TestRun ends Failed: status.reason, and the reason of Stalled. Users and tools
+// `kubectl wait` on them, so they are part of the API and never change meaning.
+const (
+	// ReasonProfileNotFound: spec.profile names no Profile, still after the provisioning timeout.
+	ReasonProfileNotFound = "ProfileNotFound"
+	// ReasonInvalidTarget: the target cannot be built from the spec and profile.
+	ReasonInvalidTarget = "InvalidTarget"
+	// ReasonTargetNamespaceConflict: the target namespace exists and belongs to someone else.
+	ReasonTargetNamespaceConflict = "TargetNamespaceConflict"
+	// ReasonTargetImageNotPresent: a target image is not on the node and will not be pulled.
+	ReasonTargetImageNotPresent = "TargetImageNotPresent"
+	// ReasonTargetRunsAsRoot: a target image runs as root where the Pod Security level forbids it.
+	ReasonTargetRunsAsRoot = "TargetRunsAsRoot"
+	// ReasonTargetNotReady: the target was not Ready within spec.timeouts.provisioning.
+	ReasonTargetNotReady = "TargetNotReady"
+	// ReasonInvalidLoad: spec.load cannot be turned into a k6 configuration.
+	ReasonInvalidLoad = "InvalidLoad"
+	// ReasonScriptNotFound: the script's ConfigMap or key was missing past the provisioning timeout.
+	ReasonScriptNotFound = "ScriptNotFound"
+	// ReasonRunnerRejected: the API server refused a runner Job (admission, quota policy).
+	ReasonRunnerRejected = "RunnerRejected"
+	// ReasonRunnerImageNotPresent: the runner image is not on the node and will not be pulled.
+	ReasonRunnerImageNotPresent = "RunnerImageNotPresent"
+	// ReasonRunnerUnschedulable: a runner pod found no node within spec.timeouts.runnersReady.
+	ReasonRunnerUnschedulable = "RunnerUnschedulable"
+	// ReasonRunnerNotCreated: a runner Job made no pod (e.g. a ResourceQuota) in time.
+	ReasonRunnerNotCreated = "RunnerNotCreated"
+	// ReasonRunnersNotReady: runner pods exist but were not Ready in time.
+	ReasonRunnersNotReady = "RunnersNotReady"
+	// ReasonRunnerFailedBeforeStart: a runner ended before the synchronized start (script error,
+	// target unreachable from the runner).
+	ReasonRunnerFailedBeforeStart = "RunnerFailedBeforeStart"
+	// ReasonStartFailed: a runner did not acknowledge the start within spec.timeouts.runnersReady.
+	ReasonStartFailed = "StartFailed"
+	// ReasonRunnerOOMKilled: a runner was killed for exceeding its memory limit.
+	ReasonRunnerOOMKilled = "RunnerOOMKilled"
+	// ReasonRunnerLost: a runner's pod went away (deleted, evicted, its node lost, killed by a signal).
+	ReasonRunnerLost = "RunnerLost"
+	// ReasonRunnerFailed: a runner's k6 ended with an error of its own (script exception, …).
+	ReasonRunnerFailed = "RunnerFailed"
+	// ReasonRunTimeout: the load ran past spec.timeouts.run and was stopped.
+	ReasonRunTimeout = "RunTimeout"
+	// ReasonNoResults: no runner left a readable result envelope.
+	ReasonNoResults = "NoResults"
+)
+
+// FailureReasons lists every reason a TestRun can end Failed with.
+var FailureReasons = []string{
+	ReasonProfileNotFound, ReasonInvalidTarget, ReasonTargetNamespaceConflict, ReasonTargetImageNotPresent,
+	ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonInvalidLoad, ReasonScriptNotFound, ReasonRunnerRejected,
+	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
+	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,
+	ReasonRunTimeout, ReasonNoResults,
+}
+
+// Reasons of a TestRun still in progress (status.reason while not ended) and of its end.
+const (
+	ReasonAccepted                   = "Accepted"
+	ReasonProvisioning               = "Provisioning"
+	ReasonTargetNamespaceTerminating = "TargetNamespaceTerminating"
+	ReasonWaitingForTarget           = "WaitingForTarget"
+	ReasonWaitingForScript           = "WaitingForScript"
+	ReasonCreatingRunners            = "CreatingRunners"
+	ReasonWaitingForRunners          = "WaitingForRunners"
+	ReasonWaitingForTargetSample     = "WaitingForTargetSample"
+	ReasonRunning                    = "Running"
+	ReasonStoppingRunners            = "StoppingRunners"
+	ReasonCollecting                 = "Collecting"
+	// ReasonCompleted: the run ended Succeeded; its verdict says whether it passed.
+	ReasonCompleted = "Completed"
+	// ReasonVerdictFailed and ReasonVerdictInconclusive are Stalled's reasons for a run that
+	// completed with that verdict.
+	ReasonVerdictFailed       = "VerdictFailed"
+	ReasonVerdictInconclusive = "VerdictInconclusive"
+)

@@ -1,0 +1,66 @@
+package reconcile
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+)
+
+// SetCondition sets one condition, recording the generation it describes.
+func SetCondition(conds *[]metav1.Condition, generation int64, typ string, status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(conds, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: generation,
+	})
+}
+
+// Standing is where a run stands, as its summary conditions tell it.
+type Standing struct {
+	// Ended: the run reached a terminal phase.
+	Ended bool
+	// Failed: it ended in the Failed phase (it could not run to the end).
+	Failed bool
+	// Verdict of an ended run; empty while in progress.
+	Verdict v1alpha1.Verdict
+	// Reason and Message are the run's own (status.reason, status.message).
+	Reason, Message string
+}
+
+// Passed is true only for a run that ended, did not fail, and PASSED.
+func (s Standing) Passed() bool {
+	return s.Ended && !s.Failed && s.Verdict == v1alpha1.VerdictPassed
+}
+
+// SetSummaryConditions sets Ready, Reconciling, Stalled and Complete after Kubernetes'
+// conventions, so that kstatus computes InProgress while the run runs, Current once it PASSED
+// and Failed once it ended any other way; `kubectl wait --for=condition=Ready` passes only a
+// passed run, `--for=condition=Complete` any ended one.
+func SetSummaryConditions(conds *[]metav1.Condition, generation int64, s Standing) {
+	set := func(typ string, status metav1.ConditionStatus, reason string) {
+		SetCondition(conds, generation, typ, status, reason, s.Message)
+	}
+	if !s.Ended {
+		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInProgress)
+		set(v1alpha1.ConditionReconciling, metav1.ConditionTrue, s.Reason)
+		set(v1alpha1.ConditionStalled, metav1.ConditionFalse, v1alpha1.ReasonInProgress)
+		set(v1alpha1.ConditionComplete, metav1.ConditionFalse, v1alpha1.ReasonInProgress)
+		return
+	}
+	set(v1alpha1.ConditionReconciling, metav1.ConditionFalse, s.Reason)
+	set(v1alpha1.ConditionComplete, metav1.ConditionTrue, s.Reason)
+	if s.Passed() {
+		set(v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonPassed)
+		set(v1alpha1.ConditionStalled, metav1.ConditionFalse, v1alpha1.ReasonPassed)
+		return
+	}
+	ready, stalled := v1alpha1.ReasonFailed, s.Reason
+	switch {
+	case s.Failed:
+	case s.Verdict == v1alpha1.VerdictInconclusive:
+		ready, stalled = v1alpha1.ReasonInconclusive, v1alpha1.ReasonVerdictInconclusive
+	default:
+		stalled = v1alpha1.ReasonVerdictFailed
+	}
+	set(v1alpha1.ConditionReady, metav1.ConditionFalse, ready)
+	set(v1alpha1.ConditionStalled, metav1.ConditionTrue, stalled)
+}

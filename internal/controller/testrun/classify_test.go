@@ -1,0 +1,143 @@
+package testrun
+
+import (
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+func runnerPod() *tw.PodWrapper { return tw.MakePod("r-runner-0-x", "ns", runners.ContainerName) }
+
+func TestClassifyRunner(t *testing.T) {
+	job := tw.MakeJob("r-runner-0", "ns").Obj()
+	cases := []struct {
+		name string
+		job  *batchv1.Job
+		pod  *tw.PodWrapper
+		want runnerClass
+		// says is part of why, where the user must read it.
+		says         string
+		markedFailed bool
+	}{
+		{name: "no Job yet", want: runnerNoJob},
+		{name: "Job without pod", job: job, want: runnerNoPod, says: "kubectl describe job r-runner-0"},
+		{name: "pod gone, Job failed", job: tw.MakeJob("r-runner-0", "ns").Failed("BackoffLimitExceeded", "Job has reached the specified backoff limit").Obj(),
+			want: runnerLost, says: "runner 0 was lost: BackoffLimitExceeded"},
+		{name: "scheduling", job: job, pod: runnerPod(), want: runnerPending, says: "is not Ready"},
+		{name: "unschedulable", job: job, pod: runnerPod().Unschedulable("0/3 nodes are available: 3 Insufficient cpu"), want: runnerPending, says: "Insufficient cpu"},
+		{name: "image never pulled", job: job, pod: runnerPod().Waiting("ErrImageNeverPull", "not present"), want: runnerPending, says: "ErrImageNeverPull"},
+		{name: "ready", job: job, pod: runnerPod().Ready("10.0.0.1"), want: runnerReady},
+		{name: "exit 0", job: job, pod: runnerPod().Terminated(0, "Completed"), want: runnerSucceeded},
+		{name: "exit 99: its share failed a threshold", job: job, pod: runnerPod().Terminated(99, "Error"), want: runnerSucceeded},
+		{name: "exit 110: test.fail()", job: job, pod: runnerPod().Terminated(110, "Error"), want: runnerSucceeded, markedFailed: true},
+		{name: "exit 103: stopped by the operator", job: job, pod: runnerPod().Terminated(103, "Error"), want: runnerStopped, says: "stopped through the REST API"},
+		{name: "exit 100: setup timeout", job: job, pod: runnerPod().Terminated(100, "Error"), want: runnerFailed, says: "setup() timed out"},
+		{name: "exit 101: teardown timeout", job: job, pod: runnerPod().Terminated(101, "Error"), want: runnerFailed, says: "teardown() timed out"},
+		{name: "exit 102: timeout", job: job, pod: runnerPod().Terminated(102, "Error"), want: runnerFailed, says: "timed out"},
+		{name: "exit 104: invalid config", job: job, pod: runnerPod().Terminated(104, "Error"), want: runnerFailed, says: "invalid k6 configuration"},
+		{name: "exit 105: SIGTERM reached k6", job: job, pod: runnerPod().Terminated(105, "Error"), want: runnerLost, says: "aborted from outside"},
+		{name: "exit 106: no REST API", job: job, pod: runnerPod().Terminated(106, "Error"), want: runnerFailed, says: "REST API"},
+		{name: "exit 107: script error", job: job, pod: runnerPod().Terminated(107, "Error"), want: runnerFailed, says: "script error"},
+		{name: "exit 108: test.abort()", job: job, pod: runnerPod().Terminated(108, "Error"), want: runnerFailed, says: "test.abort()"},
+		{name: "exit 109: k6 panicked", job: job, pod: runnerPod().Terminated(109, "Error"), want: runnerFailed, says: "panicked"},
+		{name: "exit 1: unknown error", job: job, pod: runnerPod().Terminated(1, "Error"), want: runnerFailed, says: "exited with code 1"},
+		{name: "OOM killed", job: job, pod: runnerPod().Terminated(137, "OOMKilled"), want: runnerOOMKilled, says: "limits.memory"},
+		{name: "SIGKILL", job: job, pod: runnerPod().Terminated(137, "Error"), want: runnerLost, says: "killed by signal 9"},
+		{name: "SIGTERM", job: job, pod: runnerPod().Terminated(143, "Error"), want: runnerLost, says: "killed by signal 15"},
+		{name: "evicted", job: job, pod: runnerPod().Evicted("Evicted"), want: runnerLost, says: "was lost"},
+		{name: "reach-target failed", job: job, pod: runnerPod().InitFailed("reach-target", 1, "web.fb:80: connection refused"), want: runnerFailed,
+			says: "reach-target exited with code 1: web.fb:80: connection refused"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := runnerState{job: tc.job}
+			if tc.pod != nil {
+				rs.pod = tc.pod.Obj()
+			}
+			v := classifyRunner(rs)
+			if v.class != tc.want || v.markedFailed != tc.markedFailed {
+				t.Errorf("class %s markedFailed %v, want %s %v (%s)", v.class, v.markedFailed, tc.want, tc.markedFailed, v.why)
+			}
+			if !strings.Contains(v.why, tc.says) {
+				t.Errorf("why %q lacks %q", v.why, tc.says)
+			}
+		})
+	}
+}
+
+// TestRunnerSummaryDecisions: the failures the runners show, before and after the start.
+func TestRunnerSummaryDecisions(t *testing.T) {
+	job := tw.MakeJob("r-runner-0", "ns").Obj()
+	summary := func(pods ...*tw.PodWrapper) runnerSummary {
+		var rs []runnerState
+		for i, p := range pods {
+			s := runnerState{index: i, job: job}
+			if p != nil {
+				s.pod = p.Obj()
+			}
+			rs = append(rs, s)
+		}
+		return classify(rs)
+	}
+	reason := func(f *failure) string {
+		if f == nil {
+			return ""
+		}
+		return f.reason
+	}
+	ready := runnerPod().Ready("10.0.0.1")
+	cases := []struct {
+		name                                 string
+		runners                              runnerSummary
+		beforeStart, notReadyAtDeadline, run string
+	}{
+		{name: "all ready", runners: summary(ready, ready), notReadyAtDeadline: v1alpha1.ReasonRunnersNotReady},
+		{name: "one without pod", runners: summary(ready, nil), notReadyAtDeadline: v1alpha1.ReasonRunnerNotCreated},
+		{name: "one unschedulable", runners: summary(ready, runnerPod().Unschedulable("no room"), nil), notReadyAtDeadline: v1alpha1.ReasonRunnerUnschedulable},
+		{name: "image missing", runners: summary(runnerPod().Waiting("ErrImageNeverPull", "")), beforeStart: v1alpha1.ReasonRunnerImageNotPresent,
+			notReadyAtDeadline: v1alpha1.ReasonRunnersNotReady},
+		{name: "script error", runners: summary(ready, runnerPod().Terminated(107, "Error")), beforeStart: v1alpha1.ReasonRunnerFailedBeforeStart,
+			notReadyAtDeadline: v1alpha1.ReasonRunnersNotReady, run: v1alpha1.ReasonRunnerFailed},
+		{name: "started earlier, status lost", runners: summary(ready, runnerPod().Terminated(0, "Completed")), notReadyAtDeadline: v1alpha1.ReasonRunnersNotReady},
+		{name: "exit 99 beside running ones", runners: summary(ready, runnerPod().Terminated(99, "Error")), notReadyAtDeadline: v1alpha1.ReasonRunnersNotReady},
+		{name: "OOM beats lost and failed", runners: summary(runnerPod().Terminated(1, "Error"), runnerPod().Evicted("Evicted"), runnerPod().Terminated(137, "OOMKilled")),
+			beforeStart: v1alpha1.ReasonRunnerFailedBeforeStart, notReadyAtDeadline: v1alpha1.ReasonRunnersNotReady, run: v1alpha1.ReasonRunnerOOMKilled},
+		{name: "lost beats failed", runners: summary(runnerPod().Terminated(1, "Error"), runnerPod().Terminated(143, "Error")),
+			beforeStart: v1alpha1.ReasonRunnerFailedBeforeStart, notReadyAtDeadline: v1alpha1.ReasonRunnersNotReady, run: v1alpha1.ReasonRunnerLost},
+		{name: "stopped is a witness, not a cause", runners: summary(ready, runnerPod().Terminated(103, "Error")),
+			beforeStart: v1alpha1.ReasonRunnerFailedBeforeStart, notReadyAtDeadline: v1alpha1.ReasonRunnersNotReady},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := reason(tc.runners.beforeStartFailure()); got != tc.beforeStart {
+				t.Errorf("before the start: %q, want %q", got, tc.beforeStart)
+			}
+			if got := reason(tc.runners.notReadyFailure()); got != tc.notReadyAtDeadline {
+				t.Errorf("not ready at the deadline: %q, want %q", got, tc.notReadyAtDeadline)
+			}
+			if got := reason(tc.runners.runFailure()); got != tc.run {
+				t.Errorf("after the start: %q, want %q", got, tc.run)
+			}
+		})
+	}
+}
+
+func TestRunnerCounts(t *testing.T) {
+	job := tw.MakeJob("r-runner-0", "ns").Obj()
+	rs := []runnerState{{index: 0}, {index: 1, job: job}, {index: 2, job: job, pod: runnerPod().Ready("10.0.0.1").Obj()},
+		{index: 3, job: job, pod: runnerPod().Terminated(0, "Completed").Obj()}, {index: 4, job: job, pod: runnerPod().Terminated(99, "Error").Obj()},
+		{index: 5, job: job, pod: runnerPod().Terminated(137, "OOMKilled").Obj()}}
+	got := classify(rs).status("3ms")
+	want := v1alpha1.RunnerCounts{Desired: 6, Ready: 1, Running: 1, Succeeded: 2, Failed: 1, StartSkew: "3ms"}
+	if *got != want {
+		t.Errorf("counts %+v, want %+v", *got, want)
+	}
+	if n := classify(rs).active(); n != 3 {
+		t.Errorf("active %d, want 3", n)
+	}
+}

@@ -1,0 +1,284 @@
+// Package testrun is the TestRun controller. A reconcile loads the world once (load), walks the
+// phases in order (each creates what is missing and records what it decided), acts on a
+// decision to stop or fail once (finish), and writes status in one deferred patch. What is
+// decided from what was loaded (classify, outcome) is pure and table-tested.
+package testrun
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/naming"
+)
+
+// targetFinalizer lets the operator delete the target namespace, which owner references
+// cannot reach: a namespace cannot be owned by a namespaced TestRun.
+const targetFinalizer = "fleetbench.dev/target-cleanup"
+
+// Timeouts are the defaults of spec.timeouts.
+type Timeouts struct {
+	Provisioning time.Duration
+	RunnersReady time.Duration
+	// RunGrace is added to the expected length of the load.
+	RunGrace time.Duration
+	// RunUnknown bounds a load whose length only the script knows.
+	RunUnknown time.Duration
+	Collection time.Duration
+}
+
+// DefaultTimeouts are documented on v1alpha1.TimeoutsSpec.
+var DefaultTimeouts = Timeouts{
+	Provisioning: 10 * time.Minute,
+	RunnersReady: 5 * time.Minute,
+	RunGrace:     10 * time.Minute,
+	RunUnknown:   time.Hour,
+	Collection:   2 * time.Minute,
+}
+
+// Options are what main and the tests choose; New takes the rest from the manager.
+type Options struct {
+	RunnerAPI RunnerAPI
+	Logs      LogReader
+	// Stats samples the target's CPU and memory from the kubelet or metrics.k8s.io.
+	Stats TargetStats
+	// TargetMetrics picks the source: TargetMetricsAuto (also when empty), TargetMetricsKubelet
+	// or TargetMetricsMetricsAPI.
+	TargetMetrics string
+	// RunnerImage is used when a TestRun names none.
+	RunnerImage string
+	Timeouts    Timeouts
+	// PodLevelResources sizes one-machine targets with pod.spec.resources (Kubernetes 1.34+).
+	// If the API server drops the field anyway, targets fall back to per-container limits.
+	PodLevelResources bool
+	// Clock defaults to the real one.
+	Clock clock.PassiveClock
+}
+
+// Reconciler drives a TestRun from Pending to Succeeded or Failed.
+type Reconciler struct {
+	client.Client
+	Options
+	scheme *runtime.Scheme
+	// apiReader reads around the cache: the TestRun itself (see Reconcile) and users' script
+	// ConfigMaps, which the cache does not hold.
+	apiReader       client.Reader
+	recorder        events.EventRecorder
+	podLevelDropped atomic.Bool
+}
+
+// New builds the reconciler from the manager; main and the envtest suite both use it.
+func New(mgr ctrl.Manager, opts Options) *Reconciler {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &Reconciler{
+		Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(),
+		apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("fleetbench"),
+	}
+}
+
+// phaseFunc is one step of a reconcile. It returns a non-zero Result when the run must wait
+// there, records a failure in the scope instead of acting on it, and is idempotent.
+type phaseFunc func(ctx context.Context, s *scope) (ctrl.Result, error)
+
+// Reconcile
+//  1. loads the TestRun live; deletion ends here;
+//  2. patches status once, deferred, with the summary conditions derived from it;
+//  3. leaves finished runs alone but for TTL and target cleanup;
+//  4. loads the world into the scope, runs the phases in order until one waits or fails;
+//  5. acts on a failure or stop decision in finish.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	// 1. From the API server rather than the cache: the status records what this operator did
+	// (started the runners, when), and a reconcile woken by a pod event must not decide on a
+	// copy that predates its own last write.
+	run := &v1alpha1.TestRun{}
+	if err := r.apiReader.Get(ctx, req.NamespacedName, run); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !run.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, run)
+	}
+	before := run.DeepCopy()
+	now := r.Clock.Now()
+
+	// 2.
+	defer func() {
+		summarize(run)
+		changed := !equality.Semantic.DeepEqual(before.Status, run.Status)
+		reterr = errors.Join(reterr, rc.PatchStatus(ctx, r.Client, before, run, changed))
+	}()
+
+	// 3.
+	if isFinished(run) {
+		return r.reconcileFinished(ctx, run, now)
+	}
+	if run.Status.Phase == "" {
+		r.setPhase(run, v1alpha1.PhasePending, v1alpha1.ReasonAccepted, "waiting for the target and runners")
+	}
+	if run.Spec.Target.External == nil && !controllerutil.ContainsFinalizer(run, targetFinalizer) {
+		// Added before anything cross-namespace exists, so nothing is ever left behind.
+		controllerutil.AddFinalizer(run, targetFinalizer)
+		if err := r.Update(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
+		before.Finalizers, before.ResourceVersion = run.Finalizers, run.ResourceVersion
+	}
+
+	// 4.
+	s, err := r.load(ctx, run, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	result, err := r.runPhases(ctx, s)
+	skew := ""
+	if old := run.Status.Runners; old != nil {
+		skew = old.StartSkew
+	}
+	run.Status.Runners = s.summary.status(skew)
+	// 5.
+	if err == nil && (s.failure != nil || s.stop != nil) {
+		result = r.finish(ctx, s, result)
+	}
+	return result, err
+}
+
+func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, error) {
+	phases := []phaseFunc{
+		r.reconcileProfile,
+		r.reconcileTarget,
+		r.reconcileScript,
+		r.reconcileRunners,
+		r.reconcileStart,
+		r.reconcileRun,
+		r.reconcileCollect,
+	}
+	for _, phase := range phases {
+		result, err := phase(ctx, s)
+		if err != nil {
+			logf.FromContext(ctx).Error(err, "reconcile phase failed", "phase", s.run.Status.Phase)
+			return ctrl.Result{}, err
+		}
+		if s.failure != nil || !result.IsZero() {
+			return result, nil
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+func isFinished(run *v1alpha1.TestRun) bool {
+	return run.Status.Phase == v1alpha1.PhaseSucceeded || run.Status.Phase == v1alpha1.PhaseFailed
+}
+
+// setPhase records a phase change with an event; the same phase and reason again is a no-op.
+func (r *Reconciler) setPhase(run *v1alpha1.TestRun, phase v1alpha1.TestRunPhase, reason, message string) {
+	st := &run.Status
+	if st.Phase == phase && st.Reason == reason {
+		st.Message = message
+		return
+	}
+	st.Phase, st.Reason, st.Message = phase, reason, message
+	phaseTransitions.WithLabelValues(string(phase)).Inc()
+	kind := corev1.EventTypeNormal
+	if phase == v1alpha1.PhaseFailed || (phase == v1alpha1.PhaseSucceeded && st.Verdict != v1alpha1.VerdictPassed) {
+		kind = corev1.EventTypeWarning
+	}
+	r.recorder.Eventf(run, nil, kind, reason, string(phase), "%s", message)
+}
+
+// setCondition sets a condition at the TestRun's generation.
+func setCondition(run *v1alpha1.TestRun, typ string, status metav1.ConditionStatus, reason, message string) {
+	rc.SetCondition(&run.Status.Conditions, run.Generation, typ, status, reason, message)
+}
+
+// summarize derives observedGeneration and the summary conditions from what the phases wrote.
+func summarize(run *v1alpha1.TestRun) {
+	run.Status.ObservedGeneration = run.Generation
+	rc.SetSummaryConditions(&run.Status.Conditions, run.Generation, standing(&run.Status))
+}
+
+// SetupWithManager watches TestRuns, what they own, runner pods (owned by Jobs, found by
+// label), target workloads in other namespaces (by label), and Profiles a TestRun waits for.
+// The manager's cache holds only objects with fleetbench's labels (see controller.CacheOptions).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.TestRun{}, profileIndex, func(o client.Object) []string {
+		return []string{strings.ToLower(o.(*v1alpha1.TestRun).Spec.Profile)}
+	}); err != nil {
+		return err
+	}
+	// A second manager in one process (tests restart it) registers it once.
+	if err := metrics.Registry.Register(newPhaseCollector(mgr.GetClient())); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.TestRun{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
+		Owns(&batchv1.Job{}).
+		Owns(&corev1.ConfigMap{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(byTestRunLabels)).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(byTestRunLabels)).
+		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.waitingOnProfile)).
+		Named("testrun").
+		Complete(r)
+}
+
+const profileIndex = "spec.profile"
+
+func deletionPredicate() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !e.ObjectNew.GetDeletionTimestamp().IsZero()
+	}}
+}
+
+// byTestRunLabels maps a runner pod or target workload to its TestRun.
+func byTestRunLabels(_ context.Context, o client.Object) []reconcile.Request {
+	labels := o.GetLabels()
+	name := labels[naming.LabelTestRun]
+	if name == "" {
+		return nil
+	}
+	ns := o.GetNamespace()
+	if owner := labels[naming.LabelTestRunNS]; owner != "" {
+		ns = owner
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// waitingOnProfile wakes the TestRuns that name a Profile when it appears or changes.
+func (r *Reconciler) waitingOnProfile(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.TestRunList
+	if err := r.List(ctx, &list, client.MatchingFields{profileIndex: strings.ToLower(o.GetName())}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if !isFinished(&list.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}

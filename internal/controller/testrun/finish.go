@@ -1,0 +1,130 @@
+package testrun
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// finish acts on what the phases decided, and is the only place that stops runners and
+// deletes their Jobs. A failure stops every runner still running (their results are kept) and
+// ends the run Failed; before the start a pending runner would start k6 paused later and wait
+// for a start that never comes, so its Job is deleted. A stop decision stops the runners and,
+// once they had their minute to flush, deletes the Jobs of those still running.
+func (r *Reconciler) finish(ctx context.Context, s *scope, phaseResult ctrl.Result) ctrl.Result {
+	r.stopRunners(ctx, s)
+	if s.failure == nil {
+		if s.stop.deleteJobs {
+			r.deleteActiveJobs(ctx, s)
+		}
+		return phaseResult
+	}
+	if !s.started() {
+		r.deleteActiveJobs(ctx, s)
+	}
+	run := s.run
+	e := failedEnding(*s.failure)
+	run.Status.Verdict = e.verdict
+	if run.Status.Results != nil && s.started() {
+		run.Status.Results.Partial = true
+	}
+	now := metav1.NewTime(s.now)
+	run.Status.CompletionTime = &now
+	r.setPhase(run, e.phase, e.reason, e.message)
+	left, _ := rc.TTLLeft(&now.Time, run.Spec.TTLSecondsAfterFinished, s.now)
+	return ctrl.Result{RequeueAfter: left}
+}
+
+// stopRunners asks every runner still running to stop, in parallel, best effort.
+func (r *Reconciler) stopRunners(ctx context.Context, s *scope) {
+	var wg sync.WaitGroup
+	for _, rs := range s.runners {
+		if rs.pod == nil || terminated(rs.pod) || rs.pod.Status.PodIP == "" {
+			continue
+		}
+		wg.Add(1)
+		go func(pod *corev1.Pod) {
+			defer wg.Done()
+			if err := r.RunnerAPI.Stop(ctx, pod); err != nil {
+				logf.FromContext(ctx).Info("could not stop runner", "pod", pod.Name, "error", err.Error())
+			}
+		}(rs.pod)
+	}
+	wg.Wait()
+}
+
+// deleteActiveJobs deletes the Jobs of runners that have not ended.
+func (r *Reconciler) deleteActiveJobs(ctx context.Context, s *scope) {
+	for _, rs := range s.runners {
+		if rs.job != nil && !terminated(rs.pod) {
+			_ = r.Delete(ctx, rs.job, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		}
+	}
+}
+
+// reconcileFinished deletes the TestRun when its TTL has passed and releases the target
+// per the cleanup policy.
+func (r *Reconciler) reconcileFinished(ctx context.Context, run *v1alpha1.TestRun, now time.Time) (ctrl.Result, error) {
+	var completion *time.Time
+	if run.Status.CompletionTime != nil {
+		completion = &run.Status.CompletionTime.Time
+	}
+	left, expired := rc.TTLLeft(completion, run.Spec.TTLSecondsAfterFinished, now)
+	if expired {
+		r.recorder.Eventf(run, nil, corev1.EventTypeNormal, "TTLExpired", "Delete", "deleting after ttlSecondsAfterFinished=%d", *run.Spec.TTLSecondsAfterFinished)
+		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	}
+	if run.Spec.Target.External == nil && targetPolicy(run) == v1alpha1.TargetDeleteAfterRun {
+		if err := r.deleteTargetNamespace(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: left}, nil
+}
+
+func targetPolicy(run *v1alpha1.TestRun) v1alpha1.TargetCleanupPolicy {
+	if run.Spec.Cleanup == nil || run.Spec.Cleanup.Target == "" {
+		return v1alpha1.TargetDeleteAfterRun
+	}
+	return run.Spec.Cleanup.Target
+}
+
+func (r *Reconciler) deleteTargetNamespace(ctx context.Context, run *v1alpha1.TestRun) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: naming.TargetNamespace(run.Namespace, run.Name)}}
+	return client.IgnoreNotFound(r.Delete(ctx, ns, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+}
+
+// reconcileDelete removes the target namespace, which owner references cannot reach, and the
+// runner Jobs and script ConfigMap, which they would reach only when the garbage collector
+// gets to them: a deleted TestRun stops its load at once. Then it lets the TestRun go.
+func (r *Reconciler) reconcileDelete(ctx context.Context, run *v1alpha1.TestRun) error {
+	if !controllerutil.ContainsFinalizer(run, targetFinalizer) {
+		return nil
+	}
+	if err := r.deleteTargetNamespace(ctx, run); err != nil {
+		return err
+	}
+	background := client.PropagationPolicy(metav1.DeletePropagationBackground)
+	if err := r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(run.Namespace), client.MatchingLabels(runners.RunnerLabels(run)), background); err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: naming.ScriptConfigMap(run.Name)}}
+	if err := client.IgnoreNotFound(r.Delete(ctx, cm)); err != nil {
+		return err
+	}
+	controllerutil.RemoveFinalizer(run, targetFinalizer)
+	return client.IgnoreNotFound(r.Update(ctx, run))
+}

@@ -1,0 +1,110 @@
+package testrun
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/report"
+)
+
+// collected is what the collection phase gathered once every runner ended.
+type collected struct {
+	runners runnerSummary
+	// report is the merged results, nil when no runner's envelope could be read or merged.
+	report *report.Outcome
+	// problems name the envelopes that could not be read or merged.
+	problems []string
+	// runDeadline is when the load had to end; zero where the run never started.
+	runDeadline time.Time
+	now         time.Time
+	// targetProblems fail the verdict: restarts, memory growth, log findings.
+	targetProblems []string
+}
+
+// ending is how a run ends.
+type ending struct {
+	phase           v1alpha1.TestRunPhase
+	reason, message string
+	verdict         v1alpha1.Verdict
+	// partial marks results that do not cover the whole load.
+	partial bool
+	// thresholds is the ThresholdsPassed condition, for a run that has results to judge.
+	thresholds *metav1.Condition
+}
+
+// failedEnding ends a run Failed: whatever results exist are kept, but the verdict is FAILED.
+func failedEnding(f failure) ending {
+	return ending{phase: v1alpha1.PhaseFailed, reason: f.reason, message: f.message, verdict: v1alpha1.VerdictFailed}
+}
+
+// outcome decides how a run that reached collection ends. A runner failure fails the run
+// (thresholds only judge a run that worked); no result at all fails it too; otherwise the
+// merged results, the script's test.fail() and the target's health give the verdict.
+func outcome(c collected) ending {
+	f := c.runners.runFailure()
+	if _, stopped := c.runners.first(runnerStopped); f == nil && stopped && !c.runDeadline.IsZero() && reconcile.Expired(c.now, c.runDeadline) {
+		f = &failure{v1alpha1.ReasonRunTimeout, fmt.Sprintf("the load ran past its deadline %s and was stopped; raise spec.timeouts.run",
+			c.runDeadline.UTC().Format(time.RFC3339))}
+	}
+	if f != nil {
+		e := failedEnding(*f)
+		e.message += "; the results cover what the runners measured until then and are marked partial"
+		e.partial = true
+		return e
+	}
+	if c.report == nil {
+		return failedEnding(failure{v1alpha1.ReasonNoResults, "no runner left a readable result envelope: " + strings.Join(c.problems, "; ")})
+	}
+
+	r := c.report
+	e := ending{phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: r.Verdict, partial: len(c.problems) > 0}
+	failed := append([]string{}, r.FailedThresholds...)
+	failed = append(failed, c.targetProblems...)
+	for _, v := range c.runners.views {
+		if v.markedFailed {
+			failed = append(failed, fmt.Sprintf("the script marked the test failed on %s (test.fail())", v.name()))
+		}
+	}
+	if len(failed) > len(r.FailedThresholds) {
+		e.verdict = v1alpha1.VerdictFailed
+	}
+	if len(failed) > 0 {
+		e.thresholds = &metav1.Condition{Type: v1alpha1.ConditionThresholdsPassed, Status: metav1.ConditionFalse,
+			Reason: "ThresholdsFailed", Message: strings.Join(failed, "; ")}
+	} else {
+		e.thresholds = &metav1.Condition{Type: v1alpha1.ConditionThresholdsPassed, Status: metav1.ConditionTrue,
+			Reason: "Passed", Message: fmt.Sprintf("%d thresholds held on the merged results", len(r.Results.Thresholds))}
+	}
+
+	res := r.Results
+	e.message = fmt.Sprintf("verdict %s: %d requests, %s req/s", e.verdict, res.Requests.Total, res.Throughput.RequestsPerSecond)
+	if it := res.Iterations; res.Requests.Total == 0 && it != nil && it.Total > 0 {
+		// A script that speaks no HTTP (XMPP over WebSocket, say): its unit of work is the iteration.
+		e.message = fmt.Sprintf("verdict %s: %d iterations, no HTTP requests", e.verdict, it.Total)
+		if ch := res.Checks; ch != nil {
+			e.message += fmt.Sprintf(", checks %d passed / %d failed", ch.Passed, ch.Failed)
+		}
+	}
+	if len(failed) > 0 {
+		e.message += "; failed: " + strings.Join(failed, "; ")
+	}
+	if r.GeneratorBound {
+		e.message += "; the load generator was the limit: " + r.GeneratorBoundReason
+	}
+	return e
+}
+
+// standing is what the summary conditions say of a run's status.
+func standing(st *v1alpha1.TestRunStatus) reconcile.Standing {
+	ended := st.Phase == v1alpha1.PhaseSucceeded || st.Phase == v1alpha1.PhaseFailed
+	msg := st.Message
+	if !ended {
+		msg = fmt.Sprintf("%s: %s", st.Phase, st.Message)
+	}
+	return reconcile.Standing{Ended: ended, Failed: st.Phase == v1alpha1.PhaseFailed, Verdict: st.Verdict, Reason: st.Reason, Message: msg}
+}

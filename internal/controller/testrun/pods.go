@@ -1,0 +1,85 @@
+package testrun
+
+import (
+	"fmt"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// What a pod's and a Job's status say, read the same way everywhere.
+
+func terminated(pod *corev1.Pod) bool {
+	return pod != nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
+}
+
+func podCondition(pod *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == typ {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func podReady(pod *corev1.Pod) bool {
+	c := podCondition(pod, corev1.PodReady)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// exitOf is the k6 container's exit code and termination reason (OOMKilled, Error, …).
+func exitOf(pod *corev1.Pod) (int32, string) {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == runners.ContainerName && cs.State.Terminated != nil {
+			return cs.State.Terminated.ExitCode, cs.State.Terminated.Reason
+		}
+	}
+	if pod.Status.Phase == corev1.PodFailed {
+		return -1, pod.Status.Reason
+	}
+	return 0, ""
+}
+
+func terminationText(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			// e.g. reach-target: the target was not reachable from this runner within 1m0s; …
+			return fmt.Sprintf("%s exited with code %d: %s", cs.Name, t.ExitCode, strings.TrimSpace(t.Message))
+		}
+	}
+	exit, reason := exitOf(pod)
+	text := fmt.Sprintf("exited with code %d", exit)
+	if meaning := k6ExitMeaning[exit]; meaning != "" {
+		text += " (" + meaning + ")"
+	} else if exit > 128 {
+		text += fmt.Sprintf(" (killed by signal %d)", exit-128)
+	}
+	if reason != "" {
+		text += ", reason " + reason
+	}
+	return text
+}
+
+func jobFailed(job *batchv1.Job) string {
+	if job == nil {
+		return ""
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return ""
+}
+
+func imageProblem(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && imageMissing[w.Reason] {
+			return strings.TrimSpace(fmt.Sprintf("image %s: %s %s", cs.Image, w.Reason, w.Message))
+		}
+	}
+	return ""
+}

@@ -1,0 +1,274 @@
+package testrun
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/runners"
+	"fleetbench.dev/fleetbench/pkg/target"
+)
+
+// waitOrFail waits in phase with waitReason until deadline, coming back after poll at the
+// latest when poll > 0; past the deadline it records failReason with the message and the fix.
+func (r *Reconciler) waitOrFail(s *scope, deadline time.Time, poll time.Duration, phase v1alpha1.TestRunPhase,
+	waitReason, failReason, message, fix string) ctrl.Result {
+	if rc.Expired(s.now, deadline) {
+		s.fail(failReason, message+fix)
+		return ctrl.Result{}
+	}
+	r.setPhase(s.run, phase, waitReason, message)
+	return rc.WaitUntil(s.now, deadline, poll)
+}
+
+// reconcileProfile waits for the Profile that sizes the target: GitOps applies in any order.
+func (r *Reconciler) reconcileProfile(_ context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	if s.profile != nil || (run.Spec.Target.External != nil && run.Spec.Profile == "") {
+		return ctrl.Result{}, nil
+	}
+	deadline := s.provisioningDeadline()
+	msg := fmt.Sprintf("Profile %q does not exist; create it or fix spec.profile (kubectl get profiles)", run.Spec.Profile)
+	if rc.Expired(s.now, deadline) {
+		s.fail(v1alpha1.ReasonProfileNotFound, msg)
+		return ctrl.Result{}, nil
+	}
+	r.setPhase(run, v1alpha1.PhasePending, v1alpha1.ReasonProfileNotFound, msg+"; waiting until "+deadline.UTC().Format(time.RFC3339))
+	return rc.WaitUntil(s.now, deadline, 0), nil
+}
+
+// reconcileTarget provisions the target and waits for it to be Ready.
+func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	if run.Spec.Target.External != nil {
+		setCondition(run, v1alpha1.ConditionTargetReady, metav1.ConditionTrue, "External", "the target is external: "+run.Spec.Target.External.URL)
+		return ctrl.Result{}, nil
+	}
+	run.Status.TargetNamespace = s.targetNS
+	if s.started() {
+		return ctrl.Result{}, nil // once the load runs, the target is measured, not re-provisioned
+	}
+	if s.desiredErr != nil {
+		s.fail(v1alpha1.ReasonInvalidTarget, s.desiredErr.Error())
+		return ctrl.Result{}, nil
+	}
+	if run.Status.Phase == v1alpha1.PhasePending {
+		r.setPhase(run, v1alpha1.PhaseProvisioning, v1alpha1.ReasonProvisioning, "provisioning the target in namespace "+s.targetNS)
+	}
+	if wait, err := r.provisionTarget(ctx, s); err != nil || !wait.IsZero() || s.failure != nil {
+		return wait, err
+	}
+
+	notReady, err := r.targetNotReady(ctx, s.desired.Deployments)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if notReady == "" {
+		setCondition(run, v1alpha1.ConditionTargetReady, metav1.ConditionTrue, "Ready", "every target component is Ready")
+		return ctrl.Result{}, nil
+	}
+	notReady += targetPodHint(s.targetPods)
+	setCondition(run, v1alpha1.ConditionTargetReady, metav1.ConditionFalse, "NotReady", notReady)
+	if reason, msg := targetStuck(s.targetPods); reason != "" {
+		s.fail(reason, msg)
+		return ctrl.Result{}, nil
+	}
+	return r.waitOrFail(s, s.provisioningDeadline(), 0, v1alpha1.PhaseProvisioning, v1alpha1.ReasonWaitingForTarget,
+		v1alpha1.ReasonTargetNotReady, notReady, "; raise spec.timeouts.provisioning if the target needs longer"), nil
+}
+
+// provisionTarget creates the target's namespace, quota and policy (before any pod), workloads
+// and services, each once.
+func (r *Reconciler) provisionTarget(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run, objs := s.run, s.desired
+	// Read around the cache: a namespace of that name that is not fleetbench's has no labels.
+	ns := &corev1.Namespace{}
+	err := r.apiReader.Get(ctx, client.ObjectKey{Name: s.targetNS}, ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := rc.CreateOrGet(ctx, r.Client, objs.Namespace); err != nil {
+			return ctrl.Result{}, err
+		}
+	case err != nil:
+		return ctrl.Result{}, err
+	case ns.Labels[naming.LabelTestRunNS] != run.Namespace || ns.Labels[naming.LabelTestRun] != run.Name:
+		s.fail(v1alpha1.ReasonTargetNamespaceConflict, fmt.Sprintf("namespace %s exists and does not belong to this TestRun; delete it or rename the TestRun", s.targetNS))
+		return ctrl.Result{}, nil
+	case !ns.DeletionTimestamp.IsZero():
+		// A TestRun of the same name was deleted a moment ago; its namespace is going.
+		r.setPhase(run, v1alpha1.PhaseProvisioning, v1alpha1.ReasonTargetNamespaceTerminating, "waiting for namespace "+s.targetNS+" of an earlier TestRun to be deleted")
+		return rc.After(2 * time.Second), nil
+	}
+	for _, o := range []client.Object{objs.Quota, objs.NetworkPolicy} {
+		if err := rc.CreateOrGet(ctx, r.Client, o); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	for _, d := range objs.Deployments {
+		wantPodLevel := d.Spec.Template.Spec.Resources != nil
+		created, err := rc.CreateOrGetCreated(ctx, r.Client, d)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if wantPodLevel && created && d.Spec.Template.Spec.Resources == nil {
+			if err := r.splitProfileEvenly(ctx, s, d); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+	for _, svc := range objs.Services {
+		if err := rc.CreateOrGet(ctx, r.Client, svc); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// targetNotReady says which target workload is not available yet, or "".
+func (r *Reconciler) targetNotReady(ctx context.Context, want []*appsv1.Deployment) (string, error) {
+	for _, d := range want {
+		got := &appsv1.Deployment{}
+		if err := r.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
+			return "", err
+		}
+		if got.Status.ReadyReplicas < 1 {
+			msg := fmt.Sprintf("target workload %s/%s is not Ready", got.Namespace, got.Name)
+			for _, c := range got.Status.Conditions {
+				// A pod the quota refuses shows only here, e.g. components asking more than the profile.
+				if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+					msg += ": " + c.Message
+				}
+			}
+			return msg, nil
+		}
+	}
+	return "", nil
+}
+
+// targetPodHint says why a target pod is not Ready yet, as the kubelet and scheduler report it:
+// a pull error, a crash loop, no node with room.
+func targetPodHint(pods []corev1.Pod) string {
+	for i := range pods {
+		pod := &pods[i]
+		if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
+			return fmt.Sprintf(" (pod %s: %s: %s)", pod.Name, c.Reason, c.Message)
+		}
+		if p := imageProblem(pod); p != "" {
+			return fmt.Sprintf(" (pod %s: %s)", pod.Name, p)
+		}
+		for _, cs := range pod.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" {
+				return fmt.Sprintf(" (pod %s container %s: %s %s)", pod.Name, cs.Name, w.Reason, strings.TrimSpace(w.Message))
+			}
+		}
+	}
+	return ""
+}
+
+// targetStuck finds a target pod that no amount of waiting starts, and says why and what to
+// do: its image is not on the node, or the kubelet will not run its image as root (or as a user
+// name it cannot check) while the pod says runAsNonRoot.
+func targetStuck(pods []corev1.Pod) (reason, message string) {
+	for i := range pods {
+		pod := &pods[i]
+		if problem := imageProblem(pod); problem != "" {
+			return v1alpha1.ReasonTargetImageNotPresent, fmt.Sprintf("target pod %s: %s; load the image onto the nodes or fix the component's image", pod.Name, problem)
+		}
+		for _, cs := range pod.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason == "CreateContainerConfigError" && strings.Contains(w.Message, "runAsNonRoot") {
+				return v1alpha1.ReasonTargetRunsAsRoot, fmt.Sprintf("target pod %s: container %s: %s; the restricted Pod Security level runs components as non-root: "+
+					"set the component's runAsUser to a non-zero uid its image works with, or spec.target.podSecurity: baseline", pod.Name, cs.Name, w.Message)
+			}
+		}
+	}
+	return "", ""
+}
+
+// splitProfileEvenly handles a cluster whose API server dropped pod.spec.resources from a
+// Deployment it just created (its PodLevelResources feature is off): the pod would run with no
+// limit at all. From now on targets split the profile among containers; d is patched to that.
+func (r *Reconciler) splitProfileEvenly(ctx context.Context, s *scope, d *appsv1.Deployment) error {
+	r.podLevelDropped.Store(true)
+	r.recorder.Eventf(s.run, nil, corev1.EventTypeWarning, "PodLevelResourcesUnavailable", "Provision",
+		"the cluster does not keep pod-level resources; the profile is split evenly among the target's containers")
+	s.desired, s.desiredErr = target.Build(s.run, &s.profile.Spec, s.targetNS, r.targetOptions())
+	if s.desiredErr != nil {
+		return s.desiredErr
+	}
+	for _, want := range s.desired.Deployments {
+		if want.Name != d.Name {
+			continue
+		}
+		patch := client.MergeFrom(d.DeepCopy())
+		d.Spec.Template.Spec.Containers = want.Spec.Template.Spec.Containers
+		return r.Patch(ctx, d, patch)
+	}
+	return nil
+}
+
+// reconcileScript makes the ConfigMap with the inline script and the k6 config, and checks a
+// referenced script ConfigMap exists.
+func (r *Reconciler) reconcileScript(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	cfg, err := runners.LoadConfig(&run.Spec, run.Name)
+	if err != nil {
+		s.fail(v1alpha1.ReasonInvalidLoad, err.Error())
+		return ctrl.Result{}, nil
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: naming.ScriptConfigMap(run.Name), Namespace: run.Namespace,
+			Labels: map[string]string{naming.LabelTestRun: run.Name, naming.LabelRole: naming.RoleScript}},
+		Data: map[string]string{},
+	}
+	if run.Spec.Script.Inline != "" {
+		cm.Data[runners.ScriptKey] = run.Spec.Script.Inline
+	}
+	if cfg != nil {
+		cm.Data[runners.ConfigKey] = string(cfg)
+	}
+	if err := controllerutil.SetControllerReference(run, cm, r.scheme); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := rc.CreateOrGet(ctx, r.Client, cm); err != nil {
+		return ctrl.Result{}, err
+	}
+	ref := run.Spec.Script.ConfigMap
+	if ref == nil || s.started() {
+		return ctrl.Result{}, nil
+	}
+	// The user's ConfigMap carries no fleetbench label, so the cache does not hold it.
+	user := &corev1.ConfigMap{}
+	err = r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: ref.Name}, user)
+	file := ref.File
+	if file == "" {
+		file = runners.ScriptKey
+	}
+	missing := ""
+	switch {
+	case apierrors.IsNotFound(err):
+		missing = fmt.Sprintf("ConfigMap %s holding the script does not exist", ref.Name)
+	case err != nil:
+		return ctrl.Result{}, err
+	case user.Data[file] == "":
+		missing = fmt.Sprintf("ConfigMap %s has no entry %q; set spec.script.configMap.file to one of its keys", ref.Name, file)
+	}
+	if missing == "" {
+		return ctrl.Result{}, nil
+	}
+	deadline := s.provisioningDeadline()
+	// Nothing watches the user's ConfigMap: poll for it.
+	return r.waitOrFail(s, deadline, 10*time.Second, run.Status.Phase, v1alpha1.ReasonWaitingForScript, v1alpha1.ReasonScriptNotFound,
+		missing, "; create it, or fix spec.script.configMap (the deadline was "+deadline.UTC().Format(time.RFC3339)+")"), nil
+}

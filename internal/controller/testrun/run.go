@@ -1,0 +1,151 @@
+package testrun
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// reconcileRun waits for every runner to end, sampling the target meanwhile. A runner that
+// fails stops the others (the load it carried is gone, and the rest would measure something
+// nobody asked for); so does the run deadline. A runner whose own share failed a threshold
+// (exit 99) has not failed: thresholds are judged on the merged data.
+func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	active := s.summary.active()
+	if active == 0 {
+		return ctrl.Result{}, nil
+	}
+	deadline := s.runDeadline()
+	f := s.summary.runFailure()
+	if f != nil || rc.Expired(s.now, deadline) {
+		why := fmt.Sprintf("the load ran past its deadline %s", deadline.UTC().Format(time.RFC3339))
+		if f != nil {
+			why = f.message
+		}
+		r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonStoppingRunners, why+"; stopping the other runners")
+		// Stopped runners flush their results and exit; a minute past the deadline they are deleted.
+		s.stop = &stopDecision{why: why, deleteJobs: rc.Expired(s.now, deadline.Add(time.Minute))}
+		return rc.After(10 * time.Second), nil
+	}
+	r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonRunning, fmt.Sprintf("%d of %d runners running", active, len(s.runners)))
+	r.measureDuring(ctx, s)
+	return rc.After(deadline.Sub(s.now), r.nextSample(s)), nil
+}
+
+// reconcileCollect reads every runner's result envelope from its log, merges them, and lets
+// outcome() decide how the run ends.
+func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	if run.Status.Phase != v1alpha1.PhaseCollecting {
+		r.setPhase(run, v1alpha1.PhaseCollecting, v1alpha1.ReasonCollecting, "reading and merging the runners' results")
+	}
+	ended := lastEnd(s)
+	envs, problems := r.readEnvelopes(ctx, s)
+	if len(problems) > 0 && len(envs) < len(s.runners) && s.summary.runFailure() == nil && !rc.Expired(s.now, ended.Add(s.timeouts.Collection)) {
+		// Logs can lag the container's exit; failed runners may never print an envelope.
+		setCondition(run, v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "Reading", strings.Join(problems, "; "))
+		return rc.After(2 * time.Second), nil
+	}
+	if err := r.measureAfter(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	var merged *report.Outcome
+	if len(envs) > 0 {
+		if summary, err := results.Merge(envs...); err != nil {
+			problems = append(problems, "merging: "+err.Error())
+		} else {
+			o := report.Build(&summary, run.Spec.Thresholds, len(s.runners))
+			merged = &o
+		}
+	}
+	collectionDuration.Observe(s.now.Sub(ended).Seconds())
+	if len(problems) == 0 {
+		setCondition(run, v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, "Collected", fmt.Sprintf("merged the results of %d runners", len(envs)))
+	} else {
+		setCondition(run, v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "Partial", strings.Join(problems, "; "))
+		logf.FromContext(ctx).Info("results are partial", "problems", problems)
+	}
+
+	e := outcome(collected{
+		runners: s.summary, report: merged, problems: problems, runDeadline: s.runDeadline(), now: s.now,
+		targetProblems: report.TargetProblems(run.Status.Target, &run.Spec),
+	})
+	if merged != nil {
+		run.Status.Results = merged.Results
+		run.Status.Results.Partial = run.Status.Results.Partial || e.partial
+		run.Status.GeneratorBound, run.Status.GeneratorBoundReason = merged.GeneratorBound, merged.GeneratorBoundReason
+	}
+	if e.thresholds != nil {
+		setCondition(run, e.thresholds.Type, e.thresholds.Status, e.thresholds.Reason, e.thresholds.Message)
+	}
+	if e.phase == v1alpha1.PhaseFailed {
+		s.fail(e.reason, e.message)
+		return ctrl.Result{}, nil
+	}
+	run.Status.Capacity = report.Capacity(merged.Results, &run.Spec, run.Status.Capacity)
+	run.Status.Verdict = e.verdict
+	now := metav1.NewTime(s.now)
+	run.Status.CompletionTime = &now
+	r.setPhase(run, v1alpha1.PhaseSucceeded, e.reason, e.message)
+	left, _ := rc.TTLLeft(&now.Time, run.Spec.TTLSecondsAfterFinished, s.now)
+	return ctrl.Result{RequeueAfter: left}, nil
+}
+
+// readEnvelopes reads each runner's result envelope from the end of its log.
+func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Envelope, []string) {
+	var envs []results.Envelope
+	var problems []string
+	for _, rs := range s.runners {
+		if rs.pod == nil {
+			problems = append(problems, fmt.Sprintf("runner %d has no pod to read", rs.index))
+			continue
+		}
+		tail, err := r.Logs.Tail(ctx, rs.pod, runners.ContainerName, runnerLogLines, false)
+		if err == nil {
+			var env results.Envelope
+			if env, err = results.ExtractEnvelope(tail); err == nil {
+				envs = append(envs, env)
+				continue
+			}
+		}
+		problems = append(problems, fmt.Sprintf("runner %s: %v", rs.pod.Name, err))
+	}
+	return envs, problems
+}
+
+// lastEnd is when the last runner's container ended, from pod status; creation time at worst.
+func lastEnd(s *scope) time.Time {
+	var ends []time.Time
+	for _, rs := range s.runners {
+		if rs.pod == nil {
+			continue
+		}
+		for _, cs := range rs.pod.Status.ContainerStatuses {
+			if t := cs.State.Terminated; t != nil && !t.FinishedAt.IsZero() {
+				ends = append(ends, t.FinishedAt.Time)
+			}
+		}
+	}
+	if len(ends) == 0 {
+		if s.run.Status.StartTime != nil {
+			return s.now
+		}
+		return s.run.CreationTimestamp.Time
+	}
+	sort.Slice(ends, func(i, j int) bool { return ends[i].Before(ends[j]) })
+	return ends[len(ends)-1]
+}

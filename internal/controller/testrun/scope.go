@@ -1,0 +1,186 @@
+package testrun
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/runners"
+	"fleetbench.dev/fleetbench/pkg/target"
+)
+
+// scope is everything one reconcile knows. load() fills the world's part once; phases read it,
+// create what is missing, write run.Status and record decisions; finish() acts on them.
+type scope struct {
+	// run is the TestRun, read live; phases write only its status.
+	run *v1alpha1.TestRun
+	now time.Time
+	// timeouts are spec.timeouts with the operator's defaults applied.
+	timeouts Timeouts
+
+	// profile sizes the target; nil while spec.profile names none.
+	profile *v1alpha1.Profile
+	// targetNS is the provisioned target's namespace; empty for an external target.
+	targetNS string
+	// desired are the target's objects, built once; nil without a profile or for an external
+	// target. desiredErr says why they cannot be built.
+	desired    *target.Objects
+	desiredErr error
+	// targetPods are the target's pods as the cache has them.
+	targetPods []corev1.Pod
+	// runners are indexed by runner number; summary classifies them once.
+	runners []runnerState
+	summary runnerSummary
+
+	// failure, once recorded by a phase, ends the run Failed in finish().
+	failure *failure
+	// stop, once recorded, has finish() stop every runner still running.
+	stop *stopDecision
+}
+
+// stopDecision is why the runners still running must stop, and whether the Jobs of those that
+// did not stop in time are deleted.
+type stopDecision struct {
+	why        string
+	deleteJobs bool
+}
+
+// fail records that the run ends Failed; finish() acts on it.
+func (s *scope) fail(reason, message string) { s.failure = &failure{reason, message} }
+
+func (s *scope) started() bool {
+	return meta.IsStatusConditionTrue(s.run.Status.Conditions, v1alpha1.ConditionStarted)
+}
+
+// provisioningDeadline bounds the waits for the profile, the target and the script.
+func (s *scope) provisioningDeadline() time.Time {
+	return s.run.CreationTimestamp.Add(s.timeouts.Provisioning)
+}
+
+// runnersReadyDeadline counts from when the target became Ready (creation for an external one).
+func (s *scope) runnersReadyDeadline() time.Time {
+	from := s.run.CreationTimestamp.Time
+	if c := meta.FindStatusCondition(s.run.Status.Conditions, v1alpha1.ConditionTargetReady); c != nil && c.Status == metav1.ConditionTrue {
+		from = c.LastTransitionTime.Time
+	}
+	return from.Add(s.timeouts.RunnersReady)
+}
+
+// runDeadline is when the load must have ended; zero before the start.
+func (s *scope) runDeadline() time.Time {
+	if s.run.Status.StartTime == nil {
+		return time.Time{}
+	}
+	return s.run.Status.StartTime.Add(runLength(s.run, s.timeouts))
+}
+
+// runLength is how long the load may run: spec.timeouts.run, else its expected length and a
+// grace, else the bound for a load only the script knows.
+func runLength(run *v1alpha1.TestRun, t Timeouts) time.Duration {
+	if run.Spec.Timeouts != nil && run.Spec.Timeouts.Run != "" {
+		return rc.Timeout(run.Spec.Timeouts.Run, t.RunUnknown)
+	}
+	if expected := runners.ExpectedDuration(&run.Spec); expected > 0 {
+		return expected + t.RunGrace
+	}
+	return t.RunUnknown
+}
+
+// resolveTimeouts applies the operator's defaults to spec.timeouts, once per reconcile.
+func resolveTimeouts(run *v1alpha1.TestRun, defaults Timeouts) Timeouts {
+	spec := v1alpha1.TimeoutsSpec{}
+	if run.Spec.Timeouts != nil {
+		spec = *run.Spec.Timeouts
+	}
+	t := defaults
+	t.Provisioning = rc.Timeout(spec.Provisioning, defaults.Provisioning)
+	t.RunnersReady = rc.Timeout(spec.RunnersReady, defaults.RunnersReady)
+	t.Collection = rc.Timeout(spec.Collection, defaults.Collection)
+	return t
+}
+
+// load reads what the reconcile decides on: the profile, the target's desired objects and
+// pods, the runner Jobs and pods. Everything but the TestRun comes from the cache.
+func (r *Reconciler) load(ctx context.Context, run *v1alpha1.TestRun, now time.Time) (*scope, error) {
+	s := &scope{run: run, now: now, timeouts: resolveTimeouts(run, r.Timeouts)}
+	if run.Spec.Profile != "" {
+		profile := &v1alpha1.Profile{}
+		err := r.Get(ctx, client.ObjectKey{Name: strings.ToLower(run.Spec.Profile)}, profile)
+		switch {
+		case err == nil:
+			s.profile = profile
+		case !apierrors.IsNotFound(err):
+			return nil, err
+		}
+	}
+	if run.Spec.Target.External == nil {
+		s.targetNS = naming.TargetNamespace(run.Namespace, run.Name)
+		if s.profile != nil {
+			s.desired, s.desiredErr = target.Build(run, &s.profile.Spec, s.targetNS, r.targetOptions())
+		}
+		var pods corev1.PodList
+		if err := r.List(ctx, &pods, client.InNamespace(s.targetNS)); err != nil {
+			return nil, err
+		}
+		s.targetPods = pods.Items
+	}
+	if err := r.loadRunners(ctx, s); err != nil {
+		return nil, err
+	}
+	s.summary = classify(s.runners)
+	return s, nil
+}
+
+// loadRunners reads the runner Jobs and pods of the TestRun.
+func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
+	run := s.run
+	n := int(run.Spec.Parallelism)
+	s.runners = make([]runnerState, n)
+	for i := range s.runners {
+		s.runners[i].index = i
+	}
+	selector := client.MatchingLabels(runners.RunnerLabels(run))
+	var jobs batchv1.JobList
+	if err := r.List(ctx, &jobs, client.InNamespace(run.Namespace), selector); err != nil {
+		return err
+	}
+	for i := range jobs.Items {
+		if idx, ok := runnerIndex(&jobs.Items[i], n); ok {
+			s.runners[idx].job = &jobs.Items[i]
+		}
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), selector); err != nil {
+		return err
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if idx, ok := runnerIndex(pod, n); ok {
+			// A Job never retries, so there is one pod per runner; keep the newest if not.
+			if cur := s.runners[idx].pod; cur == nil || cur.CreationTimestamp.Before(&pod.CreationTimestamp) {
+				s.runners[idx].pod = pod
+			}
+		}
+	}
+	return nil
+}
+
+func runnerIndex(o metav1.Object, n int) (int, bool) {
+	idx, err := strconv.Atoi(o.GetLabels()[naming.LabelRunnerIndex])
+	return idx, err == nil && idx >= 0 && idx < n
+}
+
+func (r *Reconciler) targetOptions() target.Options {
+	return target.Options{PodLevelResources: r.PodLevelResources && !r.podLevelDropped.Load()}
+}

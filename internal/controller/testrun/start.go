@@ -1,0 +1,100 @@
+package testrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+)
+
+// reconcileStart samples the idle target, then un-pauses every runner at once and records the
+// spread of their acknowledgements.
+func (r *Reconciler) reconcileStart(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	if s.started() {
+		return ctrl.Result{}, nil
+	}
+	if run.Status.Target == nil {
+		err := r.measureBefore(ctx, s)
+		ready := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTargetReady)
+		if errors.Is(err, errNotScrapedYet) && ready != nil && s.now.Before(ready.LastTransitionTime.Add(beforeSampleGrace)) {
+			r.setPhase(run, v1alpha1.PhaseStarting, v1alpha1.ReasonWaitingForTargetSample, err.Error()+"; the load starts once the idle target is sampled")
+			return rc.After(2 * time.Second), nil
+		}
+	}
+
+	acks := r.resumeAll(ctx, s)
+	var first, last time.Time
+	for i, a := range acks {
+		if a.err != nil {
+			// Runners that did start are not paused again; the rest are retried shortly.
+			msg := fmt.Sprintf("runner %d: %v", i, a.err)
+			setCondition(run, v1alpha1.ConditionStarted, metav1.ConditionFalse, "ResumeFailed", msg)
+			return r.waitOrFail(s, s.runnersReadyDeadline(), time.Second, v1alpha1.PhaseStarting, "ResumeFailed",
+				v1alpha1.ReasonStartFailed, "could not start "+msg, "; the runner's k6 REST API did not answer"), nil
+		}
+		if a.at.IsZero() {
+			continue
+		}
+		if first.IsZero() || a.at.Before(first) {
+			first = a.at
+		}
+		if a.at.After(last) {
+			last = a.at
+		}
+	}
+	if first.IsZero() {
+		first, last = s.now, s.now
+	}
+	skew := last.Sub(first)
+	startSkew.Observe(skew.Seconds())
+	offsets := make([]string, len(acks))
+	for i, a := range acks {
+		if !a.at.IsZero() {
+			offsets[i] = a.at.Sub(first).String()
+		}
+	}
+	logf.FromContext(ctx).Info("runners started", "first", first, "skew", skew, "acknowledgedAfterFirst", offsets)
+	started := metav1.NewTime(first)
+	run.Status.StartTime = &started
+	run.Status.Runners = s.summary.status(skew.Round(time.Microsecond).String())
+	msg := fmt.Sprintf("%d runners started within %s", len(s.runners), skew.Round(time.Microsecond))
+	setCondition(run, v1alpha1.ConditionStarted, metav1.ConditionTrue, "Started", msg)
+	r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonRunning, msg)
+	return ctrl.Result{}, nil
+}
+
+type ack struct {
+	at  time.Time
+	err error
+}
+
+// resumeAll un-pauses every runner in parallel; a runner that already ended (started by an
+// earlier reconcile whose status write was lost) is left alone.
+func (r *Reconciler) resumeAll(ctx context.Context, s *scope) []ack {
+	acks := make([]ack, len(s.runners))
+	var wg sync.WaitGroup
+	for i, rs := range s.runners {
+		if terminated(rs.pod) {
+			continue
+		}
+		wg.Add(1)
+		go func(i int, pod *corev1.Pod) {
+			defer wg.Done()
+			err := r.RunnerAPI.Resume(ctx, pod)
+			acks[i] = ack{at: time.Now(), err: err}
+		}(i, rs.pod)
+	}
+	wg.Wait()
+	return acks
+}
