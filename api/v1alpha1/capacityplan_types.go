@@ -4,11 +4,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// CapacityPlanSpec runs one TestRun per profile (and per sweep value) and keeps the sizing
-// table seed 000 keeps by hand ("Ideal max devs", "Safe max devs").
+// CapacityPlanSpec runs one TestRun per profile, sweep combination and repetition, and keeps
+// the sizing table seed 000 keeps by hand ("Ideal max devs", "Safe max devs").
 // +kubebuilder:validation:XValidation:rule="!has(self.template.profile)",message="spec.template.profile must be empty: list the profiles to compare in spec.profiles"
-// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.template.target.components) || self.sweep.all(s, self.template.target.components.exists(c, c.name == s.component))",message="spec.sweep[].component must name a component of spec.template.target.components"
-// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || has(self.template.target.components)",message="spec.sweep varies provisioned components; spec.template.target needs components, not external"
+// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || self.sweep.all(s, !has(s.component) || (has(self.template.target.components) && self.template.target.components.exists(c, c.name == s.component)))",message="spec.sweep[].component must name a component of spec.template.target.components"
+// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !self.sweep.exists(s, has(s.field) && s.field == 'devices') || (has(self.template.load) && has(self.template.load.period))",message="spec.sweep[].field: devices needs spec.template.load.period (how often each device acts)"
+// +kubebuilder:validation:XValidation:rule="size(self.profiles) * (has(self.sweep) && size(self.sweep) > 0 ? size(self.sweep[0].values) : 1) * (has(self.sweep) && size(self.sweep) > 1 ? size(self.sweep[1].values) : 1) * (has(self.sweep) && size(self.sweep) > 2 ? size(self.sweep[2].values) : 1) * (has(self.sweep) && size(self.sweep) > 3 ? size(self.sweep[3].values) : 1) * (has(self.repetitions) ? self.repetitions : 1) <= 256",message="the plan has more than 256 cells: the number of spec.profiles × the number of values of each spec.sweep dimension × spec.repetitions must be at most 256; split it into several plans"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxParallel) || self.concurrency == 'Parallel'",message="spec.maxParallel applies only with spec.concurrency: Parallel"
 type CapacityPlanSpec struct {
 	// profiles to compare, e.g. [C1, C2, C3, C4]; case does not matter, as in TestRun.spec.profile.
 	// +required
@@ -19,42 +21,98 @@ type CapacityPlanSpec struct {
 	// +kubebuilder:validation:items:MaxLength=253
 	Profiles []string `json:"profiles"`
 
-	// sweep varies an environment variable of a component; every combination of values runs
-	// on every profile (seed 000's Bench-6: WORKERS 1, 2, 4, 8).
+	// sweep lists what varies; every combination of values runs on every profile (seed 000's
+	// Bench-6: WORKERS 1, 2, 4, 8; seed 001: 1, 32, 56, 128 threads).
 	// +optional
 	// +kubebuilder:validation:MaxItems=4
 	// +listType=atomic
 	Sweep []SweepDimension `json:"sweep,omitempty"`
 
+	// repetitions runs every cell this many times, as seed 001's first and second runs; each
+	// repetition is a row.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=8
+	Repetitions int32 `json:"repetitions,omitempty"`
+
 	// template is the TestRun every child is made from.
 	// +required
 	Template TestRunSpec `json:"template"`
 
-	// capacity holds the assumptions behind the table's device counts.
+	// capacity holds the assumptions behind the table's device counts; children whose template
+	// sets none get these.
 	// +optional
 	Capacity *CapacitySpec `json:"capacity,omitempty"`
 
-	// concurrency: Serial runs one child at a time (default); Parallel runs them side by side,
-	// which only compares fairly when each lands on its own nodes.
+	// concurrency: Serial (default) runs one child at a time and starts the next only once the
+	// previous child's target namespace is gone, so only one machine-sized target exists at a
+	// time; Parallel runs up to maxParallel side by side, which compares fairly only when each
+	// lands on its own nodes.
 	// +optional
 	// +kubebuilder:default=Serial
 	// +kubebuilder:validation:Enum=Serial;Parallel
 	Concurrency string `json:"concurrency,omitempty"`
+
+	// maxParallel bounds how many children run at once with concurrency Parallel; defaults to 2.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=32
+	MaxParallel *int32 `json:"maxParallel,omitempty"`
+
+	// failurePolicy: Continue (default) records a failed child as a Failed row and goes on;
+	// StopOnFailure starts no further child after one failed and ends the plan Failed.
+	// +optional
+	// +kubebuilder:default=Continue
+	// +kubebuilder:validation:Enum=Continue;StopOnFailure
+	FailurePolicy string `json:"failurePolicy,omitempty"`
 }
 
-// SweepDimension is one environment variable of one component and the values it takes.
+// Concurrency and failure policies of a CapacityPlan.
+const (
+	ConcurrencySerial   = "Serial"
+	ConcurrencyParallel = "Parallel"
+	FailureContinue     = "Continue"
+	FailureStop         = "StopOnFailure"
+)
+
+// Fields of a TestRun a sweep may vary.
+const (
+	SweepFieldDevices     = "devices"
+	SweepFieldParallelism = "parallelism"
+)
+
+// SweepDimension is one thing that varies and the values it takes: an environment variable of
+// a target component (component and env), one of the script (scriptEnv, seen as __ENV.NAME),
+// or a field of the TestRun (field).
+// +kubebuilder:validation:XValidation:rule="has(self.component) == has(self.env)",message="spec.sweep[]: component and env go together (the variable env of component)"
+// +kubebuilder:validation:XValidation:rule="(has(self.component) ? 1 : 0) + (has(self.scriptEnv) ? 1 : 0) + (has(self.field) ? 1 : 0) == 1",message="spec.sweep[]: set exactly one of component+env, scriptEnv or field"
+// +kubebuilder:validation:XValidation:rule="!has(self.field) || self.values.all(v, v.matches('^[1-9][0-9]{0,6}$'))",message="spec.sweep[].values of a field sweep must be positive whole numbers"
+// +kubebuilder:validation:XValidation:rule="!has(self.field) || self.field != 'parallelism' || self.values.all(v, !v.matches('^[0-9]{1,7}$') || int(v) <= 1000)",message="spec.sweep[].values: parallelism is at most 1000"
 type SweepDimension struct {
-	// component names a component of the template's target.
-	// +required
+	// component names a component of the template's target whose env varies.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
-	Component string `json:"component"`
+	Component string `json:"component,omitempty"`
 
-	// env is the variable to set.
-	// +required
+	// env is the component's variable to set.
+	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z_][A-Za-z0-9_]*$')",message="must be an environment variable name such as WORKERS"
-	Env string `json:"env"`
+	Env string `json:"env,omitempty"`
+
+	// scriptEnv is a variable the script reads as __ENV.NAME (k6 -e NAME=value), e.g. THREADS
+	// or PAYLOAD_BYTES; it is set on every runner.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z_][A-Za-z0-9_]*$')",message="must be an environment variable name such as THREADS"
+	ScriptEnv string `json:"scriptEnv,omitempty"`
+
+	// field is a TestRun field: devices (spec.load.devices) or parallelism.
+	// +optional
+	// +kubebuilder:validation:Enum=devices;parallelism
+	Field string `json:"field,omitempty"`
 
 	// values it takes, one child TestRun each.
 	// +required
@@ -65,38 +123,134 @@ type SweepDimension struct {
 	Values []string `json:"values"`
 }
 
-// CapacityPlanStatus is the sizing table.
+// Name is how the dimension is shown in the table: the variable's or the field's name.
+func (d SweepDimension) Name() string {
+	switch {
+	case d.Env != "":
+		return d.Env
+	case d.ScriptEnv != "":
+		return d.ScriptEnv
+	}
+	return d.Field
+}
+
+// CapacityPlan phases.
+const (
+	PlanPending   = "Pending"
+	PlanRunning   = "Running"
+	PlanSucceeded = "Succeeded"
+	PlanFailed    = "Failed"
+)
+
+// Reasons of a CapacityPlan.
+const (
+	// ReasonChildFailed: a child failed and failurePolicy is StopOnFailure.
+	ReasonChildFailed = "ChildFailed"
+	// ReasonPlanCompleted: every cell has a row; the verdicts are in the table.
+	ReasonPlanCompleted = "Completed"
+	// ReasonRunningChildren: children are running or waiting their turn.
+	ReasonRunningChildren = "RunningChildren"
+	// ReasonWaitingForTarget: Serial waits for the previous child's target namespace to go.
+	ReasonWaitingForTargetGone = "WaitingForTargetNamespace"
+)
+
+// CapacityPlanStatus is the sizing table, rebuilt from the children on every pass.
 type CapacityPlanStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// phase: Pending, Running, Succeeded (every cell ran) or Failed (StopOnFailure stopped it).
 	// +optional
 	// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
 	Phase string `json:"phase,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Message string `json:"message,omitempty"`
+	// progress is "done/total" cells.
+	// +optional
+	Progress string `json:"progress,omitempty"`
+	// conditions: Ready (every row ran and passed), Reconciling, Stalled and Complete, as on a TestRun.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// table has one row per profile and sweep combination.
+	// table has one row per cell: profile × sweep values × repetition.
 	// +optional
-	// +kubebuilder:validation:MaxItems=2048
+	// +kubebuilder:validation:MaxItems=256
 	// +listType=atomic
 	Table []CapacityRow `json:"table,omitempty"`
+	// summary has one row per profile: the device counts of its weakest passing row, as seed
+	// 000's sizing table takes them.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	Summary []ProfileSummary `json:"summary,omitempty"`
 }
 
 // CapacityRow is one line of the sizing table.
 type CapacityRow struct {
 	Profile string `json:"profile"`
-	// values of the sweep dimensions, keyed by env name.
+	// values of the sweep dimensions, keyed by their names.
 	// +optional
 	Values map[string]string `json:"values,omitempty"`
+	// repetition, from 1.
+	// +optional
+	Repetition int32 `json:"repetition,omitempty"`
 	// testRun is the child TestRun that produced the row.
 	// +optional
 	TestRun string `json:"testRun,omitempty"`
+	// phase of the child; empty while it waits its turn.
 	// +optional
 	Phase TestRunPhase `json:"phase,omitempty"`
 	// +optional
 	Verdict Verdict `json:"verdict,omitempty"`
+	// reason the child failed, e.g. ProfileNotFound.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// +optional
+	RequestsAccepted int64 `json:"requestsAccepted,omitempty"`
+	// +optional
+	RequestsDropped int64 `json:"requestsDropped,omitempty"`
+	// +optional
+	DroppedPercent string `json:"droppedPercent,omitempty"`
+	// requestsPerSecond is the throughput the run kept.
+	// +optional
+	RequestsPerSecond string `json:"requestsPerSecond,omitempty"`
+	// +optional
+	PushesPerSecond string `json:"pushesPerSecond,omitempty"`
+	// +optional
+	Latency *Latency `json:"latency,omitempty"`
+	// memoryPeakMiB is the target's peak memory.
+	// +optional
+	MemoryPeakMiB int64 `json:"memoryPeakMiB,omitempty"`
+	// cpuPerCore is the target's average load per core.
+	// +optional
+	CPUPerCore string `json:"cpuPerCore,omitempty"`
+	// generatorBound: the load generators, not the target, were the limit.
+	// +optional
+	GeneratorBound bool `json:"generatorBound,omitempty"`
+	// +optional
+	IdealMaxDevices int64 `json:"idealMaxDevices,omitempty"`
+	// +optional
+	TypicalMaxDevices int64 `json:"typicalMaxDevices,omitempty"`
+	// +optional
+	SafeMaxDevices int64 `json:"safeMaxDevices,omitempty"`
+	// +optional
+	MaxSafeDevicesByMemory int64 `json:"maxSafeDevicesByMemory,omitempty"`
+	// +optional
+	BreakingPointDevices int64 `json:"breakingPointDevices,omitempty"`
+}
+
+// ProfileSummary is one profile's line of the sizing table.
+type ProfileSummary struct {
+	Profile string `json:"profile"`
+	// rows and passed count the profile's rows and those that PASSED.
+	Rows   int32 `json:"rows"`
+	Passed int32 `json:"passed"`
+	// the device counts of the weakest passing row (the smallest of each column).
 	// +optional
 	PushesPerSecond string `json:"pushesPerSecond,omitempty"`
 	// +optional
@@ -105,12 +259,17 @@ type CapacityRow struct {
 	TypicalMaxDevices int64 `json:"typicalMaxDevices,omitempty"`
 	// +optional
 	SafeMaxDevices int64 `json:"safeMaxDevices,omitempty"`
+	// +optional
+	MaxSafeDevicesByMemory int64 `json:"maxSafeDevicesByMemory,omitempty"`
+	// +optional
+	BreakingPointDevices int64 `json:"breakingPointDevices,omitempty"`
 }
 
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=fleetbench,shortName=cp
 // +kubebuilder:printcolumn:name="PROFILES",type=string,JSONPath=`.spec.profiles`
+// +kubebuilder:printcolumn:name="PROGRESS",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
 
@@ -119,7 +278,9 @@ type CapacityPlan struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec cannot change once created: children are named by their cell.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: a CapacityPlan's children are made from it; create a new CapacityPlan to change it"
 	Spec CapacityPlanSpec `json:"spec"`
 	// +optional
 	Status CapacityPlanStatus `json:"status,omitempty"`

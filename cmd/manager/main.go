@@ -16,6 +16,7 @@ import (
 
 	fleetbenchv1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/controller"
+	"fleetbench.dev/fleetbench/internal/controller/capacityplan"
 	"fleetbench.dev/fleetbench/internal/controller/testrun"
 )
 
@@ -99,6 +100,11 @@ func main() {
 		TargetMetrics:     targetMetrics,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
+		os.Exit(1)
+	}
+
+	if err := capacityplan.New(mgr).SetupWithManager(mgr); err != nil {
+		log.Error(err, "setting up the CapacityPlan controller")
 		os.Exit(1)
 	}
 

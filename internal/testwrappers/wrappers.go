@@ -195,3 +195,31 @@ func (w *TestRunWrapper) Condition(typ string, status metav1.ConditionStatus, re
 		Message: reason, ObservedGeneration: w.ObjectMeta.Generation})
 	return w
 }
+
+// SweepScriptEnv adds a dimension that varies a variable the script reads as __ENV.NAME.
+func (w *CapacityPlanWrapper) SweepScriptEnv(name string, values ...string) *CapacityPlanWrapper {
+	w.Spec.Sweep = append(w.Spec.Sweep, v1alpha1.SweepDimension{ScriptEnv: name, Values: values})
+	return w
+}
+
+// SweepField adds a dimension that varies a TestRun field (devices, parallelism).
+func (w *CapacityPlanWrapper) SweepField(field string, values ...string) *CapacityPlanWrapper {
+	w.Spec.Sweep = append(w.Spec.Sweep, v1alpha1.SweepDimension{Field: field, Values: values})
+	return w
+}
+
+func (w *CapacityPlanWrapper) Repetitions(n int32) *CapacityPlanWrapper {
+	w.Spec.Repetitions = n
+	return w
+}
+
+// Parallel runs up to n children at once.
+func (w *CapacityPlanWrapper) Parallel(n int32) *CapacityPlanWrapper {
+	w.Spec.Concurrency, w.Spec.MaxParallel = v1alpha1.ConcurrencyParallel, &n
+	return w
+}
+
+func (w *CapacityPlanWrapper) FailurePolicy(p string) *CapacityPlanWrapper {
+	w.Spec.FailurePolicy = p
+	return w
+}

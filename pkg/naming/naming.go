@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 )
 
 // Labels every child carries, so watches and lists find them.
@@ -61,3 +62,12 @@ func TargetNamespace(namespace, testRun string) string {
 func TargetWorkload(component string) string {
 	return "target-" + fit(component, maxDNSLabelLength-len("target-"))
 }
+
+// PlanChild names cell i of a CapacityPlan: the plan, the cell's profile, and the cell's
+// number, which the immutable plan spec fixes.
+func PlanChild(plan, profile string, i int) string {
+	return withSuffix(plan, fmt.Sprintf("-%s-%d", strings.ToLower(fit(profile, 20)), i), maxDNSLabelLength)
+}
+
+// LabelPlan marks a CapacityPlan's children with the plan's name.
+const LabelPlan = "fleetbench.dev/capacityplan"

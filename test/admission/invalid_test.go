@@ -181,6 +181,25 @@ func invalidCases() []invalidCase {
 			want: []string{"spec.profile", "must be the name of a Profile"}},
 		{name: "plan sweep env not a variable name", obj: tw.MakeCapacityPlan("bad-env", ns, template, "C1").Sweep("web", "WORKER COUNT", "1").Obj(),
 			want: []string{"spec.sweep[0].env", "must be an environment variable name"}},
+		{name: "plan over 256 cells", obj: tw.MakeCapacityPlan("huge", ns, template, "C1", "C2", "C3", "C4").
+			SweepScriptEnv("THREADS", "1", "2", "4", "8", "16", "32", "64", "128").SweepField("parallelism", "1", "2", "4", "8", "16").Repetitions(2).Obj(), // 4 × 8 × 5 × 2 = 320
+			want: []string{"spec", "more than 256 cells", "split it into several plans"}},
+		{name: "plan sweep both component and script env", obj: tw.MakeCapacityPlan("both", ns, template, "C1").
+			Sweep("web", "WORKERS", "1").Obj(), edit: set([]string{"spec", "sweep"}, []any{map[string]any{"component": "web", "env": "W", "scriptEnv": "T", "values": []any{"1"}}}),
+			want: []string{"spec.sweep[0]", "set exactly one of component+env, scriptEnv or field"}},
+		{name: "plan sweep env without component", obj: tw.MakeCapacityPlan("half", ns, template, "C1").SweepScriptEnv("T", "1").Obj(),
+			edit: set([]string{"spec", "sweep"}, []any{map[string]any{"env": "WORKERS", "values": []any{"1"}}}),
+			want: []string{"spec.sweep[0]", "component and env go together"}},
+		{name: "plan field sweep not a number", obj: tw.MakeCapacityPlan("nan", ns, template, "C1").SweepField("devices", "many").Obj(),
+			want: []string{"spec.sweep[0]", "positive whole numbers"}},
+		{name: "plan parallelism sweep too large", obj: tw.MakeCapacityPlan("wide", ns, template, "C1").SweepField("parallelism", "2000").Obj(),
+			want: []string{"spec.sweep[0]", "parallelism is at most 1000"}},
+		{name: "plan devices sweep without period", obj: tw.MakeCapacityPlan("noperiod", ns, tw.MakeTestRun("t", ns).Obj(), "C1").SweepField("devices", "100").Obj(),
+			want: []string{"spec", "devices needs spec.template.load.period"}},
+		{name: "plan maxParallel without Parallel", obj: tw.MakeCapacityPlan("maxpar", ns, template, "C1").Parallel(2).Obj(),
+			edit: set([]string{"spec", "concurrency"}, "Serial"), want: []string{"spec", "maxParallel applies only with spec.concurrency: Parallel"}},
+		{name: "plan unknown failure policy", obj: tw.MakeCapacityPlan("pol", ns, template, "C1").FailurePolicy("Retry").Obj(),
+			want: []string{"spec.failurePolicy", "Unsupported value"}},
 		{name: "plan template invalid itself", obj: tw.MakeCapacityPlan("bad-tpl", ns, tw.MakeTestRun("t", ns).Type(v1alpha1.TestTypeStability).Obj(), "C1").Obj(),
 			want: []string{"spec.template", "spec.load.duration is required when spec.type is stability"}},
 	}

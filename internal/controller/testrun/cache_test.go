@@ -76,11 +76,11 @@ func TestCacheHoldsOnlyFleetbenchObjects(t *testing.T) {
 	heapAfter := heapInUseMiB()
 
 	var cachedPods corev1.PodList
-	if err := manager.cache.List(ctx, &cachedPods); err != nil {
+	if err := manager.Cache.List(ctx, &cachedPods); err != nil {
 		t.Fatal(err)
 	}
 	var cachedConfigMaps corev1.ConfigMapList
-	if err := manager.cache.List(ctx, &cachedConfigMaps); err != nil {
+	if err := manager.Cache.List(ctx, &cachedConfigMaps); err != nil {
 		t.Fatal(err)
 	}
 	ours := 0

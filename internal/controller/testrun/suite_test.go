@@ -12,16 +12,11 @@ import (
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"fleetbench.dev/fleetbench/internal/controller"
 	"fleetbench.dev/fleetbench/internal/testenv"
 )
 
@@ -34,7 +29,7 @@ var (
 	logs    = newFakeLogs()
 	stats   = newFakeStats()
 	writes  = &writeCounter{}
-	manager *managerHandle
+	manager *testenv.Manager
 )
 
 func TestMain(m *testing.M) {
@@ -53,7 +48,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if manager != nil {
-		manager.stop()
+		manager.Stop()
 	}
 	if err := env.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
@@ -77,27 +72,15 @@ var testTimeouts = Timeouts{
 	Collection:   10 * time.Second,
 }
 
-type managerHandle struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	// cache is the manager's informer cache, for tests that check what it holds.
-	cache cache.Cache
-}
-
 // startManager runs a manager with the reconciler until stop; tests restart it to prove a
 // reconcile that starts from nothing but the world creates nothing twice.
-func startManager() (*managerHandle, error) {
+func startManager() (*testenv.Manager, error) {
 	return startManagerOn(env)
 }
 
 // startManagerOn runs the manager against the control plane of e.
-func startManagerOn(e *testenv.Env) (*managerHandle, error) {
-	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
-		Scheme:  e.Scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   controller.CacheOptions(),
-		// Restarts register the same controller again in this process.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+func startManagerOn(e *testenv.Env) (*testenv.Manager, error) {
+	return testenv.StartManager(e, ctrl.Options{
 		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
 			c, err := client.NewWithWatch(cfg, opts)
 			if err != nil {
@@ -105,40 +88,22 @@ func startManagerOn(e *testenv.Env) (*managerHandle, error) {
 			}
 			return interceptor.NewClient(c, writes.funcs()), nil
 		},
+	}, func(mgr ctrl.Manager) error {
+		return New(mgr, Options{
+			RunnerAPI:         runner,
+			Logs:              logs,
+			Stats:             stats,
+			RunnerImage:       "fleetbench/runner:test",
+			Timeouts:          testTimeouts,
+			PodLevelResources: true,
+		}).SetupWithManager(mgr)
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := New(mgr, Options{
-		RunnerAPI:         runner,
-		Logs:              logs,
-		Stats:             stats,
-		RunnerImage:       "fleetbench/runner:test",
-		Timeouts:          testTimeouts,
-		PodLevelResources: true,
-	}).SetupWithManager(mgr); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h := &managerHandle{cancel: cancel, done: make(chan struct{}), cache: mgr.GetCache()}
-	go func() {
-		defer close(h.done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	return h, nil
-}
-
-func (h *managerHandle) stop() {
-	h.cancel()
-	<-h.done
 }
 
 // restartManager stops the manager and starts a fresh one, with empty caches and queues.
 func restartManager(t *testing.T) {
 	t.Helper()
-	manager.stop()
+	manager.Stop()
 	next, err := startManager()
 	if err != nil {
 		t.Fatal(err)

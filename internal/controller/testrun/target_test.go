@@ -145,7 +145,7 @@ func TestOneMachineFallsBackWhereTheAPIServerDropsPodLevelResources(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(mgr.stop)
+	t.Cleanup(mgr.Stop)
 	if err := old.Client.Create(ctx, tw.MakeProfile("c1", "1", "512Mi").Obj()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,258 @@
+// Package capacityplan is the CapacityPlan controller, shaped like the kubebuilder CronJob
+// tutorial: a parent that creates child TestRuns from its template, finds them through an
+// owner index, and rebuilds its table from their status on every pass. What to create and what
+// the table says is decided in pkg/plan, without a client.
+package capacityplan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/plan"
+)
+
+// childrenFinalizer lets a deleted plan stop its children at once, wherever a garbage
+// collector is slow or absent; their own finalizer then removes their targets.
+const childrenFinalizer = "fleetbench.dev/children"
+
+// ownerIndex indexes TestRuns by the name of the CapacityPlan that controls them.
+const ownerIndex = ".metadata.controller.capacityplan"
+
+// Reconciler drives a CapacityPlan: children one cell at a time (or several), and the table.
+type Reconciler struct {
+	client.Client
+	scheme   *runtime.Scheme
+	recorder events.EventRecorder
+}
+
+// New builds the reconciler from the manager; main and the envtest suite both use it.
+func New(mgr ctrl.Manager) *Reconciler {
+	return &Reconciler{Client: mgr.GetClient(), scheme: mgr.GetScheme(), recorder: mgr.GetEventRecorder("fleetbench")}
+}
+
+// scope is what one reconcile knows: the plan, its cells, and what the world shows of each.
+type scope struct {
+	plan     *v1alpha1.CapacityPlan
+	cells    []plan.Cell
+	children []plan.Child
+}
+
+// Reconcile loads the children, lets plan.Decide pick what starts, creates it, and rebuilds
+// the status in one patch.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	p := &v1alpha1.CapacityPlan{}
+	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !p.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, p)
+	}
+	if !controllerutil.ContainsFinalizer(p, childrenFinalizer) {
+		controllerutil.AddFinalizer(p, childrenFinalizer)
+		if err := r.Update(ctx, p); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	before := p.DeepCopy()
+	defer func() {
+		changed := !equality.Semantic.DeepEqual(before.Status, p.Status)
+		reterr = errors.Join(reterr, rc.PatchStatus(ctx, r.Client, before, p, changed))
+	}()
+
+	s, err := r.load(ctx, p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	d := plan.Decide(&p.Spec, s.cells, s.children)
+	for _, c := range d.Create {
+		child, err := r.createChild(ctx, p, c)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		s.children[c.Index].Run = child
+	}
+	r.report(p, s, d)
+	return ctrl.Result{}, nil
+}
+
+// load reads the children through the owner index, and for the cells without one whether
+// their profile exists; for finished children whether their target namespace is gone.
+func (r *Reconciler) load(ctx context.Context, p *v1alpha1.CapacityPlan) (*scope, error) {
+	s := &scope{plan: p, cells: plan.Cells(&p.Spec)}
+	var list v1alpha1.TestRunList
+	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingFields{ownerIndex: p.Name}); err != nil {
+		return nil, err
+	}
+	byName := map[string]*v1alpha1.TestRun{}
+	for i := range list.Items {
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
+	profiles := map[string]bool{}
+	s.children = make([]plan.Child, len(s.cells))
+	for i, c := range s.cells {
+		child := plan.Child{Run: byName[c.Name(p.Name)], TargetGone: true}
+		switch {
+		case child.Run == nil:
+			key := strings.ToLower(c.Profile)
+			if _, seen := profiles[key]; !seen {
+				err := r.Get(ctx, client.ObjectKey{Name: key}, &v1alpha1.Profile{})
+				if err != nil && !apierrors.IsNotFound(err) {
+					return nil, err
+				}
+				profiles[key] = err == nil
+			}
+			child.ProfileMissing = !profiles[key]
+		case child.Run.Spec.Target.External == nil:
+			err := r.Get(ctx, client.ObjectKey{Name: naming.TargetNamespace(p.Namespace, child.Run.Name)}, &corev1.Namespace{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+			child.TargetGone = apierrors.IsNotFound(err)
+		}
+		s.children[i] = child
+	}
+	return s, nil
+}
+
+// createChild creates the cell's TestRun, controlled by the plan; a second create of the same
+// deterministic name finds the first.
+func (r *Reconciler) createChild(ctx context.Context, p *v1alpha1.CapacityPlan, c plan.Cell) (*v1alpha1.TestRun, error) {
+	spec, err := plan.ChildSpec(&p.Spec, c)
+	if err != nil {
+		return nil, err
+	}
+	child := &v1alpha1.TestRun{
+		ObjectMeta: metav1.ObjectMeta{Name: c.Name(p.Name), Namespace: p.Namespace, Labels: map[string]string{naming.LabelPlan: p.Name}},
+		Spec:       spec,
+	}
+	if err := controllerutil.SetControllerReference(p, child, r.scheme); err != nil {
+		return nil, err
+	}
+	want := child.DeepCopy()
+	created, err := rc.CreateOrGetCreated(ctx, r.Client, child)
+	if apierrors.IsNotFound(err) {
+		// It exists (the create said so) but the cache has not seen it yet.
+		return want, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating child %s: %w", child.Name, err)
+	}
+	if created {
+		r.recorder.Eventf(p, child, corev1.EventTypeNormal, "ChildCreated", "Create", "cell %d: profile %s %v repetition %d",
+			c.Index, c.Profile, c.ValueMap(p.Spec.Sweep), c.Repetition)
+	}
+	return child, nil
+}
+
+// report rebuilds the status from the cells and children.
+func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision) {
+	st := &p.Status
+	st.ObservedGeneration = p.Generation
+	st.Table = plan.Rows(&p.Spec, p.Name, s.cells, s.children)
+	st.Summary = plan.Summary(p.Spec.Profiles, st.Table)
+	st.Progress = plan.Progress(d)
+	if st.Phase != d.Phase || st.Reason != d.Reason {
+		kind := corev1.EventTypeNormal
+		if d.Phase == v1alpha1.PlanFailed {
+			kind = corev1.EventTypeWarning
+		}
+		r.recorder.Eventf(p, nil, kind, d.Reason, d.Phase, "%s", d.Message)
+	}
+	st.Phase, st.Reason, st.Message = d.Phase, d.Reason, d.Message
+	verdict := v1alpha1.VerdictFailed
+	if d.AllMeasured {
+		verdict = v1alpha1.VerdictPassed
+	}
+	ended := d.Phase == v1alpha1.PlanSucceeded || d.Phase == v1alpha1.PlanFailed
+	msg := d.Message
+	if !ended {
+		msg = d.Phase + ": " + d.Message
+	}
+	rc.SetSummaryConditions(&st.Conditions, p.Generation, rc.Standing{Ended: ended, Failed: d.Phase == v1alpha1.PlanFailed,
+		Verdict: verdict, Reason: d.Reason, Message: msg})
+}
+
+// reconcileDelete deletes the children, then lets the plan go.
+func (r *Reconciler) reconcileDelete(ctx context.Context, p *v1alpha1.CapacityPlan) error {
+	if !controllerutil.ContainsFinalizer(p, childrenFinalizer) {
+		return nil
+	}
+	if err := r.DeleteAllOf(ctx, &v1alpha1.TestRun{}, client.InNamespace(p.Namespace), client.MatchingLabels{naming.LabelPlan: p.Name},
+		client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		return err
+	}
+	controllerutil.RemoveFinalizer(p, childrenFinalizer)
+	return client.IgnoreNotFound(r.Update(ctx, p))
+}
+
+// SetupWithManager watches plans, their children (Owns, through the owner index), the
+// children's target namespaces (Serial waits for them to go) and Profiles (a missing one may
+// appear).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.TestRun{}, ownerIndex, func(o client.Object) []string {
+		owner := metav1.GetControllerOf(o)
+		if owner == nil || owner.APIVersion != v1alpha1.GroupVersion.String() || owner.Kind != "CapacityPlan" {
+			return nil
+		}
+		return []string{owner.Name}
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.CapacityPlan{}).
+		Owns(&v1alpha1.TestRun{}).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.planOfTarget)).
+		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedPlans)).
+		Named("capacityplan").
+		Complete(r)
+}
+
+// planOfTarget maps a target namespace to the plan controlling its TestRun.
+func (r *Reconciler) planOfTarget(ctx context.Context, o client.Object) []reconcile.Request {
+	l := o.GetLabels()
+	if l[naming.LabelTestRun] == "" || l[naming.LabelTestRunNS] == "" {
+		return nil
+	}
+	run := &v1alpha1.TestRun{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: l[naming.LabelTestRunNS], Name: l[naming.LabelTestRun]}, run); err != nil {
+		return nil
+	}
+	owner := metav1.GetControllerOf(run)
+	if owner == nil || owner.Kind != "CapacityPlan" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: run.Namespace, Name: owner.Name}}}
+}
+
+// unfinishedPlans wakes every plan still running when a Profile appears or changes.
+func (r *Reconciler) unfinishedPlans(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list v1alpha1.CapacityPlanList
+	if err := r.List(ctx, &list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if ph := list.Items[i].Status.Phase; ph != v1alpha1.PlanSucceeded && ph != v1alpha1.PlanFailed {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}
