@@ -112,6 +112,11 @@ type TestRunStatus struct {
 	// +optional
 	Capacity *CapacityResult `json:"capacity,omitempty"`
 
+	// peak is a peak test's climb, step by step, judged on the runners' merged windows while
+	// the load runs.
+	// +optional
+	Peak *PeakResult `json:"peak,omitempty"`
+
 	// generatorBound is true when the runners, not the target, were the limit (runner CPU
 	// saturated or iterations dropped): the numbers understate the target.
 	// +optional
@@ -335,4 +340,58 @@ type TestRunList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []TestRun `json:"items"`
+}
+
+// Outcomes of a peak test's climb.
+const (
+	// PeakReached: a stop rule fired; the step before is the breaking point.
+	PeakReached = "Reached"
+	// PeakNotReached: every step up to maxDevices held.
+	PeakNotReached = "NotReached"
+)
+
+// PeakResult is a peak test's climb.
+type PeakResult struct {
+	// steps judged so far, in order.
+	// +optional
+	// +kubebuilder:validation:MaxItems=200
+	// +listType=atomic
+	Steps []PeakStepResult `json:"steps,omitempty"`
+	// breakingPoint: Reached (a stop rule fired) or NotReached (maxDevices held); empty while climbing.
+	// +optional
+	// +kubebuilder:validation:Enum=Reached;NotReached
+	BreakingPoint string `json:"breakingPoint,omitempty"`
+	// lastHeldDevices is the largest step that held: the breaking point when Reached.
+	// +optional
+	LastHeldDevices int64 `json:"lastHeldDevices,omitempty"`
+	// firstFailedDevices is the step a stop rule fired on.
+	// +optional
+	FirstFailedDevices int64 `json:"firstFailedDevices,omitempty"`
+	// stopRule says what fired, e.g. "errors 7.10% > 5%".
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	StopRule string `json:"stopRule,omitempty"`
+	// stopRequestTime is when the operator asked every runner to stop.
+	// +optional
+	StopRequestTime *metav1.Time `json:"stopRequestTime,omitempty"`
+}
+
+// PeakStepResult is one step of the climb, merged from every runner over the step's hold.
+type PeakStepResult struct {
+	Devices int64 `json:"devices"`
+	// +optional
+	Requests int64 `json:"requests,omitempty"`
+	// +optional
+	RequestsPerSecond string `json:"requestsPerSecond,omitempty"`
+	// droppedPercent of the devices' actions k6 could not start on time.
+	// +optional
+	DroppedPercent string `json:"droppedPercent,omitempty"`
+	// errorPercent of requests that failed.
+	// +optional
+	ErrorPercent string `json:"errorPercent,omitempty"`
+	// p95 of http_req_duration in milliseconds.
+	// +optional
+	P95 string `json:"p95,omitempty"`
+	// held is false for the step a stop rule fired on.
+	Held bool `json:"held"`
 }

@@ -74,3 +74,38 @@ func EnvelopeLog(l RunnerLoad) []byte {
 	}
 	return buf.Bytes()
 }
+
+// StepLoad is what one runner measured during part of a run: Requests spread evenly over
+// [From, To) after the start, the first Failed of them failed, each taking LatencyMs.
+type StepLoad struct {
+	From, To  time.Duration
+	Requests  int
+	Failed    int
+	LatencyMs float64
+}
+
+// LiveEnvelope is a runner's envelope so far (not final) at time upTo: the parts of its steps
+// that happened before upTo, folded in windows of the given width, as a runner serves it live.
+func LiveEnvelope(runner string, start time.Time, window time.Duration, steps []StepLoad, upTo time.Time) results.Envelope {
+	c := results.NewCollector(results.CollectorConfig{Window: window, MaxWindows: 1000, MaxSeriesPerMetric: 32}, start)
+	for _, st := range steps {
+		for i := 0; i < st.Requests; i++ {
+			at := start.Add(st.From + time.Duration(i)*(st.To-st.From)/time.Duration(st.Requests))
+			if !at.Before(upTo) {
+				break
+			}
+			failed := 0.0
+			if i < st.Failed {
+				failed = 1
+			}
+			t := at.UnixNano()
+			c.Series("http_reqs", results.Counter, "", nil).Add(t, 1)
+			c.Series("http_req_failed", results.Rate, "", nil).Add(t, failed)
+			c.Series("http_req_duration", results.Trend, "time", nil).Add(t, st.LatencyMs)
+			c.Series("iterations", results.Counter, "", nil).Add(t, 1)
+		}
+	}
+	e := c.Envelope(upTo)
+	e.Runner = runner
+	return e
+}

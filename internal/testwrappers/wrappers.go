@@ -1,6 +1,6 @@
 // Package testwrappers builds fleetbench objects for tests in a few readable lines:
 //
-//	MakeTestRun("quick", "default").Profile("C1").WebServer("web").Inline(script).Parallelism(2).Obj()
+//	MakeTestRun("quick", "default").Profile("C1").Inline(script).Parallelism(2).Obj()
 package testwrappers
 
 import (
@@ -64,6 +64,12 @@ func (w *TestRunWrapper) External(url string) *TestRunWrapper {
 // Script replaces the script source.
 func (w *TestRunWrapper) Script(s v1alpha1.ScriptSpec) *TestRunWrapper { w.Spec.Script = s; return w }
 
+// Inline replaces the script source with this inline script.
+func (w *TestRunWrapper) Inline(script string) *TestRunWrapper {
+	w.Spec.Script = v1alpha1.ScriptSpec{Inline: script}
+	return w
+}
+
 // Devices sets the device-fleet model: n devices, each acting once per period.
 func (w *TestRunWrapper) Devices(n int32, period v1alpha1.Duration) *TestRunWrapper {
 	w.load().Devices = ptr.To(n)
@@ -78,6 +84,12 @@ func (w *TestRunWrapper) Duration(d v1alpha1.Duration) *TestRunWrapper {
 
 func (w *TestRunWrapper) Iterations(n int32) *TestRunWrapper {
 	w.load().Iterations = ptr.To(n)
+	return w
+}
+
+// PreAllocatedVUs sets the arrival-rate executor's VUs per runner.
+func (w *TestRunWrapper) PreAllocatedVUs(n int32) *TestRunWrapper {
+	w.load().PreAllocatedVUs = ptr.To(n)
 	return w
 }
 
@@ -112,11 +124,21 @@ func (w *TestRunWrapper) Peak(p *v1alpha1.PeakSpec) *TestRunWrapper { w.Spec.Pea
 
 // Sysctl adds a runner sysctl.
 func (w *TestRunWrapper) Sysctl(name, value string) *TestRunWrapper {
+	w.runner().Sysctls = append(w.runner().Sysctls, corev1.Sysctl{Name: name, Value: value})
+	return w
+}
+
+// RunnerEnv adds variables to every runner container.
+func (w *TestRunWrapper) RunnerEnv(env ...corev1.EnvVar) *TestRunWrapper {
+	w.runner().Env = append(w.runner().Env, env...)
+	return w
+}
+
+func (w *TestRunWrapper) runner() *v1alpha1.RunnerSpec {
 	if w.Spec.Runner == nil {
 		w.Spec.Runner = &v1alpha1.RunnerSpec{}
 	}
-	w.Spec.Runner.Sysctls = append(w.Spec.Runner.Sysctls, corev1.Sysctl{Name: name, Value: value})
-	return w
+	return w.Spec.Runner
 }
 
 func (w *TestRunWrapper) TTL(seconds int32) *TestRunWrapper {
@@ -126,6 +148,12 @@ func (w *TestRunWrapper) TTL(seconds int32) *TestRunWrapper {
 
 func (w *TestRunWrapper) Timeouts(t *v1alpha1.TimeoutsSpec) *TestRunWrapper {
 	w.Spec.Timeouts = t
+	return w
+}
+
+// Cleanup says what happens to the provisioned target when the test ends.
+func (w *TestRunWrapper) Cleanup(p v1alpha1.TargetCleanupPolicy) *TestRunWrapper {
+	w.Spec.Cleanup = &v1alpha1.CleanupSpec{Target: p}
 	return w
 }
 

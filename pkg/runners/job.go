@@ -19,6 +19,8 @@ import (
 const (
 	// APIPort is k6's REST API, used to un-pause and stop the runner.
 	APIPort = 6565
+	// LivePort serves the runner's envelope so far, for merges while the load runs.
+	LivePort = 6566
 	// ContainerName is the k6 container of a runner pod.
 	ContainerName = "k6"
 	// ConfigKey and ScriptKey are the entries of the generated ConfigMap.
@@ -112,6 +114,15 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		{Name: "FLEETBENCH_TESTRUN", Value: tr.Name},
 		{Name: "FLEETBENCH_RUNNER_INDEX", Value: strconv.Itoa(i)},
 		{Name: "FLEETBENCH_RUNNERS", Value: strconv.Itoa(n)},
+		{Name: "K6_FLEETBENCH_LIVE", Value: ":" + strconv.Itoa(LivePort)},
+	}
+	if spec.Type == v1alpha1.TestTypePeak && spec.Peak != nil {
+		// Windows a fraction of a step wide, and enough of them that none coarsens mid-climb.
+		window := PeakWindow(spec)
+		windows := min(int64(ExpectedDuration(spec)/window)+6, 100000)
+		env = append(env,
+			corev1.EnvVar{Name: "K6_FLEETBENCH_WINDOW", Value: window.String()},
+			corev1.EnvVar{Name: "K6_FLEETBENCH_MAX_WINDOWS", Value: strconv.FormatInt(max(windows, 60), 10)})
 	}
 	if spec.Load != nil && spec.Load.Devices != nil {
 		r := DeviceRanges(int64(*spec.Load.Devices), n)[i]
@@ -134,7 +145,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		ImagePullPolicy: pullPolicy,
 		Args:            args,
 		Env:             env,
-		Ports:           []corev1.ContainerPort{{Name: "k6-api", ContainerPort: APIPort}},
+		Ports:           []corev1.ContainerPort{{Name: "k6-api", ContainerPort: APIPort}, {Name: "live", ContainerPort: LivePort}},
 		VolumeMounts:    mounts,
 		// Readiness only: it gates the synchronized start. A liveness probe could kill a runner
 		// that is slow to load its script (k6-operator #306), and a kill here loses the run.

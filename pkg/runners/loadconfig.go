@@ -99,27 +99,19 @@ func rampedArrival(constant map[string]any, load *v1alpha1.LoadSpec) map[string]
 	}
 }
 
-// peakScenario climbs from spec.load.devices by stepDevices every stepDuration, each step a
-// near-instant ramp followed by a hold, up to maxDevices (or ten steps).
+// peakScenario climbs through PeakSteps: each a near-instant ramp to its level, then a hold.
 func peakScenario(spec *v1alpha1.TestRunSpec, devices int64, period time.Duration) (map[string]any, error) {
-	peak := spec.Peak
-	if peak == nil {
-		return nil, fmt.Errorf("spec.peak is required for a peak test")
-	}
-	top := devices + defaultPeakSteps*int64(peak.StepDevices)
-	if peak.MaxDevices != nil {
-		top = int64(*peak.MaxDevices)
+	steps, err := PeakSteps(spec)
+	if err != nil {
+		return nil, err
 	}
 	var stages []map[string]any
-	for level := devices; ; level += int64(peak.StepDevices) {
-		level = min(level, top)
+	for _, st := range steps {
 		stages = append(stages,
-			map[string]any{"target": level, "duration": "1s"},
-			map[string]any{"target": level, "duration": peak.StepDuration})
-		if level >= top {
-			break
-		}
+			map[string]any{"target": st.Devices, "duration": peakRamp.String()},
+			map[string]any{"target": st.Devices, "duration": spec.Peak.StepDuration})
 	}
+	top := steps[len(steps)-1].Devices
 	pre, maxVUs := vus(spec.Load, float64(top)/period.Seconds())
 	return map[string]any{
 		"executor":        "ramping-arrival-rate",
@@ -150,12 +142,12 @@ func ExpectedDuration(spec *v1alpha1.TestRunSpec) time.Duration {
 		return v
 	}
 	switch {
-	case spec.Type == v1alpha1.TestTypePeak && spec.Peak != nil && spec.Load.Devices != nil:
-		steps := int64(defaultPeakSteps)
-		if spec.Peak.MaxDevices != nil {
-			steps = (int64(*spec.Peak.MaxDevices) - int64(*spec.Load.Devices) + int64(spec.Peak.StepDevices) - 1) / int64(spec.Peak.StepDevices)
+	case spec.Type == v1alpha1.TestTypePeak:
+		steps, err := PeakSteps(spec)
+		if err != nil {
+			return 0
 		}
-		return time.Duration(steps+1) * (parse(spec.Peak.StepDuration) + time.Second)
+		return steps[len(steps)-1].To
 	case spec.Load.Duration != "":
 		return parse(spec.Load.RampUp) + parse(spec.Load.Duration)
 	}

@@ -11,12 +11,14 @@
 //	K6_FLEETBENCH_CHECKPOINT   also print a partial envelope this often (default off)
 //	K6_FLEETBENCH_FILE         also write the final envelope to this file
 //	K6_FLEETBENCH_RUNNER       runner name, default $POD_NAME or the host name
+//	K6_FLEETBENCH_LIVE         serve the envelope so far at this address (e.g. :6566), path results.LivePath
 package output
 
 import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -42,11 +44,14 @@ type Config struct {
 	Checkpoint time.Duration
 	File       string
 	Runner     string
+	// Live is the address of the live endpoint; empty turns it off.
+	Live string
 }
 
 // ConfigFromEnv reads the K6_FLEETBENCH_* variables.
 func ConfigFromEnv(env map[string]string) (Config, error) {
-	c := Config{Collector: results.DefaultCollectorConfig, File: env["K6_FLEETBENCH_FILE"], Runner: env["K6_FLEETBENCH_RUNNER"]}
+	c := Config{Collector: results.DefaultCollectorConfig, File: env["K6_FLEETBENCH_FILE"], Runner: env["K6_FLEETBENCH_RUNNER"],
+		Live: env["K6_FLEETBENCH_LIVE"]}
 	durations := map[string]*time.Duration{"K6_FLEETBENCH_WINDOW": &c.Collector.Window, "K6_FLEETBENCH_CHECKPOINT": &c.Checkpoint}
 	for k, dst := range durations {
 		if v, ok := env[k]; ok && v != "" {
@@ -91,6 +96,7 @@ type Output struct {
 	thresholds map[string][]string
 	cpu        cpuMeter
 	stopped    bool
+	live       *http.Server
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -140,6 +146,11 @@ func (o *Output) Start() error {
 	o.cpu = newCPUMeter()
 	o.mu.Unlock()
 
+	if o.cfg.Live != "" {
+		if err := o.serveLive(); err != nil {
+			return fmt.Errorf("fleetbench: live endpoint on %s: %w", o.cfg.Live, err)
+		}
+	}
 	o.wg.Add(1)
 	go o.loop()
 	return nil
@@ -223,6 +234,7 @@ func (o *Output) StopWithTestError(testErr error) error {
 	o.mu.Unlock()
 	close(o.done)
 	o.wg.Wait()
+	o.stopLive()
 
 	o.mu.Lock()
 	o.sampleCPU()

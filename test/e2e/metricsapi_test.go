@@ -12,11 +12,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 )
 
 // getRoot is one device's request; the TestRun's device model sets the rate.
@@ -41,20 +40,15 @@ func TestStabilityMeasuredThroughMetricsAPI(t *testing.T) {
 	})
 
 	ns := e.namespace(t, "e2e-metrics-api")
-	run := &v1alpha1.TestRun{
-		ObjectMeta: metav1.ObjectMeta{Name: "stab-metrics-api", Namespace: ns},
-		Spec: v1alpha1.TestRunSpec{
-			Type:    v1alpha1.TestTypeStability,
-			Profile: "C1",
-			Target:  v1alpha1.TargetSpec{Components: []v1alpha1.Component{{Name: "web", Kind: v1alpha1.ComponentWebServer}}},
-			// 50 requests/s for 40 s, sampled every 10 s (metrics-server's resolution here).
-			Load:        &v1alpha1.LoadSpec{Devices: ptr.To[int32](1000), Period: "20s", Duration: "40s"},
-			Script:      v1alpha1.ScriptSpec{Inline: getRoot},
-			Parallelism: 1,
-			Stability:   &v1alpha1.StabilitySpec{SampleInterval: "10s"},
-			Timeouts:    &v1alpha1.TimeoutsSpec{Provisioning: "3m"},
-		},
-	}
+	run := tw.MakeTestRun("stab-metrics-api", ns).
+		Type(v1alpha1.TestTypeStability).
+		// 50 requests/s for 40 s, sampled every 10 s (metrics-server's resolution here).
+		Devices(1000, "20s").Duration("40s").
+		Inline(getRoot).
+		Parallelism(1).
+		Stability(&v1alpha1.StabilitySpec{SampleInterval: "10s"}).
+		Timeouts(&v1alpha1.TimeoutsSpec{Provisioning: "3m"}).
+		Obj()
 	got := e.run(t, run, 5*time.Minute)
 	requirePassed(t, got)
 	target := got.Status.Target

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
@@ -25,17 +26,12 @@ import (
 func TestNetworkPolicyAdmitsOnlyTheRunners(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "e2e-netpol")
-	run := &v1alpha1.TestRun{
-		ObjectMeta: metav1.ObjectMeta{Name: "fenced", Namespace: ns},
-		Spec: v1alpha1.TestRunSpec{
-			Profile:  "C1",
-			Target:   v1alpha1.TargetSpec{Components: []v1alpha1.Component{{Name: "web", Kind: v1alpha1.ComponentWebServer}}},
-			Load:     &v1alpha1.LoadSpec{Devices: ptr.To[int32](100), Period: "10s", Duration: "10s"},
-			Script:   v1alpha1.ScriptSpec{Inline: getRoot},
-			Timeouts: &v1alpha1.TimeoutsSpec{Provisioning: "3m"},
-			Cleanup:  &v1alpha1.CleanupSpec{Target: v1alpha1.TargetKeepUntilDeleted},
-		},
-	}
+	run := tw.MakeTestRun("fenced", ns).
+		Devices(100, "10s").Duration("10s").
+		Inline(getRoot).
+		Timeouts(&v1alpha1.TimeoutsSpec{Provisioning: "3m"}).
+		Cleanup(v1alpha1.TargetKeepUntilDeleted).
+		Obj()
 	got := e.run(t, run, 4*time.Minute)
 	// The runners reached the target through the policy.
 	requirePassed(t, got)

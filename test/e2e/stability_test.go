@@ -10,11 +10,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 )
 
 // devicePush is seed 000's emulator: each device pushes its data through the web server to
@@ -35,37 +34,34 @@ export default function () {
 // 200 s (5 pushes/s), through nginx to the sample device backend and PostgreSQL, all three in
 // one C1 "machine" (1 CPU, 512 MiB).
 func stabilityRun(ns, name string, duration v1alpha1.Duration, appEnv ...corev1.EnvVar) *v1alpha1.TestRun {
-	return &v1alpha1.TestRun{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v1alpha1.TestRunSpec{
-			Type:    v1alpha1.TestTypeStability,
-			Profile: "C1",
-			Target: v1alpha1.TargetSpec{Sizing: v1alpha1.SizingOneMachine, Components: []v1alpha1.Component{
-				{Name: "web", Kind: v1alpha1.ComponentWebServer, Env: []corev1.EnvVar{{Name: "PROXY_PASS", Value: "$(TARGET_APP_URL)"}}},
-				{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "fleetbench/sut:dev",
-					Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-					Env: append([]corev1.EnvVar{
-						{Name: "DATABASE_URL", Value: "postgres://fleetbench:fleetbench@$(TARGET_DB_HOST):$(TARGET_DB_PORT)/fleetbench"},
-						{Name: "WORKERS", Value: "2"},
-					}, appEnv...),
-					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 2},
-				},
-				{Name: "db", Kind: v1alpha1.ComponentDatabase, Engine: "postgresql"},
-			}},
-			Load:        &v1alpha1.LoadSpec{Devices: ptr.To[int32](1000), Period: "200s", Duration: duration},
-			Script:      v1alpha1.ScriptSpec{Inline: devicePush},
-			Parallelism: 2,
-			Stability: &v1alpha1.StabilitySpec{
-				SampleInterval: "10s",
-				LogPatterns: []v1alpha1.LogPattern{
-					{Name: "warning", Regex: "level=warn"},
-					{Name: "error", Regex: "level=error"},
-				},
+	return tw.MakeTestRun(name, ns).
+		Type(v1alpha1.TestTypeStability).
+		Sizing(v1alpha1.SizingOneMachine).
+		Components(
+			v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer, Env: []corev1.EnvVar{{Name: "PROXY_PASS", Value: "$(TARGET_APP_URL)"}}},
+			v1alpha1.Component{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "fleetbench/sut:dev",
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				Env: append([]corev1.EnvVar{
+					{Name: "DATABASE_URL", Value: "postgres://fleetbench:fleetbench@$(TARGET_DB_HOST):$(TARGET_DB_PORT)/fleetbench"},
+					{Name: "WORKERS", Value: "2"},
+				}, appEnv...),
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 2},
 			},
-			Timeouts: &v1alpha1.TimeoutsSpec{Provisioning: "3m"},
-			Cleanup:  &v1alpha1.CleanupSpec{Target: v1alpha1.TargetKeepUntilDeleted},
-		},
-	}
+			v1alpha1.Component{Name: "db", Kind: v1alpha1.ComponentDatabase, Engine: "postgresql"},
+		).
+		Devices(1000, "200s").Duration(duration).
+		Inline(devicePush).
+		Parallelism(2).
+		Stability(&v1alpha1.StabilitySpec{
+			SampleInterval: "10s",
+			LogPatterns: []v1alpha1.LogPattern{
+				{Name: "warning", Regex: "level=warn"},
+				{Name: "error", Regex: "level=error"},
+			},
+		}).
+		Timeouts(&v1alpha1.TimeoutsSpec{Provisioning: "3m"}).
+		Cleanup(v1alpha1.TargetKeepUntilDeleted).
+		Obj()
 }
 
 var storedMetric = regexp.MustCompile(`(?m)^sut_pushes_stored_total (\d+)$`)

@@ -12,12 +12,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 )
 
 // TestSSLBenchmarkThroughApacheToMariaDB is seed 000's C1 machine as the seed built it: Apache
@@ -27,32 +27,28 @@ import (
 func TestSSLBenchmarkThroughApacheToMariaDB(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "e2e-ssl")
-	run := &v1alpha1.TestRun{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench-ssl-c1", Namespace: ns},
-		Spec: v1alpha1.TestRunSpec{
-			Profile: "C1",
-			Target: v1alpha1.TargetSpec{Components: []v1alpha1.Component{
-				{Name: "web", Kind: v1alpha1.ComponentWebServer, Engine: "apache", TLS: ptr.To(true),
-					Env: []corev1.EnvVar{{Name: "PROXY_PASS", Value: "$(TARGET_APP_URL)"}}},
-				{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "fleetbench/sut:dev",
-					Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
-					Env: []corev1.EnvVar{
-						{Name: "DATABASE_URL", Value: "mysql://fleetbench:fleetbench@$(TARGET_DB_HOST):$(TARGET_DB_PORT)/fleetbench"},
-						{Name: "WORKERS", Value: "2"},
-					},
-					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 2},
+	run := tw.MakeTestRun("bench-ssl-c1", ns).
+		Components(
+			v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer, Engine: "apache", TLS: ptr.To(true),
+				Env: []corev1.EnvVar{{Name: "PROXY_PASS", Value: "$(TARGET_APP_URL)"}}},
+			v1alpha1.Component{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "fleetbench/sut:dev",
+				Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+				Env: []corev1.EnvVar{
+					{Name: "DATABASE_URL", Value: "mysql://fleetbench:fleetbench@$(TARGET_DB_HOST):$(TARGET_DB_PORT)/fleetbench"},
+					{Name: "WORKERS", Value: "2"},
 				},
-				{Name: "db", Kind: v1alpha1.ComponentDatabase, Engine: "mariadb"},
-			}},
-			// 10 pushes/s for 30 s over TLS; the generated certificate is self-signed.
-			Load:        &v1alpha1.LoadSpec{Devices: ptr.To[int32](1000), Period: "100s", Duration: "30s"},
-			Script:      v1alpha1.ScriptSpec{Inline: "export const options = { insecureSkipTLSVerify: true };\n" + devicePush},
-			Parallelism: 2,
-			Thresholds:  map[string]v1alpha1.ThresholdList{"http_req_failed": {"rate<0.01"}},
-			Timeouts:    &v1alpha1.TimeoutsSpec{Provisioning: "3m"},
-			Cleanup:     &v1alpha1.CleanupSpec{Target: v1alpha1.TargetKeepUntilDeleted},
-		},
-	}
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 2},
+			},
+			v1alpha1.Component{Name: "db", Kind: v1alpha1.ComponentDatabase, Engine: "mariadb"},
+		).
+		// 10 pushes/s for 30 s over TLS; the generated certificate is self-signed.
+		Devices(1000, "100s").Duration("30s").
+		Inline("export const options = { insecureSkipTLSVerify: true };\n"+devicePush).
+		Parallelism(2).
+		Threshold("http_req_failed", "rate<0.01").
+		Timeouts(&v1alpha1.TimeoutsSpec{Provisioning: "3m"}).
+		Cleanup(v1alpha1.TargetKeepUntilDeleted).
+		Obj()
 	got := e.run(t, run, 5*time.Minute)
 	requirePassed(t, got)
 	targetNS := got.Status.TargetNamespace
@@ -108,23 +104,22 @@ func TestXMPPRobotsHoldSessions(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			e := newEnv(t)
 			ns := e.namespace(t, "e2e-xmpp-"+engine)
-			run := &v1alpha1.TestRun{
-				ObjectMeta: metav1.ObjectMeta{Name: "robots", Namespace: ns},
-				Spec: v1alpha1.TestRunSpec{
-					Profile: "C1",
-					Target: v1alpha1.TargetSpec{Components: []v1alpha1.Component{{Name: "xmpp", Kind: v1alpha1.ComponentXMPPBroker, Engine: engine,
-						XMPP: &v1alpha1.XMPPSettings{Users: 200, UserPrefix: "robot"}}}},
-					// 200 robots, each opening an 8 s session every 20 s: 10 logins/s, ~90 sessions held, so
-					// 120 VUs are ready from the start (VUs made mid-run come too late and drop iterations).
-					Load:        &v1alpha1.LoadSpec{Devices: ptr.To[int32](200), Period: "20s", Duration: "30s", PreAllocatedVUs: ptr.To[int32](120)},
-					Script:      v1alpha1.ScriptSpec{Inline: string(script)},
-					Parallelism: 2,
-					Runner: &v1alpha1.RunnerSpec{Env: []corev1.EnvVar{
-						{Name: "XMPP_USER_PREFIX", Value: "robot"}, {Name: "HOLD_SECONDS", Value: "8"}, {Name: "PING_SECONDS", Value: "3"}}},
-					Thresholds: map[string]v1alpha1.ThresholdList{"checks": {"rate==1"}, "xmpp_errors": {"count==0"}},
-					Timeouts:   &v1alpha1.TimeoutsSpec{Provisioning: "3m"},
-				},
-			}
+			run := tw.MakeTestRun("robots", ns).
+				Components(v1alpha1.Component{Name: "xmpp", Kind: v1alpha1.ComponentXMPPBroker, Engine: engine,
+					XMPP: &v1alpha1.XMPPSettings{Users: 200, UserPrefix: "robot"}}).
+				// 200 robots, each opening an 8 s session every 20 s: 10 logins/s, ~90 sessions held, so
+				// 120 VUs are ready from the start (VUs made mid-run come too late and drop iterations).
+				Devices(200, "20s").Duration("30s").PreAllocatedVUs(120).
+				Inline(string(script)).
+				Parallelism(2).
+				RunnerEnv(
+					corev1.EnvVar{Name: "XMPP_USER_PREFIX", Value: "robot"},
+					corev1.EnvVar{Name: "HOLD_SECONDS", Value: "8"},
+					corev1.EnvVar{Name: "PING_SECONDS", Value: "3"}).
+				Threshold("checks", "rate==1").
+				Threshold("xmpp_errors", "count==0").
+				Timeouts(&v1alpha1.TimeoutsSpec{Provisioning: "3m"}).
+				Obj()
 			got := e.run(t, run, 5*time.Minute)
 			requirePassed(t, got)
 			r := got.Status.Results

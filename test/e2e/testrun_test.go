@@ -3,16 +3,17 @@
 package e2e
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
 const arrivalScript = `import http from 'k6/http';
@@ -30,24 +31,13 @@ export default function () { http.get(` + "`${__ENV.TARGET_WEB_URL}/`" + `); }
 func TestConstantArrivalRateAgainstNginx(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "e2e-arrival")
-	run := &v1alpha1.TestRun{
-		ObjectMeta: metav1.ObjectMeta{Name: "arrival", Namespace: ns},
-		Spec: v1alpha1.TestRunSpec{
-			Profile: "C1",
-			Target: v1alpha1.TargetSpec{Components: []v1alpha1.Component{
-				{Name: "web", Kind: v1alpha1.ComponentWebServer},
-			}},
-			Script:      v1alpha1.ScriptSpec{Inline: arrivalScript},
-			Parallelism: 2,
-			Thresholds: map[string]v1alpha1.ThresholdList{
-				"http_req_duration": {"p(95)<500"},
-				"http_req_failed":   {"rate<0.01"},
-			},
-			// Keep the target so nginx can be asked what it served.
-			Cleanup: &v1alpha1.CleanupSpec{Target: v1alpha1.TargetKeepUntilDeleted},
-		},
-	}
-	targetNS := fmt.Sprintf("fb-%s-%s", ns, run.Name)
+	run := tw.MakeTestRun("arrival", ns).Inline(arrivalScript).Parallelism(2).
+		Threshold("http_req_duration", "p(95)<500").
+		Threshold("http_req_failed", "rate<0.01").
+		// Keep the target so nginx can be asked what it served.
+		Cleanup(v1alpha1.TargetKeepUntilDeleted).
+		Obj()
+	targetNS := naming.TargetNamespace(ns, run.Name)
 	e.dumpOnFailure(t, client.ObjectKeyFromObject(run), targetNS)
 	if err := e.c.Create(e.ctx, run); err != nil {
 		t.Fatalf("creating TestRun: %v", err)
@@ -62,6 +52,7 @@ func TestConstantArrivalRateAgainstNginx(t *testing.T) {
 	if got.Status.Verdict != v1alpha1.VerdictPassed {
 		t.Errorf("verdict %s, want PASSED", got.Status.Verdict)
 	}
+	wantConditions(t, got, v1alpha1.ConditionReady, v1alpha1.ConditionComplete)
 	if got.Status.TargetNamespace != targetNS {
 		t.Errorf("targetNamespace %q, want %q", got.Status.TargetNamespace, targetNS)
 	}
@@ -137,27 +128,24 @@ func TestTargetThatNeverGetsReadyFails(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "e2e-notready")
 	const provisioning = 30 * time.Second
-	run := &v1alpha1.TestRun{
-		ObjectMeta: metav1.ObjectMeta{Name: "missing-image", Namespace: ns},
-		Spec: v1alpha1.TestRunSpec{
-			Profile: "C1",
-			// Small and sized per component, so it schedules beside whatever else runs and
-			// fails for its image alone.
-			Target: v1alpha1.TargetSpec{Sizing: v1alpha1.SizingPerComponent, Components: []v1alpha1.Component{{
-				Name: "app", Kind: v1alpha1.ComponentCustom,
-				Image: "fleetbench/does-not-exist:e2e",
-				Ports: []corev1.ContainerPort{{Name: "main", ContainerPort: 8080}},
-				Resources: &corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
-					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Mi")},
-				},
-			}}},
-			Script:      v1alpha1.ScriptSpec{Inline: "export default function () {}\n"},
-			Parallelism: 1,
-			Timeouts:    &v1alpha1.TimeoutsSpec{Provisioning: v1alpha1.Duration(provisioning.String())},
-		},
-	}
-	e.dumpOnFailure(t, client.ObjectKeyFromObject(run), fmt.Sprintf("fb-%s-%s", ns, run.Name))
+	run := tw.MakeTestRun("missing-image", ns).
+		// Small and sized per component, so it schedules beside whatever else runs and
+		// fails for its image alone.
+		Sizing(v1alpha1.SizingPerComponent).
+		Components(v1alpha1.Component{
+			Name: "app", Kind: v1alpha1.ComponentCustom,
+			Image: "fleetbench/does-not-exist:e2e",
+			Ports: []corev1.ContainerPort{{Name: "main", ContainerPort: 8080}},
+			Resources: &corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Mi")},
+			},
+		}).
+		Inline("export default function () {}\n").
+		Parallelism(1).
+		Timeouts(&v1alpha1.TimeoutsSpec{Provisioning: v1alpha1.Duration(provisioning.String())}).
+		Obj()
+	e.dumpOnFailure(t, client.ObjectKeyFromObject(run), naming.TargetNamespace(ns, run.Name))
 	if err := e.c.Create(e.ctx, run); err != nil {
 		t.Fatalf("creating TestRun: %v", err)
 	}
@@ -166,8 +154,12 @@ func TestTargetThatNeverGetsReadyFails(t *testing.T) {
 	if got.Status.Phase != v1alpha1.PhaseFailed {
 		t.Fatalf("phase %s, want Failed", got.Status.Phase)
 	}
-	if r := got.Status.Reason; r != "TargetNotReady" && r != "TargetImageNotPresent" {
+	if r := got.Status.Reason; r != v1alpha1.ReasonTargetNotReady && r != v1alpha1.ReasonTargetImageNotPresent {
 		t.Errorf("reason %q (%s), want TargetNotReady or TargetImageNotPresent", r, got.Status.Message)
+	}
+	wantConditions(t, got, v1alpha1.ConditionStalled, v1alpha1.ConditionComplete)
+	if meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionReady) {
+		t.Errorf("a failed TestRun is Ready")
 	}
 	if got.Status.Verdict != v1alpha1.VerdictFailed {
 		t.Errorf("verdict %q, want FAILED", got.Status.Verdict)
@@ -180,5 +172,15 @@ func TestTargetThatNeverGetsReadyFails(t *testing.T) {
 	// No runner may have been started for a target that never became Ready.
 	if got.Status.StartTime != nil {
 		t.Errorf("runners were started (startTime %s) although the target never became Ready", got.Status.StartTime)
+	}
+}
+
+// wantConditions fails unless each condition is True: what kubectl wait and GitOps tools read.
+func wantConditions(t *testing.T, run *v1alpha1.TestRun, types ...string) {
+	t.Helper()
+	for _, typ := range types {
+		if !meta.IsStatusConditionTrue(run.Status.Conditions, typ) {
+			t.Errorf("condition %s not True: %+v", typ, meta.FindStatusCondition(run.Status.Conditions, typ))
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 // fakeRunnerAPI stands in for k6's REST API: it records resumes and stops per pod.
@@ -15,12 +17,17 @@ type fakeRunnerAPI struct {
 	mu      sync.Mutex
 	resumed map[string][]time.Time
 	stopped map[string]int
+	// stoppedAt is when the first Stop reached each pod.
+	stoppedAt map[string]time.Time
 	// failResume makes Resume fail for pods whose name is a key.
 	failResume map[string]bool
+	// live serves each pod's envelope so far.
+	live map[string]func() results.Envelope
 }
 
 func newFakeRunnerAPI() *fakeRunnerAPI {
-	return &fakeRunnerAPI{resumed: map[string][]time.Time{}, stopped: map[string]int{}, failResume: map[string]bool{}}
+	return &fakeRunnerAPI{resumed: map[string][]time.Time{}, stopped: map[string]int{}, failResume: map[string]bool{},
+		live: map[string]func() results.Envelope{}, stoppedAt: map[string]time.Time{}}
 }
 
 func key(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
@@ -39,7 +46,34 @@ func (f *fakeRunnerAPI) Stop(_ context.Context, pod *corev1.Pod) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stopped[key(pod)]++
+	if f.stoppedAt[key(pod)].IsZero() {
+		f.stoppedAt[key(pod)] = time.Now()
+	}
 	return nil
+}
+
+func (f *fakeRunnerAPI) Envelope(_ context.Context, pod *corev1.Pod) (results.Envelope, error) {
+	f.mu.Lock()
+	serve := f.live[key(pod)]
+	f.mu.Unlock()
+	if serve == nil {
+		return results.Envelope{}, fmt.Errorf("runner %s: connection refused", pod.Name)
+	}
+	return serve(), nil
+}
+
+// serveLive makes a pod's live endpoint answer with what serve returns at the time.
+func (f *fakeRunnerAPI) serveLive(pod *corev1.Pod, serve func() results.Envelope) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.live[key(pod)] = serve
+}
+
+// firstStop is when the first Stop reached a pod; zero if none did.
+func (f *fakeRunnerAPI) firstStop(pod *corev1.Pod) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stoppedAt[key(pod)]
 }
 
 // resumes counts Resume calls for pods of a namespace.

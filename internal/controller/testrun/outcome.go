@@ -24,6 +24,8 @@ type collected struct {
 	now         time.Time
 	// targetProblems fail the verdict: restarts, memory growth, log findings.
 	targetProblems []string
+	// peak is a peak test's climb, for the message.
+	peak *v1alpha1.PeakResult
 }
 
 // ending is how a run ends.
@@ -92,6 +94,13 @@ func outcome(c collected) ending {
 	}
 	if len(failed) > 0 {
 		e.message += "; failed: " + strings.Join(failed, "; ")
+	}
+	switch p := c.peak; {
+	case p == nil:
+	case p.BreakingPoint == v1alpha1.PeakReached:
+		e.message += fmt.Sprintf("; breaking point %d devices (%d broke: %s)", p.LastHeldDevices, p.FirstFailedDevices, p.StopRule)
+	case p.BreakingPoint == v1alpha1.PeakNotReached:
+		e.message += fmt.Sprintf("; breaking point not reached: %d devices held", p.LastHeldDevices)
 	}
 	if r.GeneratorBound {
 		e.message += "; the load generator was the limit: " + r.GeneratorBoundReason

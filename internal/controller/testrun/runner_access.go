@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
+	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -24,6 +25,8 @@ type RunnerAPI interface {
 	// Stop ends a runner's test early; k6 then flushes its outputs, so the result envelope
 	// is still printed.
 	Stop(ctx context.Context, pod *corev1.Pod) error
+	// Envelope reads what the runner measured so far from its live endpoint.
+	Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error)
 }
 
 // k6Status is the body of k6's PATCH /v1/status.
@@ -78,6 +81,33 @@ func (d *DirectRunnerAPI) patch(ctx context.Context, pod *corev1.Pod, attrs map[
 	return checkStatus(pod, resp.StatusCode, resp.Body)
 }
 
+func (d *DirectRunnerAPI) Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
+	if pod.Status.PodIP == "" {
+		return results.Envelope{}, fmt.Errorf("runner pod %s has no IP yet", pod.Name)
+	}
+	url := "http://" + pod.Status.PodIP + ":" + strconv.Itoa(runners.LivePort) + results.LivePath
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return results.Envelope{}, err
+	}
+	resp, err := d.Client.Do(req)
+	if err != nil {
+		return results.Envelope{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if err := checkStatus(pod, resp.StatusCode, nil); err != nil {
+		return results.Envelope{}, err
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxLiveEnvelope))
+	if err != nil {
+		return results.Envelope{}, err
+	}
+	return results.ExtractEnvelope(b)
+}
+
+// maxLiveEnvelope bounds what one runner's live answer may take in memory.
+const maxLiveEnvelope = 64 << 20
+
 // ProxyRunnerAPI reaches runners through the API server's pods/proxy: the manager runs outside
 // the cluster (make run, tests) and no network path to pod IPs is needed.
 type ProxyRunnerAPI struct {
@@ -104,6 +134,17 @@ func (p *ProxyRunnerAPI) patch(ctx context.Context, pod *corev1.Pod, attrs map[s
 		return fmt.Errorf("runner %s: %w", pod.Name, err)
 	}
 	return checkStatus(pod, code, nil)
+}
+
+func (p *ProxyRunnerAPI) Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	b, err := p.REST.Get().Namespace(pod.Namespace).Resource("pods").Name(pod.Name + ":" + strconv.Itoa(runners.LivePort)).
+		SubResource("proxy").Suffix(results.LivePath).DoRaw(ctx)
+	if err != nil {
+		return results.Envelope{}, fmt.Errorf("runner %s: %w", pod.Name, err)
+	}
+	return results.ExtractEnvelope(b)
 }
 
 func checkStatus(pod *corev1.Pod, code int, body io.Reader) error {

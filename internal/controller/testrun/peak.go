@@ -1,0 +1,117 @@
+package testrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// stepGrace is how long after a step's hold ends it is judged: the runners' live envelopes
+// hold its last window at once; the grace covers clock skew between nodes.
+const stepGrace = time.Second
+
+// evaluatePeak judges, in order, every step of a peak test whose hold has ended, on the
+// runners' merged live windows, and records the climb in status.peak. It returns why the
+// runners must stop (a stop rule fired on a step) and when the next step is due.
+func (r *Reconciler) evaluatePeak(ctx context.Context, s *scope) (stop string, next time.Duration) {
+	run := s.run
+	if run.Spec.Type != v1alpha1.TestTypePeak || run.Status.StartTime == nil {
+		return "", 0
+	}
+	if run.Status.Peak == nil {
+		run.Status.Peak = &v1alpha1.PeakResult{}
+	}
+	p := run.Status.Peak
+	switch p.BreakingPoint {
+	case v1alpha1.PeakReached:
+		return peakStopMessage(p), 0
+	case v1alpha1.PeakNotReached:
+		return "", 0
+	}
+	steps, err := runners.PeakSteps(&run.Spec)
+	if err != nil || len(p.Steps) >= len(steps) {
+		return "", 0 // the load config refused such a climb before the start
+	}
+	start := run.Status.StartTime.Time
+	var due []runners.PeakStep
+	for _, st := range steps[len(p.Steps):] {
+		if at := start.Add(st.To + stepGrace); s.now.Before(at) {
+			next = at.Sub(s.now)
+			break
+		}
+		due = append(due, st)
+	}
+	if len(due) == 0 {
+		return "", next
+	}
+	envs, err := r.liveEnvelopes(ctx, s)
+	if err != nil {
+		logf.FromContext(ctx).Info("reading the runners' live results failed; trying again", "error", err.Error())
+		return "", 2 * time.Second
+	}
+	for _, st := range due {
+		m := report.MeasureStep(envs, start.Add(st.From), start.Add(st.To))
+		rule := report.StopRule(run.Spec.Peak.StopWhen, m)
+		p.Steps = append(p.Steps, v1alpha1.PeakStepResult{Devices: st.Devices, Requests: int64(m.Requests),
+			RequestsPerSecond: fmt.Sprintf("%.2f", m.RequestsPerSecond), DroppedPercent: fmt.Sprintf("%.2f", m.DroppedPercent),
+			ErrorPercent: fmt.Sprintf("%.2f", m.ErrorPercent), P95: report.Millis(m.P95Millis), Held: rule == ""})
+		if rule == "" {
+			p.LastHeldDevices = st.Devices
+			continue
+		}
+		at := metav1.NewTime(s.now)
+		p.BreakingPoint, p.FirstFailedDevices, p.StopRule, p.StopRequestTime = v1alpha1.PeakReached, st.Devices, rule, &at
+		if run.Status.Capacity == nil {
+			run.Status.Capacity = &v1alpha1.CapacityResult{}
+		}
+		run.Status.Capacity.BreakingPointDevices = p.LastHeldDevices
+		r.recorder.Eventf(run, nil, corev1.EventTypeNormal, "BreakingPoint", "Peak", "%s", peakStopMessage(p))
+		return peakStopMessage(p), 0
+	}
+	if len(p.Steps) == len(steps) {
+		p.BreakingPoint = v1alpha1.PeakNotReached
+	}
+	return "", next
+}
+
+func peakStopMessage(p *v1alpha1.PeakResult) string {
+	return fmt.Sprintf("the breaking point is reached: the step of %d devices broke (%s), the last that held had %d",
+		p.FirstFailedDevices, p.StopRule, p.LastHeldDevices)
+}
+
+// liveEnvelopes reads every running runner's envelope so far, in parallel; one missing
+// runner would leave its share out of a step, so any failure fails the read.
+func (r *Reconciler) liveEnvelopes(ctx context.Context, s *scope) ([]results.Envelope, error) {
+	var running []*corev1.Pod
+	for _, v := range s.summary.views {
+		if v.class == runnerReady {
+			running = append(running, v.pod)
+		}
+	}
+	if len(running) == 0 {
+		return nil, errors.New("no runner is running")
+	}
+	envs := make([]results.Envelope, len(running))
+	errs := make([]error, len(running))
+	var wg sync.WaitGroup
+	for i, pod := range running {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod)
+		}()
+	}
+	wg.Wait()
+	return envs, errors.Join(errs...)
+}

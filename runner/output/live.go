@@ -1,0 +1,42 @@
+package output
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"fleetbench.dev/fleetbench/pkg/results"
+)
+
+// serveLive starts the live endpoint on cfg.Live; it stops with the output.
+func (o *Output) serveLive() error {
+	ln, err := net.Listen("tcp", o.cfg.Live)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	// The operator merges these mid-run (peak steps); the encoding is the log's, markers included.
+	mux.HandleFunc("GET "+results.LivePath, func(w http.ResponseWriter, _ *http.Request) {
+		o.mu.Lock()
+		b := o.encode(false, nil)
+		o.mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write(b) //nolint:errcheck // the reader retries on its next evaluation
+	})
+	o.live = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go o.live.Serve(ln) //nolint:errcheck // ErrServerClosed once stopped
+	return nil
+}
+
+func (o *Output) stopLive() {
+	if o.live == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := o.live.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		o.live.Close() //nolint:errcheck
+	}
+}

@@ -1,0 +1,65 @@
+package output
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"go.k6.io/k6/v2/metrics"
+	"go.k6.io/k6/v2/output"
+
+	"fleetbench.dev/fleetbench/pkg/results"
+)
+
+// TestLiveEndpointServesTheEnvelopeSoFar: mid-run the endpoint returns what was folded so far
+// (not final), in the log's encoding; after Stop it is closed.
+func TestLiveEndpointServesTheEnvelopeSoFar(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var stdout bytes.Buffer
+	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_WINDOW": "1s", "K6_FLEETBENCH_LIVE": addr}, StdOut: &stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reg := metrics.NewRegistry()
+	reqs := reg.MustNewMetric("http_reqs", metrics.Counter)
+	now := time.Now()
+	for i := range 42 {
+		o.AddMetricSamples([]metrics.SampleContainer{metrics.Sample{TimeSeries: metrics.TimeSeries{Metric: reqs, Tags: reg.RootTagSet()},
+			Time: now.Add(time.Duration(i) * time.Millisecond), Value: 1}})
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get("http://" + addr + results.LivePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	env, err := results.ExtractEnvelope(body)
+	if err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	s, err := results.Merge(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.Final || s.Metrics["http_reqs"].Stats.Count != 42 {
+		t.Errorf("final %v, %d requests, want a partial envelope with 42", env.Final, s.Metrics["http_reqs"].Stats.Count)
+	}
+	if err := o.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Get("http://" + addr + results.LivePath); err == nil {
+		t.Error("the live endpoint still answers after the output stopped")
+	}
+}
