@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -119,6 +120,11 @@ func TestCrashingComponentFailsTheVerdict(t *testing.T) {
 	got := e.run(t, run, 5*time.Minute)
 	if got.Status.Verdict != v1alpha1.VerdictFailed {
 		t.Fatalf("verdict %s, want FAILED", got.Status.Verdict)
+	}
+	// A completed run with a FAILED verdict: GitOps must see it ended and not Ready.
+	wantConditions(t, got, v1alpha1.ConditionComplete, v1alpha1.ConditionStalled)
+	if meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionReady) {
+		t.Errorf("a FAILED run is Ready: kubectl wait --for=condition=Ready would pass it")
 	}
 	if got.Status.Target == nil || got.Status.Target.Restarts < 1 {
 		t.Fatalf("restarts not reported: %+v", got.Status.Target)
