@@ -548,14 +548,17 @@ type LogPattern struct {
 
 // BenchmarkSpec holds the knobs of a benchmark test.
 type BenchmarkSpec struct {
-	// repetitions runs the same work this many times; seed 001 compares a first and a second run.
+	// repetitions of one TestRun are not implemented yet and must be 1: run the TestRun as the
+	// template of a CapacityPlan with spec.repetitions, which gives every repetition (seed
+	// 001's first and second run) its own row.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=20
+	// +kubebuilder:validation:XValidation:rule="self == 1",message="spec.benchmark.repetitions: repeating one TestRun is not implemented yet; use a CapacityPlan with this TestRun as its template and spec.repetitions: N (one row per repetition)"
 	Repetitions int32 `json:"repetitions,omitempty"`
 
-	// warmUp runs the load this long before measuring.
+	// warmUp runs the devices at their rate (spec.load.devices per spec.load.period) this long
+	// before the measured work starts; nothing of the warm-up counts in the results.
 	// +optional
 	WarmUp Duration `json:"warmUp,omitempty"`
 }

@@ -28,6 +28,7 @@ type Config struct {
 	SlowPush         time.Duration // SLOW_PUSH: a store slower than this logs a warning
 	WarnInterval     time.Duration // WARN_INTERVAL: the same warning is logged at most once per interval
 	CrashAfterPushes int64         // CRASH_AFTER_PUSHES: exit(2) after this many stored pushes (0: never)
+	PushDelay        time.Duration // PUSH_DELAY: processing time each push holds its worker, as a heavier backend would
 	RequireRegister  bool          // REQUIRE_REGISTER: pushes from unknown devices get 404
 	DBMaxConns       int           // DB_MAX_CONNS: database pool size
 	LogLevel         slog.Level
@@ -72,6 +73,7 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 	durVar("QUEUE_TIMEOUT", &c.QueueTimeout)
 	durVar("SLOW_PUSH", &c.SlowPush)
 	durVar("WARN_INTERVAL", &c.WarnInterval)
+	durVar("PUSH_DELAY", &c.PushDelay)
 	crash := 0
 	intVar("CRASH_AFTER_PUSHES", &crash, 0)
 	c.CrashAfterPushes = int64(crash)
@@ -261,6 +263,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/api/register", s.instrument("register", http.MethodPost, s.register))
 	mux.HandleFunc("/api/push", s.instrument("push", http.MethodPost, s.push))
 	mux.HandleFunc("/api/config", s.instrument("config", http.MethodGet, s.config))
+	mux.HandleFunc("/api/echo", s.instrument("echo", http.MethodPost, s.echo))
 	mux.HandleFunc("/healthz", s.instrument("healthz", http.MethodGet, s.healthz))
 	mux.HandleFunc("/metrics", s.instrument("metrics", http.MethodGet, s.metrics))
 	mux.HandleFunc("/", s.instrument("other", "", func(w http.ResponseWriter, r *http.Request) {
@@ -449,6 +452,10 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	payload, _ := json.Marshal(fields)
+	if s.cfg.PushDelay > 0 {
+		// Work that holds the worker: with WORKERS w, at most w/PUSH_DELAY pushes per second.
+		time.Sleep(s.cfg.PushDelay)
+	}
 	start := time.Now()
 	if err := s.store.Push(r.Context(), device, payload); err != nil {
 		s.logLimited(slog.LevelError, "push failed", "device", device, "err", err.Error())
@@ -469,6 +476,20 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 }
 
 // defaultConfig is what a device without a stored config gets.
+// maxEcho bounds what /api/echo returns: seed 004's payloads go up to 64 KiB.
+const maxEcho = 1 << 20
+
+// echo returns the request body as it came, for round-trip time and goodput by payload size.
+func (s *Server) echo(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxEcho))
+	if err != nil {
+		apiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("echo bodies are at most %d bytes", maxEcho))
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Write(body) //nolint:errcheck // the client went away
+}
+
 func defaultConfig(device string) map[string]any {
 	return map[string]any{"device": device, "profile": "default", "pushPeriodSeconds": 200, "default": true}
 }

@@ -417,3 +417,41 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not met within 5 s")
 }
+
+func TestEcho(t *testing.T) {
+	_, ts, _ := newTestServer(t, testConfig(), newMemStore())
+	for _, size := range []int{0, 64, 64 << 10} {
+		body := strings.Repeat("x", size)
+		code, got := do(t, "POST", ts.URL+"/api/echo", body)
+		if code != 200 || got != body {
+			t.Errorf("echo of %d bytes: %d, %d bytes back", size, code, len(got))
+		}
+	}
+	if code, _ := do(t, "POST", ts.URL+"/api/echo", strings.Repeat("x", maxEcho+1)); code != 413 {
+		t.Errorf("echo over the bound: %d, want 413", code)
+	}
+}
+
+// TestPushDelayBoundsThroughput: one worker holding each push 500 ms serves about 2 pushes a
+// second; the rest wait, and with no queue they are refused.
+func TestPushDelayBoundsThroughput(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers, cfg.QueueSize, cfg.PushDelay = 1, 0, 500*time.Millisecond
+	s, ts, _ := newTestServer(t, cfg, newMemStore())
+	codes := make(chan int, 10)
+	for range 10 {
+		go func() { code, _ := do(t, "POST", ts.URL+"/api/push", `{"device":"d"}`); codes <- code }()
+	}
+	counts := map[int]int{}
+	for range 10 {
+		counts[<-codes]++
+	}
+	// Ten at once, one worker, no queue: exactly one is in the worker when the others arrive,
+	// unless one finished (500 ms) before the last arrived; at least most are refused.
+	if counts[202] < 1 || counts[503] < 5 || counts[202]+counts[503] != 10 {
+		t.Errorf("codes %v: one worker with no queue must refuse most of ten simultaneous pushes", counts)
+	}
+	if got := s.stored.Load(); got != int64(counts[202]) {
+		t.Errorf("stored %d, accepted %d", got, counts[202])
+	}
+}

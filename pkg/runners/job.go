@@ -116,6 +116,9 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		{Name: "FLEETBENCH_RUNNERS", Value: strconv.Itoa(n)},
 		{Name: "K6_FLEETBENCH_LIVE", Value: ":" + strconv.Itoa(LivePort)},
 	}
+	if WarmUp(spec) != "" {
+		env = append(env, corev1.EnvVar{Name: "K6_FLEETBENCH_EXCLUDE_SCENARIOS", Value: WarmUpScenario})
+	}
 	if spec.Type == v1alpha1.TestTypePeak && spec.Peak != nil {
 		// Windows a fraction of a step wide, and enough of them that none coarsens mid-climb.
 		window := PeakWindow(spec)

@@ -64,8 +64,30 @@ func LoadConfig(spec *v1alpha1.TestRunSpec, testRun string) ([]byte, error) {
 	if load.RampUp != "" && scenario["executor"] == "constant-arrival-rate" {
 		scenario = rampedArrival(scenario, load)
 	}
-	cfg["scenarios"] = map[string]any{"devices": scenario}
+	scenarios := map[string]any{"devices": scenario}
+	if warmUp := WarmUp(spec); warmUp != "" {
+		// The devices act at their rate for warmUp, then the measured work starts; the runner
+		// leaves the warm-up scenario out of its results (K6_FLEETBENCH_EXCLUDE_SCENARIOS).
+		pre, maxVUs := vus(load, float64(devices)/period.Seconds())
+		scenarios[WarmUpScenario] = map[string]any{
+			"executor": "constant-arrival-rate", "rate": devices, "timeUnit": load.Period, "duration": warmUp,
+			"preAllocatedVUs": pre, "maxVUs": maxVUs, "gracefulStop": "0s",
+		}
+		scenario["startTime"] = warmUp
+	}
+	cfg["scenarios"] = scenarios
 	return json.Marshal(cfg)
+}
+
+// WarmUpScenario is the k6 scenario a benchmark warms up in; its samples are not counted.
+const WarmUpScenario = "warmup"
+
+// WarmUp is a benchmark's warm-up, or "" when it has none.
+func WarmUp(spec *v1alpha1.TestRunSpec) v1alpha1.Duration {
+	if spec.Type != v1alpha1.TestTypeBenchmark || spec.Benchmark == nil || spec.Load == nil || spec.Load.Devices == nil {
+		return ""
+	}
+	return spec.Benchmark.WarmUp
 }
 
 // vus sizes the VU pool of an arrival-rate executor. Too few pre-allocated VUs drop

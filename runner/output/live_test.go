@@ -63,3 +63,36 @@ func TestLiveEndpointServesTheEnvelopeSoFar(t *testing.T) {
 		t.Error("the live endpoint still answers after the output stopped")
 	}
 }
+
+// TestExcludedScenariosDoNotCount: a benchmark's warm-up runs, and none of it is counted.
+func TestExcludedScenariosDoNotCount(t *testing.T) {
+	var stdout bytes.Buffer
+	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_EXCLUDE_SCENARIOS": "warmup, other"}, StdOut: &stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reg := metrics.NewRegistry()
+	reqs := reg.MustNewMetric("http_reqs", metrics.Counter)
+	now := time.Now()
+	for i, scenario := range []string{"warmup", "devices", "warmup", "devices", "devices"} {
+		o.AddMetricSamples([]metrics.SampleContainer{metrics.Sample{TimeSeries: metrics.TimeSeries{Metric: reqs,
+			Tags: reg.RootTagSet().With("scenario", scenario)}, Time: now.Add(time.Duration(i) * time.Millisecond), Value: 1}})
+	}
+	if err := o.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	env, err := results.ExtractEnvelope(stdout.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := results.Merge(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Metrics["http_reqs"].Stats.Count; got != 3 {
+		t.Errorf("%d requests counted, want the 3 of scenario devices", got)
+	}
+}

@@ -11,6 +11,7 @@
 //	K6_FLEETBENCH_CHECKPOINT   also print a partial envelope this often (default off)
 //	K6_FLEETBENCH_FILE         also write the final envelope to this file
 //	K6_FLEETBENCH_RUNNER       runner name, default $POD_NAME or the host name
+//	K6_FLEETBENCH_EXCLUDE_SCENARIOS  comma-separated scenarios whose samples are not counted (a warm-up)
 //	K6_FLEETBENCH_LIVE         serve the envelope so far at this address (e.g. :6566), path results.LivePath
 package output
 
@@ -22,6 +23,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,12 +48,19 @@ type Config struct {
 	Runner     string
 	// Live is the address of the live endpoint; empty turns it off.
 	Live string
+	// Exclude are scenarios whose samples are dropped, e.g. a benchmark's warm-up.
+	Exclude map[string]bool
 }
 
 // ConfigFromEnv reads the K6_FLEETBENCH_* variables.
 func ConfigFromEnv(env map[string]string) (Config, error) {
 	c := Config{Collector: results.DefaultCollectorConfig, File: env["K6_FLEETBENCH_FILE"], Runner: env["K6_FLEETBENCH_RUNNER"],
-		Live: env["K6_FLEETBENCH_LIVE"]}
+		Live: env["K6_FLEETBENCH_LIVE"], Exclude: map[string]bool{}}
+	for _, sc := range strings.Split(env["K6_FLEETBENCH_EXCLUDE_SCENARIOS"], ",") {
+		if sc = strings.TrimSpace(sc); sc != "" {
+			c.Exclude[sc] = true
+		}
+	}
 	durations := map[string]*time.Duration{"K6_FLEETBENCH_WINDOW": &c.Collector.Window, "K6_FLEETBENCH_CHECKPOINT": &c.Checkpoint}
 	for k, dst := range durations {
 		if v, ok := env[k]; ok && v != "" {
@@ -206,6 +215,11 @@ func (o *Output) AddMetricSamples(containers []metrics.SampleContainer) {
 	for _, sc := range containers {
 		for _, s := range sc.GetSamples() {
 			series := o.cache[s.TimeSeries]
+			if series == nil && len(o.cfg.Exclude) > 0 && s.Tags != nil {
+				if name, _ := s.Tags.Get("scenario"); o.cfg.Exclude[name] {
+					continue
+				}
+			}
 			if series == nil {
 				if len(o.cache) >= maxCachedSeries {
 					clear(o.cache)

@@ -181,6 +181,9 @@ func invalidCases() []invalidCase {
 			want: []string{"spec.profile", "must be the name of a Profile"}},
 		{name: "plan sweep env not a variable name", obj: tw.MakeCapacityPlan("bad-env", ns, template, "C1").Sweep("web", "WORKER COUNT", "1").Obj(),
 			want: []string{"spec.sweep[0].env", "must be an environment variable name"}},
+		{name: "benchmark repetitions in one TestRun", obj: run().Type(v1alpha1.TestTypeBenchmark).Devices(10, "10s").Iterations(5).
+			Benchmark(&v1alpha1.BenchmarkSpec{Repetitions: 2}).Obj(),
+			want: []string{"spec.benchmark.repetitions", "not implemented yet", "CapacityPlan", "spec.repetitions"}},
 		{name: "plan over 256 cells", obj: tw.MakeCapacityPlan("huge", ns, template, "C1", "C2", "C3", "C4").
 			SweepScriptEnv("THREADS", "1", "2", "4", "8", "16", "32", "64", "128").SweepField("parallelism", "1", "2", "4", "8", "16").Repetitions(2).Obj(), // 4 × 8 × 5 × 2 = 320
 			want: []string{"spec", "more than 256 cells", "split it into several plans"}},
