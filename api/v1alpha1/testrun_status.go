@@ -117,6 +117,12 @@ type TestRunStatus struct {
 	// +optional
 	Peak *PeakResult `json:"peak,omitempty"`
 
+	// abortOnFail are the script's abortOnFail thresholds, read from the runners once the load
+	// started and judged on their merged live data, so a threshold fails the whole fleet at once
+	// (k6 alone would judge each runner's share).
+	// +optional
+	AbortOnFail *AbortWatch `json:"abortOnFail,omitempty"`
+
 	// generatorBound is true when the runners, not the target, were the limit (runner CPU
 	// saturated or iterations dropped): the numbers understate the target.
 	// +optional
@@ -394,4 +400,20 @@ type PeakStepResult struct {
 	P95 string `json:"p95,omitempty"`
 	// held is false for the step a stop rule fired on.
 	Held bool `json:"held"`
+}
+
+// AbortWatch is what the operator watches for a fleet-wide abort.
+type AbortWatch struct {
+	// thresholds watched, as "metric expression"; empty when the script marks none.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	Thresholds []string `json:"thresholds,omitempty"`
+	// aborted says which threshold failed on the merged data and ended the test early.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Aborted string `json:"aborted,omitempty"`
+	// abortTime is when the operator stopped the runners for it.
+	// +optional
+	AbortTime *metav1.Time `json:"abortTime,omitempty"`
 }

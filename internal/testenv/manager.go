@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"testing"
+	"time"
 
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,6 +22,8 @@ type Manager struct {
 	done   chan struct{}
 	// Cache is the manager's informer cache, for tests that check what it holds.
 	Cache cache.Cache
+	// restart starts the same manager again.
+	restart func() (*Manager, error)
 }
 
 // StartManager runs a manager with the operator's cache options (and opts' client, where
@@ -39,7 +43,8 @@ func StartManager(e *Env, opts ctrl.Options, setup func(ctrl.Manager) error) (*M
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Manager{cancel: cancel, done: make(chan struct{}), Cache: mgr.GetCache()}
+	m := &Manager{cancel: cancel, done: make(chan struct{}), Cache: mgr.GetCache(),
+		restart: func() (*Manager, error) { return StartManager(e, opts, setup) }}
 	go func() {
 		defer close(m.done)
 		if err := mgr.Start(ctx); err != nil {
@@ -47,6 +52,31 @@ func StartManager(e *Env, opts ctrl.Options, setup func(ctrl.Manager) error) (*M
 		}
 	}()
 	return m, nil
+}
+
+// Restart stops the manager and starts a fresh one, with empty caches and queues.
+func (m *Manager) Restart(t testing.TB) *Manager {
+	t.Helper()
+	m.Stop()
+	next, err := m.restart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+// Eventually retries check until it passes or 30 s pass.
+func Eventually(t testing.TB, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = check(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v", what, err)
 }
 
 // Stop stops the manager and waits for it.

@@ -109,3 +109,12 @@ func LiveEnvelope(runner string, start time.Time, window time.Duration, steps []
 	e.Runner = runner
 	return e
 }
+
+// Merged is the fake runners' envelopes merged, as collection merges real ones.
+func Merged(loads ...RunnerLoad) (results.Summary, error) {
+	envs := make([]results.Envelope, 0, len(loads))
+	for _, l := range loads {
+		envs = append(envs, Envelope(l))
+	}
+	return results.Merge(envs...)
+}

@@ -12,11 +12,7 @@ import (
 
 func merged(t *testing.T, loads ...tw.RunnerLoad) *results.Summary {
 	t.Helper()
-	var envs []results.Envelope
-	for _, l := range loads {
-		envs = append(envs, tw.Envelope(l))
-	}
-	s, err := results.Merge(envs...)
+	s, err := tw.Merged(loads...)
 	if err != nil {
 		t.Fatal(err)
 	}

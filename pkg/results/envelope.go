@@ -72,6 +72,9 @@ type Envelope struct {
 	// Thresholds are the script's own thresholds, metric name to
 	// expressions, so they can be evaluated on merged data.
 	Thresholds map[string][]string `json:"thresholds,omitempty"`
+	// AbortOnFail are the script's thresholds marked abortOnFail: the operator stops the whole
+	// fleet when the merged data fails one.
+	AbortOnFail []AbortThreshold `json:"abortOnFail,omitempty"`
 	// OverflowSamples counts samples folded into an "_overflow" series
 	// because a metric hit the runner's series limit.
 	OverflowSamples uint64 `json:"overflow,omitempty"`
@@ -457,4 +460,12 @@ func sortedTagKey(tags map[string]string) string {
 		b.WriteString(tags[k])
 	}
 	return b.String()
+}
+
+// AbortThreshold is a threshold whose failure ends the whole test, as k6's abortOnFail does.
+type AbortThreshold struct {
+	Metric     string `json:"metric"`
+	Expression string `json:"expr"`
+	// DelayNanos is k6's delayAbortEval: the threshold is not judged before the test ran this long.
+	DelayNanos int64 `json:"delay,omitempty"`
 }

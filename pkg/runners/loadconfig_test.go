@@ -12,6 +12,12 @@ import (
 
 func scenarioOf(t *testing.T, spec *v1alpha1.TestRunSpec) map[string]any {
 	t.Helper()
+	return scenariosOf(t, spec)["devices"]
+}
+
+// scenariosOf is every k6 scenario the load config defines, by name.
+func scenariosOf(t *testing.T, spec *v1alpha1.TestRunSpec) map[string]map[string]any {
+	t.Helper()
 	raw, err := LoadConfig(spec, "tr")
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +28,7 @@ func scenarioOf(t *testing.T, spec *v1alpha1.TestRunSpec) map[string]any {
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	return cfg.Scenarios["devices"]
+	return cfg.Scenarios
 }
 
 func TestLoadConfigFromDeviceModel(t *testing.T) {

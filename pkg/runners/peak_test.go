@@ -1,7 +1,6 @@
 package runners
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -55,17 +54,8 @@ func TestPeakSteps(t *testing.T) {
 func TestBenchmarkWarmUpIsAScenarioNotCounted(t *testing.T) {
 	bench := tw.MakeTestRun("b", "ns").Type(v1alpha1.TestTypeBenchmark).Devices(1200, "200s").Iterations(10).
 		Benchmark(&v1alpha1.BenchmarkSpec{WarmUp: "30s"}).Obj()
-	raw, err := LoadConfig(&bench.Spec, "b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg struct {
-		Scenarios map[string]map[string]any `json:"scenarios"`
-	}
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	warm, work := cfg.Scenarios[WarmUpScenario], cfg.Scenarios["devices"]
+	scenarios := scenariosOf(t, &bench.Spec)
+	warm, work := scenarios[WarmUpScenario], scenarios["devices"]
 	if warm["executor"] != "constant-arrival-rate" || warm["rate"] != 1200.0 || warm["timeUnit"] != "200s" || warm["duration"] != "30s" {
 		t.Errorf("warm-up scenario %v", warm)
 	}

@@ -37,6 +37,6 @@ func (o *Output) stopLive() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := o.live.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		o.live.Close() //nolint:errcheck
+		_ = o.live.Close()
 	}
 }

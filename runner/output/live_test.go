@@ -59,7 +59,8 @@ func TestLiveEndpointServesTheEnvelopeSoFar(t *testing.T) {
 	if err := o.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Get("http://" + addr + results.LivePath); err == nil {
+	if resp, err := client.Get("http://" + addr + results.LivePath); err == nil {
+		resp.Body.Close()
 		t.Error("the live endpoint still answers after the output stopped")
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,9 +104,11 @@ type Output struct {
 	collector  *results.Collector
 	cache      map[metrics.TimeSeries]*results.CollectedSeries
 	thresholds map[string][]string
-	cpu        cpuMeter
-	stopped    bool
-	live       *http.Server
+	// abortOnFail are the script's abortOnFail thresholds, judged by the operator fleet-wide.
+	abortOnFail []results.AbortThreshold
+	cpu         cpuMeter
+	stopped     bool
+	live        *http.Server
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -138,11 +141,17 @@ func (o *Output) SetThresholds(th map[string]metrics.Thresholds) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.thresholds = map[string][]string{}
+	o.abortOnFail = nil
 	for key, t := range th {
 		for _, x := range t.Thresholds {
 			o.thresholds[key] = append(o.thresholds[key], x.Source)
+			if x.AbortOnFail {
+				o.abortOnFail = append(o.abortOnFail, results.AbortThreshold{Metric: key, Expression: x.Source,
+					DelayNanos: int64(x.AbortGracePeriod.TimeDuration())})
+			}
 		}
 	}
+	sort.Slice(o.abortOnFail, func(i, j int) bool { return o.abortOnFail[i].Metric < o.abortOnFail[j].Metric })
 }
 
 // Start begins collecting; a background loop attributes CPU time to
@@ -274,6 +283,7 @@ func (o *Output) encode(final bool, testErr error) []byte {
 	e.K6Version = k6Version()
 	e.Final = final
 	e.Thresholds = o.thresholds
+	e.AbortOnFail = o.abortOnFail
 	if testErr != nil {
 		e.Aborted, e.Error = true, testErr.Error()
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
@@ -53,15 +52,7 @@ func startManager() (*testenv.Manager, error) {
 	return testenv.StartManager(env, ctrl.Options{}, func(mgr ctrl.Manager) error { return New(mgr).SetupWithManager(mgr) })
 }
 
-func restartManager(t *testing.T) {
-	t.Helper()
-	manager.Stop()
-	next, err := startManager()
-	if err != nil {
-		t.Fatal(err)
-	}
-	manager = next
-}
+func restartManager(t *testing.T) { t.Helper(); manager = manager.Restart(t) }
 
 // setup makes a namespace for one test and the Profiles c1 and c2.
 func setup(t *testing.T) string {
@@ -174,16 +165,7 @@ func waitPlan(t *testing.T, p *v1alpha1.CapacityPlan, phase, reason string) *v1a
 	return got
 }
 
-// eventually retries check until it passes or 30 s pass.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = check(); err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, err)
+	testenv.Eventually(t, what, check)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/testenv"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
@@ -168,18 +168,9 @@ func (k *kubelet) finish(pod *corev1.Pod, exit int32, reason string) {
 	}
 }
 
-// eventually retries check until it passes or 30 s pass.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = check(); err == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, err)
+	testenv.Eventually(t, what, check)
 }
 
 // waitPhase waits for the TestRun to reach phase (and reason, when given) and returns it.

@@ -26,6 +26,8 @@ type collected struct {
 	targetProblems []string
 	// peak is a peak test's climb, for the message.
 	peak *v1alpha1.PeakResult
+	// abort, when it says what was aborted, fails the verdict as k6's abortOnFail does.
+	abort *v1alpha1.AbortWatch
 }
 
 // ending is how a run ends.
@@ -67,6 +69,9 @@ func outcome(c collected) ending {
 	e := ending{phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: r.Verdict, partial: len(c.problems) > 0}
 	failed := append([]string{}, r.FailedThresholds...)
 	failed = append(failed, c.targetProblems...)
+	if c.abort != nil && c.abort.Aborted != "" {
+		failed = append(failed, "aborted early: the abortOnFail threshold "+c.abort.Aborted+" failed on the merged data")
+	}
 	for _, v := range c.runners.views {
 		if v.markedFailed {
 			failed = append(failed, fmt.Sprintf("the script marked the test failed on %s (test.fail())", v.name()))

@@ -11,17 +11,12 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/report"
-	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 // mergedReport is report.Build over fake runners' envelopes, as collection makes it.
 func mergedReport(t *testing.T, thresholds map[string]v1alpha1.ThresholdList, runners int, loads ...tw.RunnerLoad) *report.Outcome {
 	t.Helper()
-	var envs []results.Envelope
-	for _, l := range loads {
-		envs = append(envs, tw.Envelope(l))
-	}
-	s, err := results.Merge(envs...)
+	s, err := tw.Merged(loads...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +62,9 @@ func TestOutcome(t *testing.T) {
 			phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: v1alpha1.VerdictInconclusive, says: "the load generator was the limit"},
 		{name: "an envelope unreadable", in: collected{runners: runnersOf(done, done), report: mergedReport(t, fast, 2, load), problems: []string{"runner r1: no envelope"}},
 			phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: v1alpha1.VerdictInconclusive, partial: true},
+		{name: "aborted on the merged data", in: collected{runners: runnersOf(runnerPod().Terminated(103, "Error")), report: mergedReport(t, fast, 1, load),
+			abort: &v1alpha1.AbortWatch{Aborted: "http_req_failed rate<0.1 (was 0.2)"}},
+			phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: v1alpha1.VerdictFailed, says: "aborted early: the abortOnFail threshold http_req_failed"},
 		{name: "target restarted", in: collected{runners: runnersOf(done), report: mergedReport(t, fast, 1, load), targetProblems: []string{"target restarted 2 times"}},
 			phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: v1alpha1.VerdictFailed, says: "target restarted 2 times"},
 		{name: "OOM", in: collected{runners: runnersOf(done, runnerPod().Terminated(137, "OOMKilled"), runnerPod().Terminated(103, "Error")), report: mergedReport(t, fast, 3, load)},

@@ -20,7 +20,8 @@ import (
 
 // reconcileRun waits for every runner to end, sampling the target and judging peak steps
 // meanwhile. A runner that fails stops the others (the load it carried is gone, and the rest
-// would measure something nobody asked for); so do the run deadline and a peak's breaking point. A runner whose own share failed a threshold
+// would measure something nobody asked for); so do the run deadline, a peak's breaking point
+// and an abortOnFail threshold failing on the merged data. A runner whose own share failed a threshold
 // (exit 99) has not failed: thresholds are judged on the merged data.
 func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
@@ -31,13 +32,16 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 	deadline := s.runDeadline()
 	f := s.summary.runFailure()
 	peakStop, nextStep := r.evaluatePeak(ctx, s)
-	if f != nil || peakStop != "" || rc.Expired(s.now, deadline) {
+	abortStop, nextAbort := r.evaluateAbort(ctx, s)
+	if f != nil || peakStop != "" || abortStop != "" || rc.Expired(s.now, deadline) {
 		why := fmt.Sprintf("the load ran past its deadline %s", deadline.UTC().Format(time.RFC3339))
 		switch {
 		case f != nil:
 			why = f.message
 		case peakStop != "":
 			why = peakStop
+		case abortStop != "":
+			why = abortStop
 		}
 		r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonStoppingRunners, why+"; stopping the other runners")
 		// Stopped runners flush their results and exit; a minute past the deadline they are deleted.
@@ -46,7 +50,7 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 	}
 	r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonRunning, fmt.Sprintf("%d of %d runners running", active, len(s.runners)))
 	r.measureDuring(ctx, s)
-	return rc.After(deadline.Sub(s.now), r.nextSample(s), nextStep), nil
+	return rc.After(deadline.Sub(s.now), r.nextSample(s), nextStep, nextAbort), nil
 }
 
 // reconcileCollect reads every runner's result envelope from its log, merges them, and lets
@@ -87,6 +91,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	e := outcome(collected{
 		runners: s.summary, report: merged, problems: problems, runDeadline: s.runDeadline(), now: s.now,
 		targetProblems: report.TargetProblems(run.Status.Target, &run.Spec), peak: run.Status.Peak,
+		abort: run.Status.AbortOnFail,
 	})
 	if merged != nil {
 		run.Status.Results = merged.Results

@@ -101,15 +101,7 @@ func startManagerOn(e *testenv.Env) (*testenv.Manager, error) {
 }
 
 // restartManager stops the manager and starts a fresh one, with empty caches and queues.
-func restartManager(t *testing.T) {
-	t.Helper()
-	manager.Stop()
-	next, err := startManager()
-	if err != nil {
-		t.Fatal(err)
-	}
-	manager = next
-}
+func restartManager(t *testing.T) { t.Helper(); manager = manager.Restart(t) }
 
 // writeCounter counts the API writes the reconciler makes, per TestRun namespace.
 type writeCounter struct {

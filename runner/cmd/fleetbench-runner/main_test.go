@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -44,7 +45,11 @@ export const options = {
   scenarios: {
     main: { executor: 'shared-iterations', vus: 3, iterations: 90, maxDuration: '20s' },
   },
-  thresholds: { http_req_failed: ['rate<0.5'], checks: ['rate>0.5'] },
+  thresholds: {
+    http_req_failed: ['rate<0.5'],
+    checks: ['rate>0.5'],
+    http_req_duration: [{ threshold: 'p(99)<60000', abortOnFail: true, delayAbortEval: '5s' }],
+  },
 };
 
 export default function () {
@@ -144,8 +149,13 @@ func TestRunnerReportsExactCounts(t *testing.T) {
 			t.Errorf("series without scenario: %v", sr.Tags)
 		}
 	}
-	if len(s.Thresholds) != 2 {
+	if len(s.Thresholds) != 3 {
 		t.Errorf("script thresholds: %+v", s.Thresholds)
+	}
+	// k6 judges no threshold itself (--no-thresholds), yet the abortOnFail one travels along
+	// for the operator's fleet-wide judgement.
+	if want := []results.AbortThreshold{{Metric: "http_req_duration", Expression: "p(99)<60000", DelayNanos: int64(5 * time.Second)}}; !reflect.DeepEqual(e.AbortOnFail, want) {
+		t.Errorf("abortOnFail = %+v, want %+v", e.AbortOnFail, want)
 	}
 	for _, th := range s.Thresholds {
 		if !th.Passed {
