@@ -1,0 +1,73 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+)
+
+// TestBenchmarkPlanFillsTheSizingTable is seed 000's Bench-6 shape scaled down: a CapacityPlan
+// over C1 × WORKERS 1 and 4, each child a benchmark of 40 devices pushing 10 times each through
+// nginx to the device backend (each push holds a worker 20 ms). The children run one at a time;
+// the table has a row per cell with exact accepted counts, and pushes per second grow with the
+// workers, as seed 000's handler column does.
+func TestBenchmarkPlanFillsTheSizingTable(t *testing.T) {
+	e := newEnv(t)
+	ns := e.namespace(t, "e2e-plan")
+	template := tw.MakeTestRun("t", ns).Type(v1alpha1.TestTypeBenchmark).
+		Components(
+			v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer, Env: []corev1.EnvVar{{Name: "PROXY_PASS", Value: "$(TARGET_APP_URL)"}}},
+			v1alpha1.Component{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "fleetbench/sut:dev",
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				Env:   []corev1.EnvVar{{Name: "WORKERS", Value: "16"}, {Name: "PUSH_DELAY", Value: "20ms"}},
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 2},
+			}).
+		Devices(40, "10s").Iterations(10).Inline(devicePush).Parallelism(2).Obj()
+	plan := tw.MakeCapacityPlan("bench", ns, template, "C1").Sweep("app", "WORKERS", "1", "4").Obj()
+	if err := e.c.Create(e.ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1alpha1.CapacityPlan{}
+	start := time.Now()
+	last := ""
+	e.eventually(t, "the plan to complete", 6*time.Minute, func() (bool, string) {
+		if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(plan), got); err != nil {
+			return false, err.Error()
+		}
+		if p := got.Status.Phase + " " + got.Status.Progress + " " + got.Status.Reason; p != last {
+			t.Logf("%6.1fs  %s: %s", time.Since(start).Seconds(), p, got.Status.Message)
+			last = p
+		}
+		return got.Status.Phase == v1alpha1.PlanSucceeded || got.Status.Phase == v1alpha1.PlanFailed, got.Status.Message
+	})
+	if got.Status.Phase != v1alpha1.PlanSucceeded || got.Status.Progress != "2/2" || len(got.Status.Table) != 2 {
+		t.Fatalf("plan %s %s with %d rows: %s", got.Status.Phase, got.Status.Progress, len(got.Status.Table), got.Status.Message)
+	}
+	var pushes []float64
+	for _, row := range got.Status.Table {
+		t.Logf("row %s WORKERS=%s: %s/%s accepted %d dropped %s%% %s req/s, pushes/s %s, p95 %v ms, safe max %d devices",
+			row.Profile, row.Values["WORKERS"], row.Phase, row.Verdict, row.RequestsAccepted, row.DroppedPercent, row.RequestsPerSecond,
+			row.PushesPerSecond, row.Latency, row.SafeMaxDevices)
+		if row.Phase != v1alpha1.PhaseSucceeded || row.RequestsAccepted != 400 || row.SafeMaxDevices == 0 {
+			t.Errorf("row %+v: want Succeeded with all 400 pushes accepted and a device count", row)
+		}
+		v, _ := strconv.ParseFloat(row.PushesPerSecond, 64)
+		pushes = append(pushes, v)
+	}
+	// One worker holding each push 20 ms serves at most 50 a second; four serve more.
+	if len(pushes) == 2 && (pushes[0] > 55 || pushes[1] <= pushes[0]) {
+		t.Errorf("pushes per second %v: WORKERS 1 is bound near 50/s and WORKERS 4 must serve more", pushes)
+	}
+	if s := got.Status.Summary; len(s) != 1 || s[0].Passed != 2 || s[0].SafeMaxDevices == 0 {
+		t.Errorf("summary %+v", s)
+	}
+}
