@@ -81,17 +81,21 @@ const (
 const (
 	SweepFieldDevices     = "devices"
 	SweepFieldParallelism = "parallelism"
+	SweepFieldTLS         = "tls"
 )
 
 // SweepDimension is one thing that varies and the values it takes: an environment variable of
-// a target component (component and env), one of the script (scriptEnv, seen as __ENV.NAME),
-// or a field of the TestRun (field).
-// +kubebuilder:validation:XValidation:rule="has(self.component) == has(self.env)",message="spec.sweep[]: component and env go together (the variable env of component)"
-// +kubebuilder:validation:XValidation:rule="(has(self.component) ? 1 : 0) + (has(self.scriptEnv) ? 1 : 0) + (has(self.field) ? 1 : 0) == 1",message="spec.sweep[]: set exactly one of component+env, scriptEnv or field"
-// +kubebuilder:validation:XValidation:rule="!has(self.field) || self.values.all(v, v.matches('^[1-9][0-9]{0,6}$'))",message="spec.sweep[].values of a field sweep must be positive whole numbers"
+// a target component (component and env), whether a component serves TLS (component and
+// field: tls, values "true"/"false": seed 000's SSL and noSSL), a variable of the script
+// (scriptEnv, seen as __ENV.NAME), or a field of the TestRun (field: devices or parallelism).
+// +kubebuilder:validation:XValidation:rule="(has(self.env) ? 1 : 0) + (has(self.scriptEnv) ? 1 : 0) + (has(self.field) ? 1 : 0) == 1",message="spec.sweep[]: set exactly one of env (with component), scriptEnv or field"
+// +kubebuilder:validation:XValidation:rule="has(self.env) == (has(self.component) && !has(self.field))",message="spec.sweep[]: component and env go together (the variable env of component), or component and field: tls"
+// +kubebuilder:validation:XValidation:rule="!has(self.field) || (self.field == 'tls') == has(self.component)",message="spec.sweep[]: field tls needs the component that serves it; devices and parallelism take no component"
+// +kubebuilder:validation:XValidation:rule="!has(self.field) || self.field == 'tls' || self.values.all(v, v.matches('^[1-9][0-9]{0,6}$'))",message="spec.sweep[].values of a devices or parallelism sweep must be positive whole numbers"
+// +kubebuilder:validation:XValidation:rule="!has(self.field) || self.field != 'tls' || self.values.all(v, v == 'true' || v == 'false')",message="spec.sweep[].values of a tls sweep are \"true\" and \"false\""
 // +kubebuilder:validation:XValidation:rule="!has(self.field) || self.field != 'parallelism' || self.values.all(v, !v.matches('^[0-9]{1,7}$') || int(v) <= 1000)",message="spec.sweep[].values: parallelism is at most 1000"
 type SweepDimension struct {
-	// component names a component of the template's target whose env varies.
+	// component names a component of the template's target whose env (or tls) varies.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
@@ -110,9 +114,10 @@ type SweepDimension struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z_][A-Za-z0-9_]*$')",message="must be an environment variable name such as THREADS"
 	ScriptEnv string `json:"scriptEnv,omitempty"`
 
-	// field is a TestRun field: devices (spec.load.devices) or parallelism.
+	// field is a TestRun field: devices (spec.load.devices) or parallelism; or, with component,
+	// tls (the component's tls).
 	// +optional
-	// +kubebuilder:validation:Enum=devices;parallelism
+	// +kubebuilder:validation:Enum=devices;parallelism;tls
 	Field string `json:"field,omitempty"`
 
 	// values it takes, one child TestRun each.
@@ -131,6 +136,8 @@ func (d SweepDimension) Name() string {
 		return d.Env
 	case d.ScriptEnv != "":
 		return d.ScriptEnv
+	case d.Component != "":
+		return d.Component + "." + d.Field
 	}
 	return d.Field
 }

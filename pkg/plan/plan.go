@@ -78,6 +78,10 @@ func ChildSpec(spec *v1alpha1.CapacityPlanSpec, c Cell) (v1alpha1.TestRunSpec, e
 			if comp == nil {
 				return child, fmt.Errorf("spec.sweep[%d]: no component %q in the template", i, d.Component)
 			}
+			if d.Field == v1alpha1.SweepFieldTLS {
+				comp.TLS = ptr.To(v == "true")
+				continue
+			}
 			comp.Env = setEnv(comp.Env, d.Env, v)
 		case d.ScriptEnv != "":
 			// k6 passes the runner's environment to the script as __ENV.

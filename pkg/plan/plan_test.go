@@ -63,6 +63,7 @@ func TestChildSpec(t *testing.T) {
 		v1alpha1.SweepDimension{ScriptEnv: "THREADS", Values: []string{"32"}},
 		v1alpha1.SweepDimension{Field: v1alpha1.SweepFieldDevices, Values: []string{"4000"}},
 		v1alpha1.SweepDimension{Field: v1alpha1.SweepFieldParallelism, Values: []string{"3"}})
+	p.Spec.Sweep = append(p.Spec.Sweep, v1alpha1.SweepDimension{Component: "web", Field: v1alpha1.SweepFieldTLS, Values: []string{"true"}})
 	p.Spec.Capacity = &v1alpha1.CapacitySpec{PushPeriod: "30s"}
 	before := p.Spec.DeepCopy()
 	cells := Cells(&p.Spec)
@@ -75,6 +76,12 @@ func TestChildSpec(t *testing.T) {
 	}
 	if env := spec.Target.Components[1].Env; len(env) != 1 || env[0] != (corev1.EnvVar{Name: "WORKERS", Value: "8"}) {
 		t.Errorf("app env %v: the sweep's WORKERS replaces the template's", env)
+	}
+	if tls := spec.Target.Components[0].TLS; tls == nil || !*tls || p.Spec.Template.Target.Components[0].TLS != nil {
+		t.Errorf("web tls %v: the sweep turns it on in the child only", tls)
+	}
+	if got := cells[0].ValueMap(p.Spec.Sweep)["web.tls"]; got != "true" {
+		t.Errorf("the tls dimension is shown as web.tls: %v", cells[0].ValueMap(p.Spec.Sweep))
 	}
 	if spec.Runner == nil || !reflect.DeepEqual(spec.Runner.Env, []corev1.EnvVar{{Name: "THREADS", Value: "32"}}) {
 		t.Errorf("runner env %+v", spec.Runner)
