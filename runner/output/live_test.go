@@ -24,20 +24,7 @@ func TestLiveEndpointServesTheEnvelopeSoFar(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	var stdout bytes.Buffer
-	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_WINDOW": "1s", "K6_FLEETBENCH_LIVE": addr}, StdOut: &stdout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Start(); err != nil {
-		t.Fatal(err)
-	}
-	reg := metrics.NewRegistry()
-	reqs := reg.MustNewMetric("http_reqs", metrics.Counter)
-	now := time.Now()
-	for i := range 42 {
-		o.AddMetricSamples([]metrics.SampleContainer{metrics.Sample{TimeSeries: metrics.TimeSeries{Metric: reqs, Tags: reg.RootTagSet()},
-			Time: now.Add(time.Duration(i) * time.Millisecond), Value: 1}})
-	}
+	o := startedWithRequests(t, map[string]string{"K6_FLEETBENCH_WINDOW": "1s", "K6_FLEETBENCH_LIVE": addr}, &stdout, make([]string, 42))
 	client := &http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Get("http://" + addr + results.LivePath)
 	if err != nil {
@@ -68,20 +55,8 @@ func TestLiveEndpointServesTheEnvelopeSoFar(t *testing.T) {
 // TestExcludedScenariosDoNotCount: a benchmark's warm-up runs, and none of it is counted.
 func TestExcludedScenariosDoNotCount(t *testing.T) {
 	var stdout bytes.Buffer
-	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_EXCLUDE_SCENARIOS": "warmup, other"}, StdOut: &stdout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Start(); err != nil {
-		t.Fatal(err)
-	}
-	reg := metrics.NewRegistry()
-	reqs := reg.MustNewMetric("http_reqs", metrics.Counter)
-	now := time.Now()
-	for i, scenario := range []string{"warmup", "devices", "warmup", "devices", "devices"} {
-		o.AddMetricSamples([]metrics.SampleContainer{metrics.Sample{TimeSeries: metrics.TimeSeries{Metric: reqs,
-			Tags: reg.RootTagSet().With("scenario", scenario)}, Time: now.Add(time.Duration(i) * time.Millisecond), Value: 1}})
-	}
+	o := startedWithRequests(t, map[string]string{"K6_FLEETBENCH_EXCLUDE_SCENARIOS": "warmup, other"}, &stdout,
+		[]string{"warmup", "devices", "warmup", "devices", "devices"})
 	if err := o.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -96,4 +71,29 @@ func TestExcludedScenariosDoNotCount(t *testing.T) {
 	if got := s.Metrics["http_reqs"].Stats.Count; got != 3 {
 		t.Errorf("%d requests counted, want the 3 of scenario devices", got)
 	}
+}
+
+// startedWithRequests starts an output with env and feeds it one http_reqs sample per entry of
+// scenarios, tagged with that scenario when it is not empty.
+func startedWithRequests(t *testing.T, env map[string]string, stdout *bytes.Buffer, scenarios []string) *Output {
+	t.Helper()
+	o, err := New(output.Params{Environment: env, StdOut: stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reg := metrics.NewRegistry()
+	reqs := reg.MustNewMetric("http_reqs", metrics.Counter)
+	now := time.Now()
+	for i, scenario := range scenarios {
+		tags := reg.RootTagSet()
+		if scenario != "" {
+			tags = tags.With("scenario", scenario)
+		}
+		o.AddMetricSamples([]metrics.SampleContainer{metrics.Sample{TimeSeries: metrics.TimeSeries{Metric: reqs, Tags: tags},
+			Time: now.Add(time.Duration(i) * time.Millisecond), Value: 1}})
+	}
+	return o
 }
