@@ -27,7 +27,8 @@ type Manager struct {
 }
 
 // StartManager runs a manager with the operator's cache options (and opts' client, where
-// set), and the controllers setup registers. Tests restart managers to prove a reconcile that
+// set), acting with the operator's generated ClusterRole only (AsManager), and the controllers
+// setup registers. Tests restart managers to prove a reconcile that
 // starts from nothing but the world creates nothing twice.
 func StartManager(e *Env, opts ctrl.Options, setup func(ctrl.Manager) error) (*Manager, error) {
 	opts.Scheme = e.Scheme
@@ -35,7 +36,11 @@ func StartManager(e *Env, opts ctrl.Options, setup func(ctrl.Manager) error) (*M
 	opts.Cache = controller.CacheOptions()
 	// Restarts register the same controllers again in this process.
 	opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
-	mgr, err := ctrl.NewManager(e.Config, opts)
+	cfg, err := AsManager(e)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -190,14 +190,21 @@ func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision)
 		Verdict: verdict, Reason: d.Reason, Message: msg})
 }
 
-// reconcileDelete deletes the children, then lets the plan go.
+// reconcileDelete deletes the children it controls (found through the owner index, so a
+// user's TestRun that merely carries the plan's label is left alone), then lets the plan go.
 func (r *Reconciler) reconcileDelete(ctx context.Context, p *v1alpha1.CapacityPlan) error {
 	if !controllerutil.ContainsFinalizer(p, childrenFinalizer) {
 		return nil
 	}
-	if err := r.DeleteAllOf(ctx, &v1alpha1.TestRun{}, client.InNamespace(p.Namespace), client.MatchingLabels{naming.LabelPlan: p.Name},
-		client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+	var list v1alpha1.TestRunList
+	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingFields{ownerIndex: p.Name}); err != nil {
 		return err
+	}
+	for i := range list.Items {
+		err := r.Delete(ctx, &list.Items[i], client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if client.IgnoreNotFound(err) != nil {
+			return err
+		}
 	}
 	controllerutil.RemoveFinalizer(p, childrenFinalizer)
 	return client.IgnoreNotFound(r.Update(ctx, p))
