@@ -54,9 +54,13 @@ func TestBenchmarkPlanFillsTheSizingTable(t *testing.T) {
 	}
 	var pushes []float64
 	for _, row := range got.Status.Table {
-		t.Logf("row %s WORKERS=%s: %s/%s accepted %d dropped %s%% %s req/s, pushes/s %s, p95 %v ms, safe max %d devices",
+		p95 := ""
+		if row.Latency != nil {
+			p95 = row.Latency.P95
+		}
+		t.Logf("row %s WORKERS=%s: %s/%s accepted %d dropped %s%% %s req/s, pushes/s %s, p95 %s, safe max %d devices",
 			row.Profile, row.Values["WORKERS"], row.Phase, row.Verdict, row.RequestsAccepted, row.DroppedPercent, row.RequestsPerSecond,
-			row.PushesPerSecond, row.Latency, row.SafeMaxDevices)
+			row.PushesPerSecond, p95, row.SafeMaxDevices)
 		if row.Phase != v1alpha1.PhaseSucceeded || row.RequestsAccepted != 400 || row.SafeMaxDevices == 0 {
 			t.Errorf("row %+v: want Succeeded with all 400 pushes accepted and a device count", row)
 		}

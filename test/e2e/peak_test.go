@@ -57,7 +57,7 @@ func TestPeakFindsTheBreakingPoint(t *testing.T) {
 		t.Fatalf("peak %+v: the climb must break before 140 devices", p)
 	}
 	for _, st := range p.Steps {
-		t.Logf("step %3d devices: %4d requests, %6s req/s, %6s%% errors, %6s%% dropped, p95 %s ms, held %v",
+		t.Logf("step %3d devices: %4d requests, %6s req/s, %6s%% errors, %6s%% dropped, p95 %s, held %v",
 			st.Devices, st.Requests, st.RequestsPerSecond, st.ErrorPercent, st.DroppedPercent, st.P95, st.Held)
 	}
 	last := len(p.Steps) - 1
