@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -199,4 +200,30 @@ func TestRowsAndSummary(t *testing.T) {
 	if !reflect.DeepEqual(sum, want) {
 		t.Errorf("summary %+v, want %+v", sum, want)
 	}
+}
+
+// TestFullTableStaysSmall: a plan of 256 cells with every column of every row at its widest
+// (long names, four sweep dimensions, 13-digit counts) stays far under etcd's 1.5 MiB object
+// limit, so the whole table lives in status (measured: 221 KiB; realistic rows are about half).
+func TestFullTableStaysSmall(t *testing.T) {
+	row := v1alpha1.CapacityRow{Profile: "c4-with-a-long-name", Repetition: 8, TestRun: strings.Repeat("n", 63),
+		Values: map[string]string{"WORKERS": "128", "PAYLOAD_BYTES": "65536", "web.tls": "false", "devices": "1000000"},
+		Phase:  v1alpha1.PhaseSucceeded, Verdict: v1alpha1.VerdictInconclusive, Reason: v1alpha1.ReasonRunnerFailedBeforeStart,
+		RequestsAccepted: 1 << 40, RequestsDropped: 1 << 40, DroppedPercent: "100.00", RequestsPerSecond: "123456.78", PushesPerSecond: "123456.78",
+		Latency: &v1alpha1.Latency{Min: "1234.56ms", Avg: "1234.56ms", P50: "1234.56ms", P90: "1234.56ms", P95: "1234.56ms", P99: "1234.56ms",
+			Max: "1234.56ms", AboveAveragePercent: "100.0", BelowAveragePercent: "100.0"},
+		MemoryPeakMiB: 1 << 20, CPUPerCore: "12.34", GeneratorBound: true, IdealMaxDevices: 1 << 40, TypicalMaxDevices: 1 << 40,
+		SafeMaxDevices: 1 << 40, MaxSafeDevicesByMemory: 1 << 40, BreakingPointDevices: 1 << 40}
+	st := v1alpha1.CapacityPlanStatus{Table: make([]v1alpha1.CapacityRow, 256)}
+	for i := range st.Table {
+		st.Table[i] = row
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 256<<10 {
+		t.Errorf("a full 256-row table is %d KiB, over 256 KiB (a sixth of etcd's limit)", len(b)>>10)
+	}
+	t.Logf("a full 256-row table is %d KiB of JSON", len(b)>>10)
 }
