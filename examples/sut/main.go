@@ -56,8 +56,12 @@ func run() error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- httpSrv.ListenAndServe() }()
+	if cfg.GRPCListen != "" {
+		srv.log.Info("serving the goal-state gRPC service", "listen", cfg.GRPCListen)
+		go func() { errc <- srv.serveGRPC(ctx, cfg.GRPCListen) }()
+	}
 	select {
 	case err := <-errc:
 		return err

@@ -21,6 +21,7 @@ import (
 // Config is everything the backend reads from its environment (see README.md).
 type Config struct {
 	Listen           string
+	GRPCListen       string // GRPC_LISTEN: the goal-state gRPC service; "off" turns it off
 	DatabaseURL      string
 	Workers          int           // WORKERS: push handlers that run at once
 	QueueSize        int           // QUEUE_SIZE: pushes that may wait for a worker; more are dropped (503)
@@ -37,6 +38,7 @@ type Config struct {
 func configFromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		Listen:       ":8080",
+		GRPCListen:   ":9090",
 		DatabaseURL:  getenv("DATABASE_URL"),
 		Workers:      4,
 		QueueSize:    256,
@@ -46,6 +48,13 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if v := getenv("LISTEN"); v != "" {
 		c.Listen = v
+	}
+	switch v := getenv("GRPC_LISTEN"); v {
+	case "":
+	case "off":
+		c.GRPCListen = ""
+	default:
+		c.GRPCListen = v
 	}
 	var errs []error
 	intVar := func(name string, dst *int, min int) {
@@ -157,6 +166,7 @@ type Server struct {
 	busy    atomic.Int64
 
 	stored     atomic.Int64
+	goalStates atomic.Int64
 	registered atomic.Int64
 	dropFull   atomic.Int64
 	dropWait   atomic.Int64
@@ -305,19 +315,24 @@ func (s *Server) instrument(route, method string, h http.HandlerFunc) http.Handl
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		elapsed := time.Since(start).Seconds()
-		s.metricsMu.Lock()
-		s.requests[[2]string{route, strconv.Itoa(sw.status)}]++
-		d := s.durations[route]
-		if d == nil {
-			d = &durationSum{}
-			s.durations[route] = d
-		}
-		d.sum += elapsed
-		d.count++
-		s.metricsMu.Unlock()
-		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "ms", int64(elapsed*1000))
+		elapsed := time.Since(start)
+		s.count(route, strconv.Itoa(sw.status), elapsed)
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "ms", elapsed.Milliseconds())
 	}
+}
+
+// count books one request of a route (HTTP or gRPC) for /metrics.
+func (s *Server) count(route, status string, elapsed time.Duration) {
+	s.metricsMu.Lock()
+	defer s.metricsMu.Unlock()
+	s.requests[[2]string{route, status}]++
+	d := s.durations[route]
+	if d == nil {
+		d = &durationSum{}
+		s.durations[route] = d
+	}
+	d.sum += elapsed.Seconds()
+	d.count++
 }
 
 const maxBody = 64 << 10
@@ -575,6 +590,8 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintf(&b, "sut_pushes_dropped_total{reason=\"queue_timeout\"} %d\n", s.dropWait.Load())
 	metric("sut_devices_registered_total", "counter", "Devices registered for the first time by this process.")
 	fmt.Fprintf(&b, "sut_devices_registered_total %d\n", s.registered.Load())
+	metric("sut_goal_states_total", "counter", "Goal-state messages handled over gRPC.")
+	fmt.Fprintf(&b, "sut_goal_states_total %d\n", s.goalStates.Load())
 	metric("sut_push_workers", "gauge", "Configured push workers (WORKERS).")
 	fmt.Fprintf(&b, "sut_push_workers %d\n", s.cfg.Workers)
 	metric("sut_push_workers_busy", "gauge", "Push workers handling a request now.")

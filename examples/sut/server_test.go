@@ -338,17 +338,18 @@ func TestCrashAfterPushes(t *testing.T) {
 
 func TestConfigFromEnv(t *testing.T) {
 	env := map[string]string{"WORKERS": "8", "QUEUE_SIZE": "0", "LOG_LEVEL": "debug", "CRASH_AFTER_PUSHES": "100",
-		"QUEUE_TIMEOUT": "2s", "REQUIRE_REGISTER": "true", "LISTEN": "127.0.0.1:9000"}
+		"QUEUE_TIMEOUT": "2s", "REQUIRE_REGISTER": "true", "LISTEN": "127.0.0.1:9000", "GRPC_LISTEN": "off", "PUSH_DELAY": "20ms"}
 	c, err := configFromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Workers != 8 || c.QueueSize != 0 || c.LogLevel != slog.LevelDebug || c.CrashAfterPushes != 100 ||
-		c.QueueTimeout != 2*time.Second || !c.RequireRegister || c.Listen != "127.0.0.1:9000" || c.DBMaxConns != 12 {
+		c.QueueTimeout != 2*time.Second || !c.RequireRegister || c.Listen != "127.0.0.1:9000" || c.DBMaxConns != 12 ||
+		c.GRPCListen != "" || c.PushDelay != 20*time.Millisecond {
 		t.Errorf("config = %+v", c)
 	}
 	c, err = configFromEnv(func(string) string { return "" })
-	if err != nil || c.Listen != ":8080" || c.Workers != 4 || c.LogLevel != slog.LevelInfo || c.CrashAfterPushes != 0 {
+	if err != nil || c.Listen != ":8080" || c.GRPCListen != ":9090" || c.Workers != 4 || c.LogLevel != slog.LevelInfo || c.CrashAfterPushes != 0 {
 		t.Errorf("defaults = %+v, %v", c, err)
 	}
 	bad := map[string]string{"WORKERS": "0", "LOG_LEVEL": "loud", "QUEUE_TIMEOUT": "soon"}
