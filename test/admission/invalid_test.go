@@ -208,6 +208,8 @@ func invalidCases() []invalidCase {
 			edit: set([]string{"spec", "concurrency"}, "Serial"), want: []string{"spec", "maxParallel applies only with spec.concurrency: Parallel"}},
 		{name: "plan Serial keeps targets", obj: tw.MakeCapacityPlan("keep", ns, tw.MakeTestRun("t", ns).Cleanup(v1alpha1.TargetKeepUntilDeleted).Obj(), "C1").Obj(),
 			want: []string{"spec", "KeepUntilDeleted keeps every child's target", "spec.concurrency: Parallel"}},
+		{name: "plan children with a TTL", obj: tw.MakeCapacityPlan("ttl", ns, tw.MakeTestRun("t", ns).TTL(60).Obj(), "C1").Obj(),
+			want: []string{"spec", "ttlSecondsAfterFinished must be empty", "delete the plan"}},
 		{name: "plan unknown failure policy", obj: tw.MakeCapacityPlan("pol", ns, template, "C1").FailurePolicy("Retry").Obj(),
 			want: []string{"spec.failurePolicy", "Unsupported value"}},
 		{name: "plan template invalid itself", obj: tw.MakeCapacityPlan("bad-tpl", ns, tw.MakeTestRun("t", ns).Type(v1alpha1.TestTypeStability).Obj(), "C1").Obj(),
