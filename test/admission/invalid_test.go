@@ -286,6 +286,25 @@ func TestTestRunSpecIsImmutable(t *testing.T) {
 	}
 }
 
+// TestCapacityPlanSpecIsImmutable: children are named by their cell, so a changed plan would
+// silently mix two plans' rows; a change is a new plan.
+func TestCapacityPlanSpecIsImmutable(t *testing.T) {
+	ctx := context.Background()
+	plan := tw.MakeCapacityPlan("immutable-plan", ns, tw.MakeTestRun("t", ns).Obj(), "C1", "C2").Obj()
+	if err := env.Client.Create(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, plan) })
+	if plan.Spec.Repetitions != 1 || plan.Spec.Concurrency != v1alpha1.ConcurrencySerial || plan.Spec.FailurePolicy != v1alpha1.FailureContinue {
+		t.Errorf("defaults: repetitions %d concurrency %q failurePolicy %q", plan.Spec.Repetitions, plan.Spec.Concurrency, plan.Spec.FailurePolicy)
+	}
+	plan.Spec.Profiles = []string{"C1"}
+	err := env.Client.Update(ctx, plan)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec is immutable") {
+		t.Fatalf("want the update refused as immutable, got %v", err)
+	}
+}
+
 // TestDefaultsAreApplied checks the defaults users rely on without writing them.
 func TestDefaultsAreApplied(t *testing.T) {
 	ctx := context.Background()
