@@ -143,9 +143,8 @@ func (d SweepDimension) Name() string {
 	return d.Field
 }
 
-// CapacityPlan phases.
+// CapacityPlan phases. A new plan has none until its first pass.
 const (
-	PlanPending   = "Pending"
 	PlanRunning   = "Running"
 	PlanSucceeded = "Succeeded"
 	PlanFailed    = "Failed"
@@ -159,17 +158,17 @@ const (
 	ReasonPlanCompleted = "Completed"
 	// ReasonRunningChildren: children are running or waiting their turn.
 	ReasonRunningChildren = "RunningChildren"
-	// ReasonWaitingForTarget: Serial waits for the previous child's target namespace to go.
-	ReasonWaitingForTargetGone = "WaitingForTargetNamespace"
+	// ReasonWaitingForTargetNamespace: Serial waits for the previous child's target namespace to go.
+	ReasonWaitingForTargetNamespace = "WaitingForTargetNamespace"
 )
 
 // CapacityPlanStatus is the sizing table, rebuilt from the children on every pass.
 type CapacityPlanStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// phase: Pending, Running, Succeeded (every cell ran) or Failed (StopOnFailure stopped it).
+	// phase: Running, Succeeded (every cell has its row) or Failed (StopOnFailure stopped it).
 	// +optional
-	// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+	// +kubebuilder:validation:Enum=Running;Succeeded;Failed
 	Phase string `json:"phase,omitempty"`
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
@@ -180,7 +179,8 @@ type CapacityPlanStatus struct {
 	// progress is "done/total" cells.
 	// +optional
 	Progress string `json:"progress,omitempty"`
-	// conditions: Ready (every row ran and passed), Reconciling, Stalled and Complete, as on a TestRun.
+	// conditions, as on a TestRun: Ready (every cell was measured: each child Succeeded, whatever
+	// its verdict, which the table shows), Reconciling, Stalled (a child failed) and Complete.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -395,7 +395,7 @@ type PeakStepResult struct {
 	// errorPercent of requests that failed.
 	// +optional
 	ErrorPercent string `json:"errorPercent,omitempty"`
-	// p95 of http_req_duration in milliseconds.
+	// p95 of http_req_duration, e.g. "21.40ms".
 	// +optional
 	P95 string `json:"p95,omitempty"`
 	// held is false for the step a stop rule fired on.

@@ -11,11 +11,13 @@ import (
 
 // Labels every child carries, so watches and lists find them.
 const (
-	LabelTestRun      = "fleetbench.dev/testrun"
-	LabelTestRunNS    = "fleetbench.dev/testrun-namespace"
-	LabelRole         = "fleetbench.dev/role"
-	LabelRunnerIndex  = "fleetbench.dev/runner-index"
-	LabelComponent    = "fleetbench.dev/component"
+	LabelTestRun     = "fleetbench.dev/testrun"
+	LabelTestRunNS   = "fleetbench.dev/testrun-namespace"
+	LabelRole        = "fleetbench.dev/role"
+	LabelRunnerIndex = "fleetbench.dev/runner-index"
+	LabelComponent   = "fleetbench.dev/component"
+	// LabelPlan marks a CapacityPlan's children with the plan's name.
+	LabelPlan         = "fleetbench.dev/capacityplan"
 	RoleRunner        = "runner"
 	RoleTarget        = "target"
 	RoleScript        = "script"
@@ -68,6 +70,3 @@ func TargetWorkload(component string) string {
 func PlanChild(plan, profile string, i int) string {
 	return withSuffix(plan, fmt.Sprintf("-%s-%d", strings.ToLower(fit(profile, 20)), i), maxDNSLabelLength)
 }
-
-// LabelPlan marks a CapacityPlan's children with the plan's name.
-const LabelPlan = "fleetbench.dev/capacityplan"

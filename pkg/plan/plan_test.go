@@ -129,7 +129,7 @@ func TestDecide(t *testing.T) {
 	}{
 		{"serial starts the first", serial(""), []Child{none, none, none, none}, []int{0}, v1alpha1.PlanRunning, v1alpha1.ReasonRunningChildren, 0, false},
 		{"serial waits while one runs", serial(""), []Child{passed, running, none, none}, nil, v1alpha1.PlanRunning, v1alpha1.ReasonRunningChildren, 1, false},
-		{"serial waits for the target namespace", serial(""), []Child{passed, lingers, none, none}, nil, v1alpha1.PlanRunning, v1alpha1.ReasonWaitingForTargetGone, 2, false},
+		{"serial waits for the target namespace", serial(""), []Child{passed, lingers, none, none}, nil, v1alpha1.PlanRunning, v1alpha1.ReasonWaitingForTargetNamespace, 2, false},
 		{"serial goes on after a FAILED verdict", serial(v1alpha1.FailureStop), []Child{passed, knee, none, none}, []int{2}, v1alpha1.PlanRunning, v1alpha1.ReasonRunningChildren, 2, false},
 		{"continue past a failed child", serial(v1alpha1.FailureContinue), []Child{failed, none, none, none}, []int{1}, v1alpha1.PlanRunning, v1alpha1.ReasonRunningChildren, 1, false},
 		{"skip a missing profile", serial(""), []Child{noProf, none, none, none}, []int{1}, v1alpha1.PlanRunning, v1alpha1.ReasonRunningChildren, 1, false},

@@ -26,21 +26,21 @@ type StepMeasure struct {
 // MeasureStep merges the runners' windows within [from, to).
 func MeasureStep(envs []results.Envelope, from, to time.Time) StepMeasure {
 	var m StepMeasure
-	reqs, _, _ := results.WindowedAgg(envs, "http_reqs", from, to)
+	reqs, _ := results.WindowedAgg(envs, "http_reqs", from, to)
 	m.Requests = uint64(reqs.Sum)
 	if secs := to.Sub(from).Seconds(); secs > 0 {
 		m.RequestsPerSecond = reqs.Sum / secs
 	}
-	if failed, _, ok := results.WindowedAgg(envs, "http_req_failed", from, to); ok && failed.Count > 0 {
+	if failed, ok := results.WindowedAgg(envs, "http_req_failed", from, to); ok && failed.Count > 0 {
 		m.ErrorPercent = 100 * float64(failed.NonZero) / float64(failed.Count)
 	}
-	iters, _, _ := results.WindowedAgg(envs, "iterations", from, to)
-	dropped, _, _ := results.WindowedAgg(envs, "dropped_iterations", from, to)
+	iters, _ := results.WindowedAgg(envs, "iterations", from, to)
+	dropped, _ := results.WindowedAgg(envs, "dropped_iterations", from, to)
 	m.Iterations = uint64(iters.Sum)
 	if all := iters.Sum + dropped.Sum; all > 0 {
 		m.DroppedPercent = 100 * dropped.Sum / all
 	}
-	if d, _, ok := results.WindowedAgg(envs, "http_req_duration", from, to); ok {
+	if d, ok := results.WindowedAgg(envs, "http_req_duration", from, to); ok {
 		m.P95Millis = d.Quantile(0.95)
 	}
 	return m

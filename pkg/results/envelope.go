@@ -462,6 +462,9 @@ func sortedTagKey(tags map[string]string) string {
 	return b.String()
 }
 
+// LivePath is where a runner serves its envelope so far, in Encode's form, while the load runs.
+const LivePath = "/v1/fleetbench/envelope"
+
 // AbortThreshold is a threshold whose failure ends the whole test, as k6's abortOnFail does.
 type AbortThreshold struct {
 	Metric     string `json:"metric"`

@@ -7,14 +7,14 @@ import "time"
 // false when no envelope has the metric. Windows line up across runners (their keys are
 // unix time over the width), so the runners' shares of one step merge exactly. Gauges are not
 // meaningful over a range and are merged as one series.
-func WindowedAgg(envs []Envelope, metric string, from, to time.Time) (agg Agg, typ MetricType, ok bool) {
+func WindowedAgg(envs []Envelope, metric string, from, to time.Time) (agg Agg, ok bool) {
 	for i := range envs {
 		e := &envs[i]
 		for _, m := range e.Metrics {
 			if m.Name != metric {
 				continue
 			}
-			typ, ok = m.Type, true
+			ok = true
 			for _, s := range m.Series {
 				for _, w := range s.Windows {
 					start := time.Unix(0, w.Key*e.WindowNanos)
@@ -25,8 +25,5 @@ func WindowedAgg(envs []Envelope, metric string, from, to time.Time) (agg Agg, t
 			}
 		}
 	}
-	return agg, typ, ok
+	return agg, ok
 }
-
-// LivePath is where a runner serves its envelope so far, in Encode's form, while the load runs.
-const LivePath = "/v1/fleetbench/envelope"

@@ -151,7 +151,8 @@ func (o *Output) SetThresholds(th map[string]metrics.Thresholds) {
 			}
 		}
 	}
-	sort.Slice(o.abortOnFail, func(i, j int) bool { return o.abortOnFail[i].Metric < o.abortOnFail[j].Metric })
+	// Metrics come from a map: order them, keeping each metric's own order.
+	sort.SliceStable(o.abortOnFail, func(i, j int) bool { return o.abortOnFail[i].Metric < o.abortOnFail[j].Metric })
 }
 
 // Start begins collecting; a background loop attributes CPU time to

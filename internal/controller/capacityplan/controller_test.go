@@ -73,7 +73,7 @@ func TestSerialPlanRunsEveryCellOnceAndBuildsTheTable(t *testing.T) {
 			break
 		}
 		// Serial: the next child waits for this child's target namespace to be gone.
-		waitPlan(t, p, v1alpha1.PlanRunning, v1alpha1.ReasonWaitingForTargetGone)
+		waitPlan(t, p, v1alpha1.PlanRunning, v1alpha1.ReasonWaitingForTargetNamespace)
 		restartManager(t) // while it waits
 		time.Sleep(500 * time.Millisecond)
 		if n := len(children(t, p)); n != i+1 {
