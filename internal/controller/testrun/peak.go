@@ -90,9 +90,18 @@ func peakStopMessage(p *v1alpha1.PeakResult) string {
 		p.FirstFailedDevices, p.StopRule, p.LastHeldDevices)
 }
 
-// liveEnvelopes reads every running runner's envelope so far, in parallel; one missing
-// runner would leave its share out of a step, so any failure fails the read.
+// liveEnvelopes reads every running runner's envelope so far, in parallel, once per reconcile:
+// the peak and abortOnFail judgements share it. One missing runner would leave its share out
+// of the merge, so any failure fails the read.
 func (r *Reconciler) liveEnvelopes(ctx context.Context, s *scope) ([]results.Envelope, error) {
+	if !s.live.read {
+		s.live.envs, s.live.err = r.readLive(ctx, s)
+		s.live.read = true
+	}
+	return s.live.envs, s.live.err
+}
+
+func (r *Reconciler) readLive(ctx context.Context, s *scope) ([]results.Envelope, error) {
 	var running []*corev1.Pod
 	for _, v := range s.summary.views {
 		if v.class == runnerReady {

@@ -16,6 +16,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
 	"fleetbench.dev/fleetbench/pkg/target"
 )
@@ -42,6 +43,13 @@ type scope struct {
 	// runners are indexed by runner number; summary classifies them once.
 	runners []runnerState
 	summary runnerSummary
+
+	// live is the runners' results so far, read at most once per reconcile (liveEnvelopes).
+	live struct {
+		read bool
+		envs []results.Envelope
+		err  error
+	}
 
 	// failure, once recorded by a phase, ends the run Failed in finish().
 	failure *failure
