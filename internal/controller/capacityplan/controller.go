@@ -181,13 +181,8 @@ func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision)
 	if d.AllMeasured {
 		verdict = v1alpha1.VerdictPassed
 	}
-	ended := d.Phase == v1alpha1.PlanSucceeded || d.Phase == v1alpha1.PlanFailed
-	msg := d.Message
-	if !ended {
-		msg = d.Phase + ": " + d.Message
-	}
-	rc.SetSummaryConditions(&st.Conditions, p.Generation, rc.Standing{Ended: ended, Failed: d.Phase == v1alpha1.PlanFailed,
-		Verdict: verdict, Reason: d.Reason, Message: msg})
+	rc.SetSummaryConditions(&st.Conditions, p.Generation, rc.Standing{Ended: d.Phase == v1alpha1.PlanSucceeded || d.Phase == v1alpha1.PlanFailed,
+		Failed: d.Phase == v1alpha1.PlanFailed, Verdict: verdict, Phase: d.Phase, Reason: d.Reason, Message: d.Message})
 }
 
 // reconcileDelete deletes the children it controls (found through the owner index, so a

@@ -22,8 +22,17 @@ type Standing struct {
 	Failed bool
 	// Verdict of an ended run; empty while in progress.
 	Verdict v1alpha1.Verdict
-	// Reason and Message are the run's own (status.reason, status.message).
-	Reason, Message string
+	// Phase, Reason and Message are the run's own (status.phase, .reason, .message).
+	Phase, Reason, Message string
+}
+
+// message is what the conditions say: while in progress, the phase leads, so a tool that
+// shows only Reconciling's message still tells where the run is.
+func (s Standing) message() string {
+	if !s.Ended && s.Phase != "" {
+		return s.Phase + ": " + s.Message
+	}
+	return s.Message
 }
 
 // Passed is true only for a run that ended, did not fail, and PASSED.
@@ -37,7 +46,7 @@ func (s Standing) Passed() bool {
 // passed run, `--for=condition=Complete` any ended one.
 func SetSummaryConditions(conds *[]metav1.Condition, generation int64, s Standing) {
 	set := func(typ string, status metav1.ConditionStatus, reason string) {
-		SetCondition(conds, generation, typ, status, reason, s.Message)
+		SetCondition(conds, generation, typ, status, reason, s.message())
 	}
 	if !s.Ended {
 		set(v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonInProgress)

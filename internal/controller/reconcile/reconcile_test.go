@@ -17,33 +17,39 @@ func TestSetSummaryConditions(t *testing.T) {
 		standing Standing
 		// want is "Status/Reason" for Ready, Reconciling, Stalled, Complete.
 		want [4]string
+		// message every condition carries; the run's own message when empty here.
+		message string
 	}{
-		{"in progress", Standing{Reason: "WaitingForTarget", Message: "Provisioning: not Ready"},
-			[4]string{"False/InProgress", "True/WaitingForTarget", "False/InProgress", "False/InProgress"}},
-		{"passed", Standing{Ended: true, Verdict: v1alpha1.VerdictPassed, Reason: "Completed"},
-			[4]string{"True/Passed", "False/Completed", "False/Passed", "True/Completed"}},
+		{"in progress", Standing{Phase: "Provisioning", Reason: "WaitingForTarget", Message: "not Ready"},
+			[4]string{"False/InProgress", "True/WaitingForTarget", "False/InProgress", "False/InProgress"}, "Provisioning: not Ready"},
+		{"passed", Standing{Ended: true, Verdict: v1alpha1.VerdictPassed, Phase: "Succeeded", Reason: "Completed", Message: "verdict PASSED"},
+			[4]string{"True/Passed", "False/Completed", "False/Passed", "True/Completed"}, "verdict PASSED"},
 		{"verdict failed", Standing{Ended: true, Verdict: v1alpha1.VerdictFailed, Reason: "Completed"},
-			[4]string{"False/Failed", "False/Completed", "True/VerdictFailed", "True/Completed"}},
+			[4]string{"False/Failed", "False/Completed", "True/VerdictFailed", "True/Completed"}, ""},
 		{"inconclusive", Standing{Ended: true, Verdict: v1alpha1.VerdictInconclusive, Reason: "Completed"},
-			[4]string{"False/Inconclusive", "False/Completed", "True/VerdictInconclusive", "True/Completed"}},
+			[4]string{"False/Inconclusive", "False/Completed", "True/VerdictInconclusive", "True/Completed"}, ""},
 		{"ended failed", Standing{Ended: true, Failed: true, Verdict: v1alpha1.VerdictFailed, Reason: "RunnerOOMKilled"},
-			[4]string{"False/Failed", "False/RunnerOOMKilled", "True/RunnerOOMKilled", "True/RunnerOOMKilled"}},
+			[4]string{"False/Failed", "False/RunnerOOMKilled", "True/RunnerOOMKilled", "True/RunnerOOMKilled"}, ""},
 		// A Failed phase with a PASSED verdict cannot be Ready: failing wins.
 		{"failed phase, passed verdict", Standing{Ended: true, Failed: true, Verdict: v1alpha1.VerdictPassed, Reason: "RunTimeout"},
-			[4]string{"False/Failed", "False/RunTimeout", "True/RunTimeout", "True/RunTimeout"}},
+			[4]string{"False/Failed", "False/RunTimeout", "True/RunTimeout", "True/RunTimeout"}, ""},
 	}
 	types := [4]string{v1alpha1.ConditionReady, v1alpha1.ConditionReconciling, v1alpha1.ConditionStalled, v1alpha1.ConditionComplete}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var conds []metav1.Condition
 			SetSummaryConditions(&conds, 7, tc.standing)
+			msg := tc.message
+			if msg == "" {
+				msg = tc.standing.Message
+			}
 			for i, typ := range types {
 				c := meta.FindStatusCondition(conds, typ)
 				if c == nil {
 					t.Fatalf("no %s", typ)
 				}
-				if got := string(c.Status) + "/" + c.Reason; got != tc.want[i] || c.ObservedGeneration != 7 || c.Message != tc.standing.Message {
-					t.Errorf("%s = %s gen %d msg %q, want %s gen 7 msg %q", typ, got, c.ObservedGeneration, c.Message, tc.want[i], tc.standing.Message)
+				if got := string(c.Status) + "/" + c.Reason; got != tc.want[i] || c.ObservedGeneration != 7 || c.Message != msg {
+					t.Errorf("%s = %s gen %d msg %q, want %s gen 7 msg %q", typ, got, c.ObservedGeneration, c.Message, tc.want[i], msg)
 				}
 			}
 		})

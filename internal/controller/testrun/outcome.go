@@ -115,10 +115,6 @@ func outcome(c collected) ending {
 
 // standing is what the summary conditions say of a run's status.
 func standing(st *v1alpha1.TestRunStatus) reconcile.Standing {
-	ended := st.Phase == v1alpha1.PhaseSucceeded || st.Phase == v1alpha1.PhaseFailed
-	msg := st.Message
-	if !ended {
-		msg = fmt.Sprintf("%s: %s", st.Phase, st.Message)
-	}
-	return reconcile.Standing{Ended: ended, Failed: st.Phase == v1alpha1.PhaseFailed, Verdict: st.Verdict, Reason: st.Reason, Message: msg}
+	return reconcile.Standing{Ended: st.Phase == v1alpha1.PhaseSucceeded || st.Phase == v1alpha1.PhaseFailed,
+		Failed: st.Phase == v1alpha1.PhaseFailed, Verdict: st.Verdict, Phase: string(st.Phase), Reason: st.Reason, Message: st.Message}
 }
