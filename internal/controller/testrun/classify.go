@@ -124,14 +124,12 @@ func classifyRunner(rs runnerState) runnerView {
 			v.class = runnerReady
 			return v
 		}
-		hint := ""
-		if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
-			v.unschedulable = c.Reason == corev1.PodReasonUnschedulable
-			hint = fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
-		} else if v.imageProblem != "" {
-			hint = " (" + v.imageProblem + ")"
+		c := podCondition(pod, corev1.PodScheduled)
+		v.unschedulable = c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+		v.why = "runner " + pod.Name + " is not Ready"
+		if why := pendingWhy(pod); why != "" {
+			v.why += " (" + why + ")"
 		}
-		v.why = fmt.Sprintf("runner %s is not Ready%s", pod.Name, hint)
 	}
 	return v
 }

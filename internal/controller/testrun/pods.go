@@ -75,6 +75,24 @@ func jobFailed(job *batchv1.Job) string {
 	return ""
 }
 
+// pendingWhy says why a pod that has not ended is not running yet, as the scheduler and the
+// kubelet report it: no node with room, an image that will not come, a container waiting.
+// Runner and target messages both read it.
+func pendingWhy(pod *corev1.Pod) string {
+	if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
+		return c.Reason + ": " + c.Message
+	}
+	if p := imageProblem(pod); p != "" {
+		return p
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" {
+			return strings.TrimSpace(fmt.Sprintf("container %s: %s %s", cs.Name, w.Reason, w.Message))
+		}
+	}
+	return ""
+}
+
 func imageProblem(pod *corev1.Pod) string {
 	for _, cs := range pod.Status.ContainerStatuses {
 		if w := cs.State.Waiting; w != nil && imageMissing[w.Reason] {

@@ -161,17 +161,8 @@ func (r *Reconciler) targetNotReady(ctx context.Context, want []*appsv1.Deployme
 // a pull error, a crash loop, no node with room.
 func targetPodHint(pods []corev1.Pod) string {
 	for i := range pods {
-		pod := &pods[i]
-		if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
-			return fmt.Sprintf(" (pod %s: %s: %s)", pod.Name, c.Reason, c.Message)
-		}
-		if p := imageProblem(pod); p != "" {
-			return fmt.Sprintf(" (pod %s: %s)", pod.Name, p)
-		}
-		for _, cs := range pod.Status.ContainerStatuses {
-			if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" {
-				return fmt.Sprintf(" (pod %s container %s: %s %s)", pod.Name, cs.Name, w.Reason, strings.TrimSpace(w.Message))
-			}
+		if why := pendingWhy(&pods[i]); why != "" {
+			return fmt.Sprintf(" (pod %s: %s)", pods[i].Name, why)
 		}
 	}
 	return ""
