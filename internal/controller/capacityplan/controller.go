@@ -146,12 +146,7 @@ func (r *Reconciler) createChild(ctx context.Context, p *v1alpha1.CapacityPlan, 
 	if err := controllerutil.SetControllerReference(p, child, r.scheme); err != nil {
 		return nil, err
 	}
-	want := child.DeepCopy()
 	created, err := rc.CreateOrGetCreated(ctx, r.Client, child)
-	if apierrors.IsNotFound(err) {
-		// It exists (the create said so) but the cache has not seen it yet.
-		return want, nil
-	}
 	if err != nil {
 		return nil, fmt.Errorf("creating child %s: %w", child.Name, err)
 	}

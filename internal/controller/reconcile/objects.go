@@ -16,11 +16,12 @@ func CreateOrGet(ctx context.Context, c client.Client, obj client.Object) error 
 }
 
 // CreateOrGetCreated is CreateOrGet that also says whether obj was created now, so obj holds
-// what the API server made of this very spec.
+// what the API server made of this very spec. An object the API server has but the cache has
+// not seen yet (the reconcile just before created it) is left as built.
 func CreateOrGetCreated(ctx context.Context, c client.Client, obj client.Object) (bool, error) {
 	err := c.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
-		return false, c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		return false, client.IgnoreNotFound(c.Get(ctx, client.ObjectKeyFromObject(obj), obj))
 	}
 	return err == nil, err
 }
