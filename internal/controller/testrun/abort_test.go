@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestAbortOnFailStopsTheFleetOnMergedData(t *testing.T) {
 	}
 	eventually(t, "both runners stopped", func() error {
 		if runner.stops(pods[0]) == 0 || runner.stops(pods[1]) == 0 {
-			return errorf("stops %d, %d", runner.stops(pods[0]), runner.stops(pods[1]))
+			return fmt.Errorf("stops %d, %d", runner.stops(pods[0]), runner.stops(pods[1]))
 		}
 		return nil
 	})

@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,13 +87,17 @@ func TestCacheHoldsOnlyFleetbenchObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours := 0
-	for _, list := range [][]metav1.Object{objectsOf(cachedPods.Items), objectsOf(cachedConfigMaps.Items)} {
-		for _, o := range list {
+	for _, list := range []kruntime.Object{&cachedPods, &cachedConfigMaps} {
+		if err := apimeta.EachListItem(list, func(item kruntime.Object) error {
+			o := item.(client.Object)
 			if o.GetLabels()[naming.LabelTestRun] == "" {
 				t.Errorf("the cache holds %s/%s, which is not fleetbench's", o.GetNamespace(), o.GetName())
-				continue
+				return nil
 			}
 			ours++
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// This run's two runners, its target pod and its script ConfigMap at least.
@@ -103,17 +110,6 @@ func TestCacheHoldsOnlyFleetbenchObjects(t *testing.T) {
 	t.Logf("BENCH manager heap in use: %.1f MiB before the 7,000 unrelated objects, %.1f MiB after them and a TestRun "+
 		"(cache holds %d Pods, %d ConfigMaps); an unfiltered cache of the same Pods and ConfigMaps adds %.1f MiB",
 		heapBefore, heapAfter, len(cachedPods.Items), len(cachedConfigMaps.Items), whole)
-}
-
-func objectsOf[T any, P interface {
-	*T
-	metav1.Object
-}](items []T) []metav1.Object {
-	out := make([]metav1.Object, len(items))
-	for i := range items {
-		out[i] = P(&items[i])
-	}
-	return out
 }
 
 // createAll creates perNamespace objects in each namespace, 32 at a time.
@@ -130,7 +126,7 @@ func createAll(t *testing.T, c client.Client, namespaces []string, perNamespace 
 			for o := range work {
 				if err := c.Create(ctx, o); err != nil {
 					mu.Lock()
-					firstErr = cmpOr(firstErr, err)
+					firstErr = cmp.Or(firstErr, err)
 					mu.Unlock()
 				}
 			}
@@ -146,13 +142,6 @@ func createAll(t *testing.T, c client.Client, namespaces []string, perNamespace 
 	if firstErr != nil {
 		t.Fatal(firstErr)
 	}
-}
-
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // heapOfWholeCache starts an informer cache with no selector, lists every Pod and ConfigMap

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -197,14 +198,7 @@ func (s runnerSummary) active() int {
 
 // first is the first runner of one of these classes.
 func (s runnerSummary) first(classes ...runnerClass) (runnerView, bool) {
-	for _, v := range s.views {
-		for _, c := range classes {
-			if v.class == c {
-				return v, true
-			}
-		}
-	}
-	return runnerView{}, false
+	return s.firstWith(func(v runnerView) bool { return slices.Contains(classes, v.class) })
 }
 
 // notReady says, runner by runner, why the runners are not all Ready yet.

@@ -67,19 +67,20 @@ func outcome(c collected) ending {
 
 	r := c.report
 	e := ending{phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: r.Verdict, partial: len(c.problems) > 0}
-	failed := append([]string{}, r.FailedThresholds...)
-	failed = append(failed, c.targetProblems...)
+	// Beyond the thresholds (which report.Build judged), these fail the verdict too.
+	also := append([]string{}, c.targetProblems...)
 	if c.abort != nil && c.abort.Aborted != "" {
-		failed = append(failed, "aborted early: the abortOnFail threshold "+c.abort.Aborted+" failed on the merged data")
+		also = append(also, "aborted early: the abortOnFail threshold "+c.abort.Aborted+" failed on the merged data")
 	}
 	for _, v := range c.runners.views {
 		if v.markedFailed {
-			failed = append(failed, fmt.Sprintf("the script marked the test failed on %s (test.fail())", v.name()))
+			also = append(also, fmt.Sprintf("the script marked the test failed on %s (test.fail())", v.name()))
 		}
 	}
-	if len(failed) > len(r.FailedThresholds) {
+	if len(also) > 0 {
 		e.verdict = v1alpha1.VerdictFailed
 	}
+	failed := append(append([]string{}, r.FailedThresholds...), also...)
 	if len(failed) > 0 {
 		e.thresholds = &metav1.Condition{Type: v1alpha1.ConditionThresholdsPassed, Status: metav1.ConditionFalse,
 			Reason: "ThresholdsFailed", Message: strings.Join(failed, "; ")}

@@ -47,7 +47,7 @@ func TestPeakStopsAtTheBreakingPoint(t *testing.T) {
 	eventually(t, "both runners stopped at the breaking point", func() error {
 		if runner.stops(pods[0]) == 0 || runner.stops(pods[1]) == 0 {
 			got = waitPhase(t, run, v1alpha1.PhaseRunning, "")
-			return errorf("stops %d, %d; peak %+v", runner.stops(pods[0]), runner.stops(pods[1]), got.Status.Peak)
+			return fmt.Errorf("stops %d, %d; peak %+v", runner.stops(pods[0]), runner.stops(pods[1]), got.Status.Peak)
 		}
 		return nil
 	})
@@ -87,5 +87,3 @@ func TestPeakStopsAtTheBreakingPoint(t *testing.T) {
 }
 
 func ftoa(v float64) string { return fmt.Sprintf("%.2f", v) }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
