@@ -156,6 +156,9 @@ func TestDecide(t *testing.T) {
 			if d.Message == "" {
 				t.Error("no message")
 			}
+			if tc.name == "stop on a missing profile" && !strings.Contains(d.Message, `cell 0: Profile "C1" does not exist`) {
+				t.Errorf("message %q does not say which cell failed and why", d.Message)
+			}
 		})
 	}
 }

@@ -68,12 +68,11 @@ func Decide(spec *v1alpha1.CapacityPlanSpec, cells []Cell, children []Child) Dec
 	switch {
 	case failed != nil && spec.FailurePolicy == v1alpha1.FailureStop:
 		d.Phase, d.Reason = v1alpha1.PlanFailed, v1alpha1.ReasonChildFailed
-		d.Message = fmt.Sprintf("cell %d (%s) failed and failurePolicy is StopOnFailure: no further child starts; %d of %d cells done",
-			failed.Index, failed.Name(""), d.Done, d.Total)
-		if children[failed.Index].Run != nil {
-			d.Message = fmt.Sprintf("child %s failed (%s) and failurePolicy is StopOnFailure: no further child starts; %d of %d cells done",
-				children[failed.Index].Run.Name, children[failed.Index].Run.Status.Reason, d.Done, d.Total)
+		what := fmt.Sprintf("cell %d: Profile %q does not exist", failed.Index, failed.Profile)
+		if run := children[failed.Index].Run; run != nil {
+			what = fmt.Sprintf("child %s failed (%s)", run.Name, run.Status.Reason)
 		}
+		d.Message = fmt.Sprintf("%s and failurePolicy is StopOnFailure: no further child starts; %d of %d cells done", what, d.Done, d.Total)
 		return d
 	case d.Done == d.Total:
 		d.Phase, d.Reason = v1alpha1.PlanSucceeded, v1alpha1.ReasonPlanCompleted
