@@ -32,6 +32,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.type == 'benchmark' || !has(self.benchmark)",message="spec.benchmark is only allowed when spec.type is benchmark"
 // +kubebuilder:validation:XValidation:rule="!has(self.load) || !has(self.load.devices) || self.type == 'peak' || has(self.load.duration) || has(self.load.iterations)",message="spec.load with devices needs duration or iterations to bound the test (a peak test is bounded by spec.peak instead)"
 // +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || self.peak.maxDevices > self.load.devices",message="spec.peak.maxDevices must be greater than spec.load.devices, the starting point"
+// +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || !has(self.load) || !has(self.load.devices) || (self.peak.maxDevices - self.load.devices + self.peak.stepDevices - 1) / self.peak.stepDevices <= 199",message="spec.peak: the climb from spec.load.devices to spec.peak.maxDevices by spec.peak.stepDevices takes more than 200 steps; raise stepDevices or lower maxDevices"
 type TestRunSpec struct {
 	// type is what the test sets out to learn: load (default), stability, benchmark or peak.
 	// +optional

@@ -181,6 +181,10 @@ func invalidCases() []invalidCase {
 			want: []string{"spec.profile", "must be the name of a Profile"}},
 		{name: "plan sweep env not a variable name", obj: tw.MakeCapacityPlan("bad-env", ns, template, "C1").Sweep("web", "WORKER COUNT", "1").Obj(),
 			want: []string{"spec.sweep[0].env", "must be an environment variable name"}},
+		{name: "peak climb over 200 steps", obj: run().Type(v1alpha1.TestTypePeak).Devices(10, "10s").
+			Peak(&v1alpha1.PeakSpec{StepDevices: 1, StepDuration: "10s", MaxDevices: ptr.To[int32](1000),
+				StopWhen: v1alpha1.PeakStopRules{P95Above: "1s"}}).Obj(),
+			want: []string{"spec.peak", "more than 200 steps", "raise stepDevices"}},
 		{name: "benchmark repetitions in one TestRun", obj: run().Type(v1alpha1.TestTypeBenchmark).Devices(10, "10s").Iterations(5).
 			Benchmark(&v1alpha1.BenchmarkSpec{Repetitions: 2}).Obj(),
 			want: []string{"spec.benchmark.repetitions", "not implemented yet", "CapacityPlan", "spec.repetitions"}},
