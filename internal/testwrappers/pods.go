@@ -23,8 +23,6 @@ func (w *PodWrapper) Obj() *corev1.Pod { return &w.Pod }
 // Clone returns a copy to change without touching this one.
 func (w *PodWrapper) Clone() *PodWrapper { return &PodWrapper{*w.DeepCopy()} }
 
-func (w *PodWrapper) Labels(l map[string]string) *PodWrapper { w.ObjectMeta.Labels = l; return w }
-
 // Ready runs the pod, Ready, its container running, at ip.
 func (w *PodWrapper) Ready(ip string) *PodWrapper {
 	w.Status.Phase, w.Status.PodIP = corev1.PodRunning, ip

@@ -5,7 +5,6 @@ package testwrappers
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -216,13 +215,6 @@ func (w *TestRunWrapper) Phase(p v1alpha1.TestRunPhase, reason, message string) 
 
 // Verdict sets the status verdict.
 func (w *TestRunWrapper) Verdict(v v1alpha1.Verdict) *TestRunWrapper { w.Status.Verdict = v; return w }
-
-// Condition sets a status condition at the TestRun's generation.
-func (w *TestRunWrapper) Condition(typ string, status metav1.ConditionStatus, reason string) *TestRunWrapper {
-	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason,
-		Message: reason, ObservedGeneration: w.ObjectMeta.Generation})
-	return w
-}
 
 // SweepScriptEnv adds a dimension that varies a variable the script reads as __ENV.NAME.
 func (w *CapacityPlanWrapper) SweepScriptEnv(name string, values ...string) *CapacityPlanWrapper {
