@@ -48,9 +48,8 @@ func New(mgr ctrl.Manager) *Reconciler {
 	return &Reconciler{Client: mgr.GetClient(), scheme: mgr.GetScheme(), recorder: mgr.GetEventRecorder("fleetbench")}
 }
 
-// scope is what one reconcile knows: the plan, its cells, and what the world shows of each.
+// scope is what one reconcile knows of a plan: its cells, and what the world shows of each.
 type scope struct {
-	plan     *v1alpha1.CapacityPlan
 	cells    []plan.Cell
 	children []plan.Child
 }
@@ -96,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 // load reads the children through the owner index, and for the cells without one whether
 // their profile exists; for finished children whether their target namespace is gone.
 func (r *Reconciler) load(ctx context.Context, p *v1alpha1.CapacityPlan) (*scope, error) {
-	s := &scope{plan: p, cells: plan.Cells(&p.Spec)}
+	s := &scope{cells: plan.Cells(&p.Spec)}
 	var list v1alpha1.TestRunList
 	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingFields{ownerIndex: p.Name}); err != nil {
 		return nil, err

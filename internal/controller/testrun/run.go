@@ -21,8 +21,8 @@ import (
 // reconcileRun waits for every runner to end, sampling the target and judging peak steps
 // meanwhile. A runner that fails stops the others (the load it carried is gone, and the rest
 // would measure something nobody asked for); so do the run deadline, a peak's breaking point
-// and an abortOnFail threshold failing on the merged data. A runner whose own share failed a threshold
-// (exit 99) has not failed: thresholds are judged on the merged data.
+// and an abortOnFail threshold failing on the merged data. A runner whose own share failed a
+// threshold (exit 99) has not failed: thresholds are judged on the merged data.
 func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
 	active := s.summary.active()
