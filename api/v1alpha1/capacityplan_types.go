@@ -230,6 +230,11 @@ type CapacityRow struct {
 	RequestsPerSecond string `json:"requestsPerSecond,omitempty"`
 	// +optional
 	PushesPerSecond string `json:"pushesPerSecond,omitempty"`
+	// receivedMbps and sentMbps: the child's data rates (throughput.receivedMbps, sentMbps).
+	// +optional
+	ReceivedMbps string `json:"receivedMbps,omitempty"`
+	// +optional
+	SentMbps string `json:"sentMbps,omitempty"`
 	// +optional
 	Latency *Latency `json:"latency,omitempty"`
 	// memoryPeakMiB is the target's peak memory.

@@ -40,6 +40,12 @@ const (
 	ReasonInvalidLoad = "InvalidLoad"
 	// ReasonScriptNotFound: the script's ConfigMap or key was missing past the provisioning timeout.
 	ReasonScriptNotFound = "ScriptNotFound"
+	// ReasonScriptInvalid: k6 could not load the script (syntax, an import, its options), found
+	// by the pre-flight before anything was provisioned.
+	ReasonScriptInvalid = "ScriptInvalid"
+	// ReasonSetupFailed: the script's setup(), run once for the fleet on runner 0, threw or
+	// returned more data than the runners are handed.
+	ReasonSetupFailed = "SetupFailed"
 	// ReasonRunnerRejected: the API server refused a runner Job (admission, quota policy).
 	ReasonRunnerRejected = "RunnerRejected"
 	// ReasonRunnerImageNotPresent: the runner image is not on the node and will not be pulled.
@@ -70,7 +76,7 @@ const (
 // FailureReasons lists every reason a TestRun can end Failed with.
 var FailureReasons = []string{
 	ReasonProfileNotFound, ReasonInvalidTarget, ReasonTargetNamespaceConflict, ReasonTargetImageNotPresent,
-	ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonInvalidLoad, ReasonScriptNotFound, ReasonRunnerRejected,
+	ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonInvalidLoad, ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,
 	ReasonRunTimeout, ReasonNoResults,
@@ -83,6 +89,7 @@ const (
 	ReasonTargetNamespaceTerminating = "TargetNamespaceTerminating"
 	ReasonWaitingForTarget           = "WaitingForTarget"
 	ReasonWaitingForScript           = "WaitingForScript"
+	ReasonCheckingScript             = "CheckingScript"
 	ReasonCreatingRunners            = "CreatingRunners"
 	ReasonWaitingForRunners          = "WaitingForRunners"
 	ReasonWaitingForTargetSample     = "WaitingForTargetSample"

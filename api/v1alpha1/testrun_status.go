@@ -32,6 +32,16 @@ const (
 
 // Condition types of a TestRun.
 const (
+	// ConditionScriptChecked is True once k6 loaded the script in the pre-flight (k6 inspect):
+	// it compiles, its imports resolve and its options parse.
+	ConditionScriptChecked = "ScriptChecked"
+	// ConditionSetupDone is True once the script's setup() ran once for the whole fleet (on
+	// runner 0, through k6's REST API) and its data reached every runner. Only with more than
+	// one runner: a single k6 runs setup() itself.
+	ConditionSetupDone = "SetupDone"
+	// ConditionTeardownDone is True once teardown() ran once, after every runner's load ended;
+	// False with reason TeardownFailed and k6's error when it threw.
+	ConditionTeardownDone = "TeardownDone"
 	// ConditionTargetReady is True when every target component is Ready.
 	ConditionTargetReady = "TargetReady"
 	// ConditionRunnersReady is True when every runner is Ready and paused, waiting for the start.
@@ -151,13 +161,19 @@ type Results struct {
 	// partial is true when some runner's results could not be read: the numbers cover only the rest.
 	// +optional
 	Partial bool `json:"partial,omitempty"`
+	// protocol of the requests counted in requests, throughput and latency: http (http_reqs and
+	// http_req_duration), or grpc (grpc_req_duration; a call is dropped when its status is not
+	// OK) when the script made no HTTP request.
+	// +optional
+	// +kubebuilder:validation:Enum=http;grpc
+	Protocol string `json:"protocol,omitempty"`
 	// +optional
 	Requests *RequestCounts `json:"requests,omitempty"`
 	// +optional
 	Iterations *IterationCounts `json:"iterations,omitempty"`
 	// +optional
 	Throughput *Throughput `json:"throughput,omitempty"`
-	// latency of http_req_duration.
+	// latency of http_req_duration (grpc_req_duration for grpc).
 	// +optional
 	Latency *Latency `json:"latency,omitempty"`
 	// +optional
@@ -167,6 +183,91 @@ type Results struct {
 	// +kubebuilder:validation:MaxItems=256
 	// +listType=atomic
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// metrics has every metric the runners saw, built-in and the script's own (Trend, Counter,
+	// Rate, Gauge), merged, sorted by name; at most 64 (warnings say when more were left out).
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	Metrics []MetricResult `json:"metrics,omitempty"`
+	// scenarios has a row per k6 scenario, at most 32.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	Scenarios []ScenarioResult `json:"scenarios,omitempty"`
+	// fullResult is the ConfigMap (owned by the TestRun) with every merged metric, sub-metric,
+	// threshold and check in k6's end-of-test summary shape, gzipped JSON under summary.json.gz.
+	// +optional
+	FullResult *FullResultRef `json:"fullResult,omitempty"`
+	// warnings say what the numbers do not cover, e.g. a tag with more values than the runners
+	// keep series for.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +listType=atomic
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// FullResultRef points at the full merged result.
+type FullResultRef struct {
+	ConfigMap string `json:"configMap"`
+	Key       string `json:"key"`
+}
+
+// MetricResult is one merged k6 metric, with the values k6's end-of-test summary prints for its
+// type. Values are numbers as text; times are in milliseconds and data in bytes (unit).
+type MetricResult struct {
+	Name string `json:"name"`
+	// +kubebuilder:validation:Enum=counter;gauge;rate;trend
+	Type string `json:"type"`
+	// unit: ms for time trends, bytes for data counters, empty for plain numbers.
+	// +optional
+	Unit string `json:"unit,omitempty"`
+	// count and rate (per second) of a counter; rate (share of non-zero samples) of a rate.
+	// +optional
+	Count string `json:"count,omitempty"`
+	// +optional
+	Rate string `json:"rate,omitempty"`
+	// passes and fails of a rate.
+	// +optional
+	Passes int64 `json:"passes,omitempty"`
+	// +optional
+	Fails int64 `json:"fails,omitempty"`
+	// value of a gauge: the last value (summed over runners); min and max for gauges and trends.
+	// +optional
+	Value string `json:"value,omitempty"`
+	// +optional
+	Min string `json:"min,omitempty"`
+	// +optional
+	Max string `json:"max,omitempty"`
+	// samples of a trend, and its avg, med, p90, p95 and p99.
+	// +optional
+	Samples int64 `json:"samples,omitempty"`
+	// +optional
+	Avg string `json:"avg,omitempty"`
+	// +optional
+	Med string `json:"med,omitempty"`
+	// +optional
+	P90 string `json:"p90,omitempty"`
+	// +optional
+	P95 string `json:"p95,omitempty"`
+	// +optional
+	P99 string `json:"p99,omitempty"`
+}
+
+// ScenarioResult is one k6 scenario's share of the load.
+type ScenarioResult struct {
+	Name string `json:"name"`
+	// requests of the run's protocol made by the scenario.
+	// +optional
+	Requests int64 `json:"requests,omitempty"`
+	// +optional
+	Iterations int64 `json:"iterations,omitempty"`
+	// requestsPerSecond over the whole run, two decimals.
+	// +optional
+	RequestsPerSecond string `json:"requestsPerSecond,omitempty"`
+	// p95 of the scenario's request durations, e.g. 11ms.
+	// +optional
+	P95 string `json:"p95,omitempty"`
 }
 
 // RequestCounts: accepted and dropped requests, as every seed reports them.
@@ -192,6 +293,13 @@ type Throughput struct {
 	DataSentBytes int64 `json:"dataSentBytes,omitempty"`
 	// +optional
 	DataReceivedBytes int64 `json:"dataReceivedBytes,omitempty"`
+	// receivedMbps and sentMbps are the data rates in megabits per second over the measured span,
+	// two decimals: payloads and protocol headers, as k6's data_received and data_sent count them
+	// (for large payloads close to seed 004's goodput).
+	// +optional
+	ReceivedMbps string `json:"receivedMbps,omitempty"`
+	// +optional
+	SentMbps string `json:"sentMbps,omitempty"`
 }
 
 // Latency holds durations like 11ms or 1.25s, and the shares seed 001 reports.
@@ -213,6 +321,20 @@ type Latency struct {
 type CheckCounts struct {
 	Passed int64 `json:"passed"`
 	Failed int64 `json:"failed"`
+	// byName has each check's counts, at most 64, sorted by name.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	ByName []NamedCheck `json:"byName,omitempty"`
+}
+
+// NamedCheck is one k6 check, by name (and group, for checks in a group).
+type NamedCheck struct {
+	Name string `json:"name"`
+	// +optional
+	Group  string `json:"group,omitempty"`
+	Passed int64  `json:"passed"`
+	Failed int64  `json:"failed"`
 }
 
 // ThresholdResult is one global threshold on the merged data.

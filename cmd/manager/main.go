@@ -85,10 +85,10 @@ func main() {
 		log.Error(err, "creating clientset")
 		os.Exit(1)
 	}
-	var api testrun.RunnerAPI = testrun.NewDirectRunnerAPI()
+	api := testrun.NewDirectRunnerAPI()
 	if runnerAccess == "proxy" || (runnerAccess == "auto" && os.Getenv("KUBERNETES_SERVICE_HOST") == "") {
 		// Outside the cluster pod IPs are usually unreachable; the API server's proxy is not.
-		api = &testrun.ProxyRunnerAPI{REST: clientset.CoreV1().RESTClient()}
+		api = testrun.NewProxyRunnerAPI(clientset.CoreV1().RESTClient())
 	}
 	if err := testrun.New(mgr, testrun.Options{
 		RunnerAPI:         api,

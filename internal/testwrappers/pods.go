@@ -44,6 +44,13 @@ func (w *PodWrapper) Terminated(exit int32, reason string) *PodWrapper {
 	return w
 }
 
+// TerminationMessage sets the ended container's termination message, as the kubelet fills it
+// from the log's end with FallbackToLogsOnError.
+func (w *PodWrapper) TerminationMessage(msg string) *PodWrapper {
+	w.Status.ContainerStatuses[0].State.Terminated.Message = msg
+	return w
+}
+
 // InitFailed ends the pod Failed in its init container, before the main container ran.
 func (w *PodWrapper) InitFailed(container string, exit int32, message string) *PodWrapper {
 	w.Status.Phase = corev1.PodFailed

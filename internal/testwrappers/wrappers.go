@@ -36,9 +36,19 @@ func MakeTestRun(name, namespace string) *TestRunWrapper {
 func (w *TestRunWrapper) Obj() *v1alpha1.TestRun { return &w.TestRun }
 
 func (w *TestRunWrapper) Type(t v1alpha1.TestType) *TestRunWrapper { w.Spec.Type = t; return w }
-func (w *TestRunWrapper) Profile(p string) *TestRunWrapper         { w.Spec.Profile = p; return w }
-func (w *TestRunWrapper) Parallelism(n int32) *TestRunWrapper      { w.Spec.Parallelism = n; return w }
-func (w *TestRunWrapper) Arguments(a string) *TestRunWrapper       { w.Spec.Arguments = a; return w }
+
+// Annotation sets a metadata annotation.
+func (w *TestRunWrapper) Annotation(k, v string) *TestRunWrapper {
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[k] = v
+	return w
+}
+
+func (w *TestRunWrapper) Profile(p string) *TestRunWrapper    { w.Spec.Profile = p; return w }
+func (w *TestRunWrapper) Parallelism(n int32) *TestRunWrapper { w.Spec.Parallelism = n; return w }
+func (w *TestRunWrapper) Arguments(a string) *TestRunWrapper  { w.Spec.Arguments = a; return w }
 
 // Components replaces the target with these components.
 func (w *TestRunWrapper) Components(c ...v1alpha1.Component) *TestRunWrapper {
@@ -241,5 +251,11 @@ func (w *CapacityPlanWrapper) Parallel(n int32) *CapacityPlanWrapper {
 
 func (w *CapacityPlanWrapper) FailurePolicy(p string) *CapacityPlanWrapper {
 	w.Spec.FailurePolicy = p
+	return w
+}
+
+// SweepComponentField adds a dimension that varies a component's field (tls).
+func (w *CapacityPlanWrapper) SweepComponentField(component, field string, values ...string) *CapacityPlanWrapper {
+	w.Spec.Sweep = append(w.Spec.Sweep, v1alpha1.SweepDimension{Component: component, Field: field, Values: values})
 	return w
 }

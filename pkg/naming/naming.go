@@ -21,6 +21,8 @@ const (
 	RoleRunner        = "runner"
 	RoleTarget        = "target"
 	RoleScript        = "script"
+	RolePreflight     = "preflight"
+	RoleResults       = "results"
 	maxDNSLabelLength = 63
 )
 
@@ -49,9 +51,19 @@ func RunnerJob(testRun string, i int) string {
 	return withSuffix(testRun, fmt.Sprintf("-runner-%d", i), maxDNSLabelLength)
 }
 
+// PreflightJob names the Job that checks a TestRun's script before anything is provisioned.
+func PreflightJob(testRun string) string {
+	return withSuffix(testRun, "-preflight", maxDNSLabelLength)
+}
+
 // ScriptConfigMap names the ConfigMap holding an inline script and the generated k6 config.
 func ScriptConfigMap(testRun string) string {
 	return withSuffix(testRun, "-script", 253)
+}
+
+// ResultConfigMap names the ConfigMap holding a TestRun's full merged result.
+func ResultConfigMap(testRun string) string {
+	return withSuffix(testRun, "-results", 253)
 }
 
 // TargetNamespace names the namespace a TestRun's target is provisioned in.

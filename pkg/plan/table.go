@@ -37,6 +37,7 @@ func fillRow(row *v1alpha1.CapacityRow, st *v1alpha1.TestRunStatus) {
 		}
 		if r.Throughput != nil {
 			row.RequestsPerSecond = r.Throughput.RequestsPerSecond
+			row.ReceivedMbps, row.SentMbps = r.Throughput.ReceivedMbps, r.Throughput.SentMbps
 		}
 		if r.Latency != nil {
 			row.Latency = r.Latency.DeepCopy()

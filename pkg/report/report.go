@@ -15,6 +15,9 @@ import (
 // target, is taken to be the limit.
 const GeneratorCPUBound = 0.9
 
+// maxWarnings bounds results.warnings, as the API does.
+const maxWarnings = 16
+
 // Outcome is what a finished run writes into status.
 type Outcome struct {
 	Results              *v1alpha1.Results
@@ -23,6 +26,8 @@ type Outcome struct {
 	GeneratorBoundReason string
 	// FailedThresholds lists the thresholds that did not hold, for the condition message.
 	FailedThresholds []string
+	// K6Summary is the full merged result in k6's summary shape.
+	K6Summary K6Summary
 }
 
 // Build maps a merged summary onto status. expectedRunners is the TestRun's parallelism: fewer
@@ -38,29 +43,26 @@ func Build(s *results.Summary, thresholds map[string]v1alpha1.ThresholdList, exp
 	}
 	r.Partial = !s.Complete || final < expectedRunners
 
-	total := counter(s, "http_reqs")
-	failed := uint64(0)
-	if m := s.Metrics["http_req_failed"]; m != nil {
-		failed = m.Stats.Passes
-	}
+	req := requestsOf(s)
+	r.Protocol = req.protocol
 	r.Requests = &v1alpha1.RequestCounts{
-		Total:          int64(total),
-		Accepted:       int64(total) - int64(failed),
-		Dropped:        int64(failed),
-		DroppedPercent: percent(float64(failed), total),
+		Total:          int64(req.total),
+		Accepted:       int64(req.total) - int64(req.failed),
+		Dropped:        int64(req.failed),
+		DroppedPercent: percent(float64(req.failed), req.total),
 	}
 	droppedIterations := counter(s, "dropped_iterations")
 	r.Iterations = &v1alpha1.IterationCounts{Total: int64(counter(s, "iterations")), Dropped: int64(droppedIterations)}
-	rate := 0.0
-	if m := s.Metrics["http_reqs"]; m != nil {
-		rate = m.Stats.Rate
-	}
 	r.Throughput = &v1alpha1.Throughput{
-		RequestsPerSecond: fmt.Sprintf("%.2f", rate),
+		RequestsPerSecond: fmt.Sprintf("%.2f", req.rate),
 		DataSentBytes:     int64(counter(s, "data_sent")),
 		DataReceivedBytes: int64(counter(s, "data_received")),
 	}
-	if m := s.Metrics["http_req_duration"]; m != nil && m.Stats.Count > 0 {
+	if sec := s.Duration.Seconds(); sec > 0 {
+		r.Throughput.ReceivedMbps = fmt.Sprintf("%.2f", float64(counter(s, "data_received"))*8/1e6/sec)
+		r.Throughput.SentMbps = fmt.Sprintf("%.2f", float64(counter(s, "data_sent"))*8/1e6/sec)
+	}
+	if m := req.duration; m != nil && m.Stats.Count > 0 {
 		st := m.Stats
 		r.Latency = &v1alpha1.Latency{
 			Min: Millis(st.Min), Avg: Millis(st.Avg), P50: Millis(st.Med), P90: Millis(st.P90),
@@ -69,11 +71,16 @@ func Build(s *results.Summary, thresholds map[string]v1alpha1.ThresholdList, exp
 			BelowAveragePercent: fmt.Sprintf("%.1f", st.BelowAvgPercent),
 		}
 	}
-	if len(s.Checks) > 0 {
-		r.Checks = &v1alpha1.CheckCounts{}
-		for _, c := range s.Checks {
-			r.Checks.Passed += int64(c.Passes)
-			r.Checks.Failed += int64(c.Fails)
+	r.Checks = checkCounts(s)
+	var omitted int
+	r.Metrics, omitted = metricRows(s)
+	if omitted > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d more metrics are not listed in status (at most %d are)", omitted, maxMetrics))
+	}
+	r.Scenarios = scenarioRows(s, req)
+	for _, o := range s.Overflows {
+		if len(r.Warnings) < maxWarnings {
+			r.Warnings = append(r.Warnings, o.Message())
 		}
 	}
 
@@ -94,6 +101,8 @@ func Build(s *results.Summary, thresholds map[string]v1alpha1.ThresholdList, exp
 			out.FailedThresholds = append(out.FailedThresholds, fmt.Sprintf("%s %s (was %g)", t.Metric, t.Expression, round(t.Value)))
 		}
 	}
+
+	out.K6Summary = BuildK6Summary(s, evaluated)
 
 	var reasons []string
 	if droppedIterations > 0 {

@@ -31,6 +31,7 @@ type Collector struct {
 	metrics     map[string]*collectedMetric
 	cpu         []float64 // CPU seconds per window slot
 	overflow    uint64
+	overflows   []Overflow
 }
 
 type collectedMetric struct {
@@ -82,12 +83,38 @@ func (c *Collector) Series(name string, typ MetricType, contains string, tags ma
 	if len(m.series) >= c.cfg.MaxSeriesPerMetric {
 		if m.overflow == nil {
 			m.overflow = &CollectedSeries{c: c, typ: m.typ, tags: map[string]string{"_overflow": "true"}, overflow: true}
+			c.overflows = append(c.overflows, Overflow{Metric: name, Tag: mostVaried(m.series, tags), Series: c.cfg.MaxSeriesPerMetric})
 		}
 		return m.overflow
 	}
 	s := &CollectedSeries{c: c, typ: m.typ, tags: tags}
 	m.series[key] = s
 	return s
+}
+
+// mostVaried is the tag key with the most distinct values among a metric's series and the
+// combination that overflowed: the tag to blame for the overflow.
+func mostVaried(series map[string]*CollectedSeries, extra map[string]string) string {
+	values := map[string]map[string]bool{}
+	count := func(tags map[string]string) {
+		for k, v := range tags {
+			if values[k] == nil {
+				values[k] = map[string]bool{}
+			}
+			values[k][v] = true
+		}
+	}
+	for _, s := range series {
+		count(s.tags)
+	}
+	count(extra)
+	best, most := "", 0
+	for k, vs := range values {
+		if len(vs) > most || (len(vs) == most && k < best) {
+			best, most = k, len(vs)
+		}
+	}
+	return best
 }
 
 // slot returns the window slot for unix-ns time t, coarsening first if t
@@ -172,6 +199,7 @@ func (c *Collector) Envelope(end time.Time) Envelope {
 		WindowNanos:     c.windowNanos,
 		Accuracy:        RelativeAccuracy,
 		OverflowSamples: c.overflow,
+		Overflows:       c.overflows,
 	}
 	names := make([]string, 0, len(c.metrics))
 	for n := range c.metrics {

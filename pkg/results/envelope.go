@@ -78,6 +78,26 @@ type Envelope struct {
 	// OverflowSamples counts samples folded into an "_overflow" series
 	// because a metric hit the runner's series limit.
 	OverflowSamples uint64 `json:"overflow,omitempty"`
+	// Overflows names, per metric that hit the limit, the tag whose many values did it.
+	Overflows []Overflow `json:"overflows,omitempty"`
+	// Tags are the tag keys this runner split series by: KeptTags plus those thresholds name.
+	Tags []string `json:"tags,omitempty"`
+}
+
+// Overflow says which tag of a metric had more values than the runner keeps series for.
+type Overflow struct {
+	Metric string `json:"metric"`
+	// Tag has the most distinct values among the metric's series when the limit was hit.
+	Tag string `json:"tag"`
+	// Series is the limit: tag combinations kept before samples fold into "_overflow".
+	Series int `json:"series"`
+}
+
+// Message tells the user what overflowed and what to change.
+func (o Overflow) Message() string {
+	return fmt.Sprintf("metric %s had more than %d tag combinations, most of them from tag %q: samples beyond are "+
+		"counted in totals but not in sub-metrics; give such requests a fixed name tag (e.g. tags: {name: 'orders'}) "+
+		"or drop %q from the thresholds", o.Metric, o.Series, o.Tag, o.Tag)
 }
 
 // Metric is one k6 metric, split into series by the kept tags.
@@ -464,6 +484,11 @@ func sortedTagKey(tags map[string]string) string {
 
 // LivePath is where a runner serves its envelope so far, in Encode's form, while the load runs.
 const LivePath = "/v1/fleetbench/envelope"
+
+// ReleasePath ends a runner started with --linger once the operator ran teardown() through
+// k6's REST API: POST makes the runner interrupt itself once, as Ctrl+C would, and k6 then
+// flushes its outputs and exits. (k6's REST API cannot end a linger.)
+const ReleasePath = "/v1/fleetbench/release"
 
 // AbortThreshold is a threshold whose failure ends the whole test, as k6's abortOnFail does.
 type AbortThreshold struct {

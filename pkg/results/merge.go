@@ -7,19 +7,23 @@ import (
 	"time"
 )
 
-// KeptTags are the tags runners split series by. Everything else (URLs,
-// names, exact status codes) is dropped so series stay few and bounded.
-// status_class is derived from k6's status tag: "2xx".."5xx", or "error"
-// for status 0 (the request failed before a response).
+// KeptTags are the tags runners always split series by. Other tags (URLs, names, exact status
+// codes) are kept only when a threshold names them, so series stay few and bounded.
+// status_class is derived from k6's status tag: "2xx".."5xx", or "error" for status 0 (the
+// request failed before a response).
 var KeptTags = []string{"scenario", "expected_response", "status_class", "check", "group"}
 
-var keptTagNames = func() map[string]struct{} {
-	m := map[string]struct{}{}
-	for _, t := range KeptTags {
-		m[t] = struct{}{}
-	}
-	return m
-}()
+// BuiltinMetrics are k6 v2's built-in metrics and their types: k6 registers them before a
+// script runs, so a threshold on one that got no samples is judged on an empty sink.
+var BuiltinMetrics = map[string]MetricType{
+	"vus": Gauge, "vus_max": Gauge, "iterations": Counter, "iteration_duration": Trend,
+	"dropped_iterations": Counter, "checks": Rate, "group_duration": Trend, "data_sent": Counter,
+	"data_received": Counter, "http_reqs": Counter, "http_req_failed": Rate, "http_req_duration": Trend,
+	"http_req_blocked": Trend, "http_req_connecting": Trend, "http_req_tls_handshaking": Trend,
+	"http_req_sending": Trend, "http_req_waiting": Trend, "http_req_receiving": Trend,
+	"ws_sessions": Counter, "ws_msgs_sent": Counter, "ws_msgs_received": Counter, "ws_ping": Trend,
+	"ws_session_duration": Trend, "ws_connecting": Trend, "grpc_req_duration": Trend,
+}
 
 // Summary is the merged view of N runners.
 type Summary struct {
@@ -38,6 +42,9 @@ type Summary struct {
 	// Thresholds holds the scripts' own thresholds evaluated on merged data.
 	Thresholds      []ThresholdResult `json:"thresholds,omitempty"`
 	OverflowSamples uint64            `json:"overflowSamples,omitempty"`
+	Overflows       []Overflow        `json:"overflows,omitempty"`
+	// Tags are the tag keys every runner split series by; a threshold on another tag cannot be judged.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // RunnerInfo describes one merged envelope.
@@ -61,7 +68,6 @@ type MetricSummary struct {
 	Stats    Stats           `json:"stats"`
 	Series   []SeriesSummary `json:"series"`
 	Windows  []WindowStats   `json:"windows,omitempty"`
-	tagKeys  map[string]bool
 }
 
 // SeriesSummary is one tag combination merged over all runners.
@@ -139,11 +145,15 @@ func ComputeStats(typ MetricType, a *Agg, seconds float64) Stats {
 	return s
 }
 
-// combineRunners adds b, the data of another runner, into a. Gauges are
-// summed over runners (fleet-wide VUs is the sum of each runner's VUs);
-// everything else merges as if all samples came from one runner.
-func combineRunners(typ MetricType, a *Agg, b Agg) {
-	if typ != Gauge || a.Count == 0 {
+// fleetGauges measure each runner's own share, so the fleet's value is their sum (fleet-wide
+// VUs is the sum of each runner's VUs). Any other gauge (a script's own) is one quantity every
+// runner observes: its latest value wins, as in one k6.
+var fleetGauges = map[string]bool{"vus": true, "vus_max": true}
+
+// combineRunners adds b, the data of another runner, into a: fleet gauges are summed over
+// runners; everything else merges as if all samples came from one runner.
+func combineRunners(name string, typ MetricType, a *Agg, b Agg) {
+	if typ != Gauge || !fleetGauges[name] || a.Count == 0 {
 		a.Merge(b)
 		return
 	}
@@ -188,6 +198,8 @@ func Merge(envs ...Envelope) (Summary, error) {
 		s.Accuracy = max(s.Accuracy, e.Accuracy)
 		s.Complete = s.Complete && e.Final
 		s.OverflowSamples += e.OverflowSamples
+		s.Overflows = appendOverflows(s.Overflows, e.Overflows)
+		s.Tags = commonTags(s.Tags, e.Tags, i == 0)
 	}
 	s.Start, s.End = time.Unix(0, start), time.Unix(0, end)
 	s.Duration = s.End.Sub(s.Start)
@@ -214,7 +226,7 @@ func Merge(envs ...Envelope) (Summary, error) {
 			acc := accs[em.Name]
 			if acc == nil {
 				acc = &metricAcc{
-					m:       &MetricSummary{Name: em.Name, Type: em.Type, Contains: em.Contains, tagKeys: map[string]bool{}},
+					m:       &MetricSummary{Name: em.Name, Type: em.Type, Contains: em.Contains},
 					series:  map[string]*seriesAcc{},
 					windows: map[int64]*Agg{},
 				}
@@ -234,22 +246,19 @@ func Merge(envs ...Envelope) (Summary, error) {
 				if sa == nil {
 					sa = &seriesAcc{tags: es.Tags, windows: map[int64]*Agg{}}
 					acc.series[key] = sa
-					for k := range es.Tags {
-						acc.m.tagKeys[k] = true
-					}
 				}
-				combineRunners(em.Type, &sa.total, es.Total)
+				combineRunners(em.Name, em.Type, &sa.total, es.Total)
 				runnerTotal.Merge(es.Total)
 				for wi := range es.Windows {
 					w := &es.Windows[wi]
 					k := rekey(e, w.Key)
-					combineRunners(em.Type, aggAt(sa.windows, k), w.Agg)
+					combineRunners(em.Name, em.Type, aggAt(sa.windows, k), w.Agg)
 					aggAt(runnerWindows, k).Merge(w.Agg)
 				}
 			}
-			combineRunners(em.Type, &acc.total, runnerTotal)
+			combineRunners(em.Name, em.Type, &acc.total, runnerTotal)
 			for k, w := range runnerWindows {
-				combineRunners(em.Type, aggAt(acc.windows, k), *w)
+				combineRunners(em.Name, em.Type, aggAt(acc.windows, k), *w)
 			}
 		}
 	}
@@ -284,6 +293,38 @@ func Merge(envs ...Envelope) (Summary, error) {
 		}
 	}
 	return s, nil
+}
+
+// appendOverflows adds the overflows of one runner, one per metric.
+func appendOverflows(all, more []Overflow) []Overflow {
+	for _, o := range more {
+		seen := false
+		for _, a := range all {
+			seen = seen || a.Metric == o.Metric
+		}
+		if !seen {
+			all = append(all, o)
+		}
+	}
+	return all
+}
+
+// commonTags is the intersection of the runners' tag keys; an envelope that does not list its
+// tags (an older runner) kept KeptTags.
+func commonTags(common, tags []string, first bool) []string {
+	if len(tags) == 0 {
+		tags = KeptTags
+	}
+	if first {
+		return append([]string(nil), tags...)
+	}
+	var out []string
+	for _, t := range common {
+		if contains(tags, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // windowStats turns window aggregates into stats; a counter's rate uses the

@@ -286,3 +286,59 @@ func TestMergeSmallEnvelopes(t *testing.T) {
 		t.Error("empty merge succeeded")
 	}
 }
+
+// TestEmptyMetricsAreJudgedAsK6Does: k6 v2.2.0 judges a threshold on a metric or sub-metric
+// with no samples on its empty sink (zeros), except a rate, whose value is missing and passes.
+func TestEmptyMetricsAreJudgedAsK6Does(t *testing.T) {
+	s, err := Merge(smallEnvelope("a", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		key, expr     string
+		passed, empty bool
+	}{
+		{"http_req_duration{scenario:none}", "p(95)<500", true, false},
+		{"http_req_duration{scenario:none}", "avg>0", false, false},
+		{"http_reqs{scenario:none}", "count>0", false, false},
+		{"http_reqs{scenario:none}", "count<1", true, false},
+		{"http_reqs{scenario:none}", "rate<1", true, false},
+		{"http_reqs{scenario:none}", "rate>0", false, false},
+		{"http_req_failed", "rate<0.01", true, true}, // built in, no samples: a Rate has no value
+		{"checks{scenario:none}", "rate>0.99", true, true},
+		{"ws_sessions", "count>0", false, false}, // built in, never emitted: a Counter's 0
+		{"vus{scenario:none}", "value>0", false, false},
+		{"errors", "count<1", true, false}, // custom, never emitted: k6 judges it on 0
+		{"errors", "rate<0.1", true, true},
+		{"time_lapse", "p(90)<100", true, false},
+	} {
+		r := s.EvaluateThresholds(map[string][]string{tc.key: {tc.expr}})[0]
+		if r.Error != "" || r.Passed != tc.passed || r.Skipped != tc.empty || r.Value != 0 {
+			t.Errorf("%s %s = %+v, want passed=%v skipped=%v value 0", tc.key, tc.expr, r, tc.passed, tc.empty)
+		}
+	}
+}
+
+// A script's own gauge is one quantity every runner observes: the fleet's value is the latest
+// one, as one k6 shows it; vus stays the sum of the runners' VUs.
+func TestCustomGaugesKeepTheLatestValue(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	runner := func(name string, at time.Duration, catalog, vus float64) Envelope {
+		c := NewCollector(DefaultCollectorConfig, start)
+		c.Series("catalog_size", Gauge, "", nil).Add(start.Add(at).UnixNano(), catalog)
+		c.Series("vus", Gauge, "", nil).Add(start.Add(at).UnixNano(), vus)
+		e := c.Envelope(start.Add(10 * time.Second))
+		e.Runner, e.Final = name, true
+		return e
+	}
+	s, err := Merge(runner("a", time.Second, 25, 3), runner("b", 2*time.Second, 26, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Metrics["catalog_size"].Stats.Value; got != 26 {
+		t.Errorf("catalog_size = %g, want the latest value 26", got)
+	}
+	if got := s.Metrics["vus"].Stats.Value; got != 7 {
+		t.Errorf("vus = %g, want the fleet's 3+4", got)
+	}
+}

@@ -2,6 +2,7 @@ package runners
 
 import (
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 const (
@@ -101,6 +103,14 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		// stays flat for hours. Abort-on-fail across the fleet needs live merged evaluation.
 		"--no-thresholds",
 	}
+	if OnceForTheFleet(n) {
+		// setup() and teardown() run once for the whole fleet, on runner 0 through k6's REST
+		// API; runner 0 lingers after its load so teardown() can run once every runner ended.
+		args = append(args, "--no-setup", "--no-teardown")
+		if i == 0 {
+			args = append(args, "--linger")
+		}
+	}
 	if opts.HasConfig {
 		args = append(args, "--config", configDir+"/"+ConfigKey)
 	}
@@ -115,6 +125,10 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		{Name: "FLEETBENCH_RUNNER_INDEX", Value: strconv.Itoa(i)},
 		{Name: "FLEETBENCH_RUNNERS", Value: strconv.Itoa(n)},
 		{Name: "K6_FLEETBENCH_LIVE", Value: ":" + strconv.Itoa(LivePort)},
+	}
+	if tags := ThresholdTags(spec.Thresholds); len(tags) > 0 {
+		// The runner splits series by these too, so spec thresholds on sub-metrics can be judged.
+		env = append(env, corev1.EnvVar{Name: "K6_FLEETBENCH_TAGS", Value: strings.Join(tags, ",")})
 	}
 	if WarmUp(spec) != "" {
 		env = append(env, corev1.EnvVar{Name: "K6_FLEETBENCH_EXCLUDE_SCENARIOS", Value: WarmUpScenario})
@@ -229,6 +243,10 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	return job
 }
 
+// OnceForTheFleet says whether the operator runs setup() and teardown() itself: with more than
+// one runner, each k6 would otherwise run them for its share.
+func OnceForTheFleet(runners int) bool { return runners > 1 }
+
 // RunnerLabels select every runner of a TestRun.
 func RunnerLabels(tr *v1alpha1.TestRun) map[string]string {
 	return map[string]string{
@@ -335,4 +353,25 @@ func targetAddrs(env []corev1.EnvVar) []string {
 		}
 	}
 	return addrs
+}
+
+// ThresholdTags are the tag keys the thresholds' sub-metrics filter on, sorted, e.g. name for
+// http_req_duration{name:home}.
+func ThresholdTags(thresholds map[string]v1alpha1.ThresholdList) []string {
+	seen := map[string]bool{}
+	var tags []string
+	for key := range thresholds {
+		_, filter, err := results.ParseMetricSelector(key)
+		if err != nil {
+			continue // admission refuses malformed keys
+		}
+		for tag := range filter {
+			if !seen[tag] {
+				seen[tag] = true
+				tags = append(tags, tag)
+			}
+		}
+	}
+	sort.Strings(tags)
+	return tags
 }

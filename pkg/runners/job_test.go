@@ -132,6 +132,24 @@ func TestRunnersKeepNoSamplesAndJudgeNoShare(t *testing.T) {
 	}
 }
 
+// Spec thresholds on sub-metrics tell the runners which tags to split series by.
+func TestRunnersKeepTheTagsSpecThresholdsName(t *testing.T) {
+	tr := tw.MakeTestRun("tags", "ns").Devices(10, "10s").Duration("1m").
+		Threshold("http_req_duration{name:home,status:200}", "p(95)<500").
+		Threshold("http_reqs{team:a}", "count>0").
+		Threshold("http_req_failed", "rate<0.01").Obj()
+	env := Job(tr, 0, 1, JobOptions{}).Spec.Template.Spec.Containers[0].Env
+	var got string
+	for _, e := range env {
+		if e.Name == "K6_FLEETBENCH_TAGS" {
+			got = e.Value
+		}
+	}
+	if got != "name,status,team" {
+		t.Errorf("K6_FLEETBENCH_TAGS = %q, want name,status,team", got)
+	}
+}
+
 func TestRunnersWaitUntilTheyReachTheTarget(t *testing.T) {
 	tr := tw.MakeTestRun("stab", "team").Obj()
 	env := []corev1.EnvVar{
@@ -156,5 +174,20 @@ func TestRunnersWaitUntilTheyReachTheTarget(t *testing.T) {
 		TargetEnv: []corev1.EnvVar{{Name: "TARGET_URL", Value: "http://api.example.svc:8080"}}})
 	if n := len(external.Spec.Template.Spec.InitContainers); n != 0 {
 		t.Errorf("external target: %d init containers, want none", n)
+	}
+}
+
+// With several runners setup() and teardown() are the operator's, once for the fleet, and
+// runner 0 lingers for teardown(); one runner runs both itself, as plain k6 does.
+func TestSetupAndTeardownOnceForTheFleet(t *testing.T) {
+	tr := tw.MakeTestRun("fleet", "ns").Devices(30, "10s").Duration("1m").Obj()
+	for _, tc := range []struct {
+		i, n         int
+		noSetup, lin bool
+	}{{0, 1, false, false}, {0, 3, true, true}, {2, 3, true, false}} {
+		args := strings.Join(Job(tr, tc.i, tc.n, JobOptions{}).Spec.Template.Spec.Containers[0].Args, " ")
+		if strings.Contains(args, "--no-setup --no-teardown") != tc.noSetup || strings.Contains(args, "--linger") != tc.lin {
+			t.Errorf("runner %d of %d: args %q", tc.i, tc.n, args)
+		}
 	}
 }

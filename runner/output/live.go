@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"fleetbench.dev/fleetbench/pkg/results"
@@ -25,9 +26,20 @@ func (o *Output) serveLive() error {
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write(b) //nolint:errcheck // the reader retries on its next evaluation
 	})
+	mux.HandleFunc("POST "+results.ReleasePath, func(w http.ResponseWriter, _ *http.Request) {
+		o.releaseOnce.Do(o.release)
+		w.WriteHeader(http.StatusAccepted)
+	})
 	o.live = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go o.live.Serve(ln) //nolint:errcheck // ErrServerClosed once stopped
 	return nil
+}
+
+// interruptSelf sends this process SIGINT: k6 ends a linger on it (a second one would kill).
+func interruptSelf() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Signal(os.Interrupt)
+	}
 }
 
 func (o *Output) stopLive() {

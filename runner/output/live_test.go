@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,4 +97,41 @@ func startedWithRequests(t *testing.T, env map[string]string, stdout *bytes.Buff
 			Time: now.Add(time.Duration(i) * time.Millisecond), Value: 1}})
 	}
 	return o
+}
+
+// TestReleaseEndsTheLingerOnce: the operator's POST after teardown interrupts the runner once,
+// however often it is repeated (a second interrupt would kill k6 before it flushes).
+func TestReleaseEndsTheLingerOnce(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_LIVE": addr}, StdOut: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var released atomic.Int32
+	o.release = func() { released.Add(1) }
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	for range 2 {
+		resp, err := client.Post("http://"+addr+results.ReleasePath, "text/plain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Errorf("release answered %d", resp.StatusCode)
+		}
+	}
+	if err := o.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := released.Load(); n != 1 {
+		t.Errorf("released %d times, want once", n)
+	}
 }

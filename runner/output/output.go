@@ -13,6 +13,8 @@
 //	K6_FLEETBENCH_RUNNER       runner name, default $POD_NAME or the host name
 //	K6_FLEETBENCH_EXCLUDE_SCENARIOS  comma-separated scenarios whose samples are not counted (a warm-up)
 //	K6_FLEETBENCH_LIVE         serve the envelope so far at this address (e.g. :6566), path results.LivePath
+//	K6_FLEETBENCH_TAGS         comma-separated tags to split series by besides results.KeptTags (the
+//	                           operator passes those its thresholds name; the script's are added)
 package output
 
 import (
@@ -51,6 +53,8 @@ type Config struct {
 	Live string
 	// Exclude are scenarios whose samples are dropped, e.g. a benchmark's warm-up.
 	Exclude map[string]bool
+	// Tags are tags to keep besides results.KeptTags.
+	Tags []string
 }
 
 // ConfigFromEnv reads the K6_FLEETBENCH_* variables.
@@ -60,6 +64,11 @@ func ConfigFromEnv(env map[string]string) (Config, error) {
 	for _, sc := range strings.Split(env["K6_FLEETBENCH_EXCLUDE_SCENARIOS"], ",") {
 		if sc = strings.TrimSpace(sc); sc != "" {
 			c.Exclude[sc] = true
+		}
+	}
+	for _, tag := range strings.Split(env["K6_FLEETBENCH_TAGS"], ",") {
+		if tag = strings.TrimSpace(tag); tag != "" {
+			c.Tags = append(c.Tags, tag)
 		}
 	}
 	durations := map[string]*time.Duration{"K6_FLEETBENCH_WINDOW": &c.Collector.Window, "K6_FLEETBENCH_CHECKPOINT": &c.Checkpoint}
@@ -106,9 +115,14 @@ type Output struct {
 	thresholds map[string][]string
 	// abortOnFail are the script's abortOnFail thresholds, judged by the operator fleet-wide.
 	abortOnFail []results.AbortThreshold
-	cpu         cpuMeter
-	stopped     bool
-	live        *http.Server
+	// keep are the tag keys series are split by: the defaults and every tag a threshold names.
+	keep    map[string]bool
+	cpu     cpuMeter
+	stopped bool
+	live    *http.Server
+	// release ends a linger (ReleasePath), once; replaceable in tests.
+	release     func()
+	releaseOnce sync.Once
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -129,7 +143,11 @@ func New(p output.Params) (*Output, error) {
 	if w == nil {
 		w = os.Stdout
 	}
-	return &Output{cfg: cfg, stdout: w, now: time.Now, done: make(chan struct{})}, nil
+	o := &Output{cfg: cfg, stdout: w, now: time.Now, done: make(chan struct{}), keep: map[string]bool{}, release: interruptSelf}
+	for _, tag := range append(append([]string(nil), results.KeptTags...), cfg.Tags...) {
+		o.keep[tag] = true
+	}
+	return o, nil
 }
 
 // Description is shown in k6's banner.
@@ -143,6 +161,12 @@ func (o *Output) SetThresholds(th map[string]metrics.Thresholds) {
 	o.thresholds = map[string][]string{}
 	o.abortOnFail = nil
 	for key, t := range th {
+		// k6 validated the keys; a sub-metric's tags must be split by so it can be judged.
+		if _, filter, err := results.ParseMetricSelector(key); err == nil {
+			for tag := range filter {
+				o.keep[tag] = true
+			}
+		}
 		for _, x := range t.Thresholds {
 			o.thresholds[key] = append(o.thresholds[key], x.Source)
 			if x.AbortOnFail {
@@ -234,7 +258,7 @@ func (o *Output) AddMetricSamples(containers []metrics.SampleContainer) {
 				if len(o.cache) >= maxCachedSeries {
 					clear(o.cache)
 				}
-				series = o.collector.Series(s.Metric.Name, metricType(s.Metric.Type), contains(s.Metric.Contains), keptTags(s.Tags))
+				series = o.collector.Series(s.Metric.Name, metricType(s.Metric.Type), contains(s.Metric.Contains), o.keptTags(s.Metric.Name, s.Tags))
 				o.cache[s.TimeSeries] = series
 			}
 			series.Add(s.Time.UnixNano(), s.Value)
@@ -285,6 +309,10 @@ func (o *Output) encode(final bool, testErr error) []byte {
 	e.Final = final
 	e.Thresholds = o.thresholds
 	e.AbortOnFail = o.abortOnFail
+	for tag := range o.keep {
+		e.Tags = append(e.Tags, tag)
+	}
+	sort.Strings(e.Tags)
 	if testErr != nil {
 		e.Aborted, e.Error = true, testErr.Error()
 	}
@@ -321,19 +349,24 @@ func contains(v metrics.ValueType) string {
 	return ""
 }
 
-// keptTags reduces k6's tags to the few fleetbench splits by.
-func keptTags(ts *metrics.TagSet) map[string]string {
+// keptTags reduces k6's tags to those fleetbench splits by. An HTTP status becomes its class
+// unless a threshold names status; a gRPC status (a code 0..16, 0 is OK) is kept as it is.
+func (o *Output) keptTags(metric string, ts *metrics.TagSet) map[string]string {
 	out := map[string]string{}
 	if ts == nil {
 		return out
 	}
-	for _, k := range []string{"scenario", "expected_response", "check", "group"} {
-		if v, ok := ts.Get(k); ok && v != "" {
+	for k, v := range ts.Map() {
+		if v != "" && o.keep[k] {
 			out[k] = v
 		}
 	}
 	if v, ok := ts.Get("status"); ok && v != "" {
-		out["status_class"] = statusClass(v)
+		if strings.HasPrefix(metric, "grpc_") {
+			out["status"] = v
+		} else {
+			out["status_class"] = statusClass(v)
+		}
 	}
 	return out
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -26,29 +25,11 @@ func TestBenchmarkPlanFillsTheSizingTable(t *testing.T) {
 	template := tw.MakeTestRun("t", ns).Type(v1alpha1.TestTypeBenchmark).
 		Components(
 			v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer, Env: []corev1.EnvVar{{Name: "PROXY_PASS", Value: "$(TARGET_APP_URL)"}}},
-			v1alpha1.Component{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "fleetbench/sut:dev",
-				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-				Env:   []corev1.EnvVar{{Name: "WORKERS", Value: "16"}, {Name: "PUSH_DELAY", Value: "20ms"}},
-				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 2},
-			}).
+			sutComponent([]corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				corev1.EnvVar{Name: "WORKERS", Value: "16"}, corev1.EnvVar{Name: "PUSH_DELAY", Value: "20ms"})).
 		Devices(40, "10s").Iterations(10).Inline(devicePush).Parallelism(2).Obj()
 	plan := tw.MakeCapacityPlan("bench", ns, template, "C1").Sweep("app", "WORKERS", "1", "4").Obj()
-	if err := e.c.Create(e.ctx, plan); err != nil {
-		t.Fatal(err)
-	}
-	got := &v1alpha1.CapacityPlan{}
-	start := time.Now()
-	last := ""
-	e.eventually(t, "the plan to complete", 6*time.Minute, func() (bool, string) {
-		if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(plan), got); err != nil {
-			return false, err.Error()
-		}
-		if p := got.Status.Phase + " " + got.Status.Progress + " " + got.Status.Reason; p != last {
-			t.Logf("%6.1fs  %s: %s", time.Since(start).Seconds(), p, got.Status.Message)
-			last = p
-		}
-		return got.Status.Phase == v1alpha1.PlanSucceeded || got.Status.Phase == v1alpha1.PlanFailed, got.Status.Message
-	})
+	got := e.runPlan(t, plan, 6*time.Minute)
 	if got.Status.Phase != v1alpha1.PlanSucceeded || got.Status.Progress != "2/2" || len(got.Status.Table) != 2 {
 		t.Fatalf("plan %s %s with %d rows: %s", got.Status.Phase, got.Status.Progress, len(got.Status.Table), got.Status.Message)
 	}
@@ -74,4 +55,26 @@ func TestBenchmarkPlanFillsTheSizingTable(t *testing.T) {
 	if s := got.Status.Summary; len(s) != 1 || s[0].Passed != 2 || s[0].SafeMaxDevices == 0 {
 		t.Errorf("summary %+v", s)
 	}
+}
+
+// runPlan creates the plan and waits until it ends, logging each change of progress.
+func (e *env) runPlan(t *testing.T, plan *v1alpha1.CapacityPlan, timeout time.Duration) *v1alpha1.CapacityPlan {
+	t.Helper()
+	if err := e.c.Create(e.ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1alpha1.CapacityPlan{}
+	start := time.Now()
+	last := ""
+	e.eventually(t, "the plan to complete", timeout, func() (bool, string) {
+		if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(plan), got); err != nil {
+			return false, err.Error()
+		}
+		if p := got.Status.Phase + " " + got.Status.Progress + " " + got.Status.Reason; p != last {
+			t.Logf("%6.1fs  %s: %s", time.Since(start).Seconds(), p, got.Status.Message)
+			last = p
+		}
+		return got.Status.Phase == v1alpha1.PlanSucceeded || got.Status.Phase == v1alpha1.PlanFailed, got.Status.Message
+	})
+	return got
 }

@@ -157,15 +157,22 @@ func repoRoot(t *testing.T) string {
 // storedPushes is the sample backend's own count of pushes it stored in its database.
 func (e *env) storedPushes(t *testing.T, targetNS string) int64 {
 	t.Helper()
-	path := fmt.Sprintf("/api/v1/namespaces/%s/services/app:8080/proxy/metrics", targetNS)
-	body, err := e.cs.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(e.ctx)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	match := storedMetric.FindStringSubmatch(string(body))
+	body := e.appMetrics(t, targetNS)
+	match := storedMetric.FindStringSubmatch(body)
 	if match == nil {
 		t.Fatalf("no sut_pushes_stored_total in %s", body)
 	}
 	stored, _ := strconv.ParseInt(match[1], 10, 64)
 	return stored
+}
+
+// appMetrics is the sample backend's /metrics page, read through the API server.
+func (e *env) appMetrics(t *testing.T, targetNS string) string {
+	t.Helper()
+	path := fmt.Sprintf("/api/v1/namespaces/%s/services/app:8080/proxy/metrics", targetNS)
+	body, err := e.cs.CoreV1().RESTClient().Get().AbsPath(path).DoRaw(e.ctx)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return string(body)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
@@ -43,6 +44,9 @@ func TestClassifyRunner(t *testing.T) {
 		{name: "exit 105: SIGTERM reached k6", job: job, pod: runnerPod().Terminated(105, "Error"), want: runnerLost, says: "aborted from outside"},
 		{name: "exit 106: no REST API", job: job, pod: runnerPod().Terminated(106, "Error"), want: runnerFailed, says: "REST API"},
 		{name: "exit 107: script error", job: job, pod: runnerPod().Terminated(107, "Error"), want: runnerFailed, says: "script error"},
+		{name: "exit 107 says k6's error", job: job, want: runnerFailed,
+			pod:  runnerPod().Terminated(107, "Error").TerminationMessage(k6ScriptErrorLog),
+			says: "script error), reason Error: TypeError: Cannot read property 'id' of undefined or null at default (file:///fleetbench/script/test.js:7:20(12))"},
 		{name: "exit 108: test.abort()", job: job, pod: runnerPod().Terminated(108, "Error"), want: runnerFailed, says: "test.abort()"},
 		{name: "exit 109: k6 panicked", job: job, pod: runnerPod().Terminated(109, "Error"), want: runnerFailed, says: "panicked"},
 		{name: "exit 1: unknown error", job: job, pod: runnerPod().Terminated(1, "Error"), want: runnerFailed, says: "exited with code 1"},
@@ -139,5 +143,60 @@ func TestRunnerCounts(t *testing.T) {
 	}
 	if n := classify(rs).active(); n != 3 {
 		t.Errorf("active %d, want 3", n)
+	}
+}
+
+// k6ScriptErrorLog is the end of a runner log as the kubelet keeps it: k6's logfmt lines, the
+// error among them.
+const k6ScriptErrorLog = `time="2026-11-23T14:15:30Z" level=info msg="starting" source=console
+time="2026-11-23T14:15:31Z" level=error msg="TypeError: Cannot read property 'id' of undefined or null\n\tat default (file:///fleetbench/script/test.js:7:20(12))\n" executor=shared-iterations scenario=default
+`
+
+// The pre-flight's answer, read from its Job and pod alone.
+func TestJudgePreflight(t *testing.T) {
+	job := tw.MakeJob("check-preflight", "ns").Obj()
+	badSyntax := `time="2026-11-23T14:15:30Z" level=error msg="could not initialize 'test.js': could not load JS test 'file:///fleetbench/script/test.js': file:///fleetbench/script/test.js: Line 4:35 Unexpected token ; (and 2 more errors)"`
+	for _, tc := range []struct {
+		name    string
+		pods    []corev1.Pod
+		passed  bool
+		reason  string
+		says    string
+		waiting string
+	}{
+		{name: "no pod yet", waiting: "to be created"},
+		{name: "running", pods: []corev1.Pod{*runnerPod().Obj()}, waiting: "is running k6 inspect"},
+		{name: "loaded", pods: []corev1.Pod{*runnerPod().Terminated(0, "Completed").Obj()}, passed: true},
+		{name: "syntax error", pods: []corev1.Pod{*runnerPod().Terminated(107, "Error").TerminationMessage(badSyntax).Obj()},
+			reason: v1alpha1.ReasonScriptInvalid, says: "k6 could not load the script: could not initialize 'test.js'"},
+		{name: "bad options", pods: []corev1.Pod{*runnerPod().Terminated(104, "Error").Obj()}, reason: v1alpha1.ReasonScriptInvalid, says: "fix spec.script"},
+		{name: "image missing", pods: []corev1.Pod{*runnerPod().Waiting("ErrImageNeverPull", "not present").Obj()},
+			reason: v1alpha1.ReasonRunnerImageNotPresent, says: "ErrImageNeverPull"},
+		{name: "killed", pods: []corev1.Pod{*runnerPod().Terminated(137, "OOMKilled").Obj()}, reason: v1alpha1.ReasonRunnerFailedBeforeStart, says: "OOMKilled"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := judgePreflight(job, tc.pods)
+			if p.passed != tc.passed || p.failReason != tc.reason || !strings.Contains(p.failMessage+p.waiting, tc.says+tc.waiting) {
+				t.Errorf("got %+v, want passed=%v reason=%q saying %q%q", p, tc.passed, tc.reason, tc.says, tc.waiting)
+			}
+		})
+	}
+	if p := judgePreflight(job, []corev1.Pod{*runnerPod().Terminated(107, "Error").TerminationMessage(badSyntax).Obj()}); !strings.Contains(p.failMessage, "Line 4:35 Unexpected token") {
+		t.Errorf("the message must carry k6's line: %q", p.failMessage)
+	}
+}
+
+func TestExportsHandleSummary(t *testing.T) {
+	for script, want := range map[string]bool{
+		"export function handleSummary(data) { return {}; }":          true,
+		"export async function handleSummary(d) {}":                   true,
+		"export const handleSummary = (d) => ({});":                   true,
+		"function handleSummary(d) {}\nexport { handleSummary };":     true,
+		"export default function () {}":                               false,
+		"// handleSummary is not used\nexport default function () {}": false,
+	} {
+		if got := exportsHandleSummary(script); got != want {
+			t.Errorf("%q: %v, want %v", script, got, want)
+		}
 	}
 }

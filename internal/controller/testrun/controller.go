@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -171,8 +169,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, error) {
 	phases := []phaseFunc{
 		r.reconcileProfile,
-		r.reconcileTarget,
 		r.reconcileScript,
+		r.reconcilePreflight,
+		r.reconcileTarget,
 		r.reconcileRunners,
 		r.reconcileStart,
 		r.reconcileRun,
@@ -231,8 +230,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
-	// A second manager in one process (tests restart it) registers it once.
-	if err := metrics.Registry.Register(newPhaseCollector(mgr.GetClient())); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+	if err := mgr.Add(phases.readWhileRunning(mgr.GetClient())); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).

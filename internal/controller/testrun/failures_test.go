@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,6 +87,18 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 							pod.Spec.InitContainers[0].Args[3] + ": dial tcp: connect: connection refused (a NetworkPolicy or the network keeps the runner out)"}}}}
 				})
 			}},
+		{name: "script does not compile", reason: v1alpha1.ReasonScriptInvalid, within: 15 * time.Second,
+			says: []string{"k6 could not load the script", "Line 4:35 Unexpected token", "fix spec.script"},
+			run: func(ns string) *v1alpha1.TestRun {
+				return tw.MakeTestRun("broken", ns).Annotation(manualPreflight, "true").Obj()
+			},
+			act: func(t *testing.T, k *kubelet) {
+				job := k.preflightJob()
+				log := `time="2026-11-23T14:15:30Z" level=error msg="could not initialize 'test.js': file:///fleetbench/script/test.js: Line 4:35 Unexpected token ; (and 2 more errors)"`
+				if err := preflightPod(k.ctx, env.Client, job, 107, log); err != nil {
+					t.Fatal(err)
+				}
+			}},
 		{name: "runner script error before start", reason: v1alpha1.ReasonRunnerFailedBeforeStart, within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("script-error", ns).Obj() },
 			act: func(t *testing.T, k *kubelet) {
@@ -122,7 +135,9 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 					return err
 				}
 				for _, j := range jobs.Items {
-					if j.DeletionTimestamp.IsZero() && tc.reason != v1alpha1.ReasonRunnerFailedBeforeStart {
+					// An ended pre-flight keeps its Job, for kubectl logs, as an ended runner does.
+					preflight := j.Labels[naming.LabelRole] == naming.RolePreflight && tc.reason == v1alpha1.ReasonScriptInvalid
+					if j.DeletionTimestamp.IsZero() && tc.reason != v1alpha1.ReasonRunnerFailedBeforeStart && !preflight {
 						return fmt.Errorf("runner Job %s outlived the failure", j.Name)
 					}
 				}
@@ -132,6 +147,12 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 				v1alpha1.ConditionReady: "False/" + v1alpha1.ReasonFailed, v1alpha1.ConditionStalled: "True/" + tc.reason,
 				v1alpha1.ConditionComplete: "True/" + tc.reason, v1alpha1.ConditionReconciling: "False/" + tc.reason,
 			})
+			if tc.reason == v1alpha1.ReasonScriptInvalid {
+				err := env.Client.Get(ctx, client.ObjectKey{Name: naming.TargetNamespace(ns, run.Name)}, &corev1.Namespace{})
+				if !apierrors.IsNotFound(err) {
+					t.Errorf("a script that does not load must provision nothing; the target namespace: %v", err)
+				}
+			}
 			t.Logf("%s: %s", got.Status.Reason, got.Status.Message)
 		})
 	}

@@ -2,6 +2,8 @@ package testrun
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -23,11 +25,78 @@ type fakeRunnerAPI struct {
 	failResume map[string]bool
 	// live serves each pod's envelope so far.
 	live map[string]func() results.Envelope
+	// setups, teardowns and releases count those calls per pod; setupData is what each pod
+	// was handed; failSetup makes setup() throw in a namespace.
+	setups, teardowns, releases map[string]int
+	setupData                   map[string]string
+	failSetup                   map[string]string
 }
 
 func newFakeRunnerAPI() *fakeRunnerAPI {
 	return &fakeRunnerAPI{resumed: map[string][]time.Time{}, stopped: map[string]int{}, failResume: map[string]bool{},
-		live: map[string]func() results.Envelope{}, stoppedAt: map[string]time.Time{}}
+		live: map[string]func() results.Envelope{}, stoppedAt: map[string]time.Time{},
+		setups: map[string]int{}, teardowns: map[string]int{}, releases: map[string]int{}, setupData: map[string]string{}, failSetup: map[string]string{}}
+}
+
+// Setup answers as k6 does for a setup() returning {"token":"t-<pod>"}, or with the error set
+// for the pod's namespace.
+func (f *fakeRunnerAPI) Setup(_ context.Context, pod *corev1.Pod) (json.RawMessage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.setups[key(pod)]++
+	if msg := f.failSetup[pod.Namespace]; msg != "" {
+		return nil, errors.New(msg)
+	}
+	data := fmt.Sprintf(`{"token":"t-%s"}`, pod.Name)
+	f.setupData[key(pod)] = data
+	return json.RawMessage(data), nil
+}
+
+func (f *fakeRunnerAPI) SetSetupData(_ context.Context, pod *corev1.Pod, data json.RawMessage) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.setupData[key(pod)] = string(data)
+	return nil
+}
+
+// Ended: a runner the test has not ended is done with its load (lingering).
+func (f *fakeRunnerAPI) Ended(context.Context, *corev1.Pod) (bool, error) { return true, nil }
+
+func (f *fakeRunnerAPI) Teardown(_ context.Context, pod *corev1.Pod) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.teardowns[key(pod)]++
+	return nil
+}
+
+func (f *fakeRunnerAPI) Release(_ context.Context, pod *corev1.Pod) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.releases[key(pod)]++
+	return nil
+}
+
+// calls counts the setup, teardown and release calls made to pods of a namespace, and
+// returns the setup data each pod holds.
+func (f *fakeRunnerAPI) calls(ns string) (setups, teardowns, releases int, data map[string]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	data = map[string]string{}
+	for k, v := range f.setupData {
+		if strings.HasPrefix(k, ns+"/") {
+			data[strings.TrimPrefix(k, ns+"/")] = v
+		}
+	}
+	sum := func(m map[string]int) int {
+		n := 0
+		for k, v := range m {
+			if strings.HasPrefix(k, ns+"/") {
+				n += v
+			}
+		}
+		return n
+	}
+	return sum(f.setups), sum(f.teardowns), sum(f.releases), data
 }
 
 func key(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }

@@ -16,7 +16,6 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
 // finish acts on what the phases decided, and is the only place that stops runners and
@@ -35,6 +34,7 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, phaseResult ctrl.Resu
 	if !s.started() {
 		r.deleteActiveJobs(ctx, s)
 	}
+	r.releaseOnFailure(ctx, s)
 	run := s.run
 	e := failedEnding(*s.failure)
 	run.Status.Verdict = e.verdict
@@ -118,12 +118,16 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, run *v1alpha1.TestRun)
 		return err
 	}
 	background := client.PropagationPolicy(metav1.DeletePropagationBackground)
-	if err := r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(run.Namespace), client.MatchingLabels(runners.RunnerLabels(run)), background); err != nil {
+	// Runner and pre-flight Jobs, and the script and result ConfigMaps: owner references would
+	// do it where a garbage collector runs; this does not wait for one.
+	if err := r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(run.Namespace), client.MatchingLabels{naming.LabelTestRun: run.Name}, background); err != nil {
 		return err
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: naming.ScriptConfigMap(run.Name)}}
-	if err := client.IgnoreNotFound(r.Delete(ctx, cm)); err != nil {
-		return err
+	for _, name := range []string{naming.ScriptConfigMap(run.Name), naming.ResultConfigMap(run.Name)} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: name}}
+		if err := client.IgnoreNotFound(r.Delete(ctx, cm)); err != nil {
+			return err
+		}
 	}
 	controllerutil.RemoveFinalizer(run, targetFinalizer)
 	return client.IgnoreNotFound(r.Update(ctx, run))

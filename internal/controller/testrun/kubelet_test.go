@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -98,6 +99,15 @@ func (k *kubelet) targetPodWaiting(reason, message string) {
 	}
 }
 
+// preflightJob waits for the pre-flight Job.
+func (k *kubelet) preflightJob() *batchv1.Job {
+	job := &batchv1.Job{}
+	eventually(k.t, "the pre-flight Job", func() error {
+		return env.Client.Get(k.ctx, client.ObjectKey{Namespace: k.run.Namespace, Name: naming.PreflightJob(k.run.Name)}, job)
+	})
+	return job
+}
+
 // jobs waits for the runner Jobs.
 func (k *kubelet) jobs(want int) []batchv1.Job {
 	var list batchv1.JobList
@@ -187,4 +197,51 @@ func waitPhase(t *testing.T, run *v1alpha1.TestRun, phase v1alpha1.TestRunPhase,
 		return nil
 	})
 	return got
+}
+
+// manualPreflight on a TestRun keeps passPreflights away from its pre-flight, so the test can
+// end it itself.
+const manualPreflight = "test.fleetbench.dev/manual-preflight"
+
+// passPreflights plays the Job controller and kubelet for every pre-flight Job: its pod runs
+// k6 inspect and exits 0, as it does for the scripts these tests use. It runs until ctx ends.
+func passPreflights(ctx context.Context, c client.Client) {
+	for ctx.Err() == nil {
+		var jobs batchv1.JobList
+		if err := c.List(ctx, &jobs, client.MatchingLabels{naming.LabelRole: naming.RolePreflight}); err == nil {
+			for i := range jobs.Items {
+				job := &jobs.Items[i]
+				var run v1alpha1.TestRun
+				err := c.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: job.Labels[naming.LabelTestRun]}, &run)
+				if err != nil || run.Annotations[manualPreflight] != "" {
+					continue
+				}
+				_ = preflightPod(ctx, c, job, 0, "")
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// preflightPod creates the pre-flight Job's pod, ended with exit and log as its termination
+// message; a pod that exists already is left alone.
+func preflightPod(ctx context.Context, c client.Client, job *batchv1.Job, exit int32, log string) error {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-pod", Namespace: job.Namespace, Labels: job.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}},
+		Spec: job.Spec.Template.Spec,
+	}
+	if err := c.Create(ctx, pod); err != nil {
+		return client.IgnoreAlreadyExists(err)
+	}
+	pod.Status.Phase = corev1.PodSucceeded
+	if exit != 0 {
+		pod.Status.Phase = corev1.PodFailed
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: runners.ContainerName,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Message: log, FinishedAt: metav1.Now()}}}}
+	return c.Status().Update(ctx, pod)
 }

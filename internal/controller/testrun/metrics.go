@@ -2,10 +2,13 @@ package testrun
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -28,29 +31,58 @@ var (
 	})
 )
 
+// phases is registered once per process; the latest manager points it at its cache (tests
+// restart managers in one process).
+var phases = &phaseCollector{desc: prometheus.NewDesc("fleetbench_testruns", "TestRuns by phase.", []string{"phase"}, nil)}
+
 func init() {
-	metrics.Registry.MustRegister(phaseTransitions, startSkew, collectionDuration)
+	metrics.Registry.MustRegister(phaseTransitions, startSkew, collectionDuration, phases)
 }
 
 // phaseCollector reports how many TestRuns are in each phase, counted from the informer cache
 // at scrape time: the numbers are the world's, not a tally kept across restarts.
 type phaseCollector struct {
-	reader client.Reader
-	desc   *prometheus.Desc
+	mu sync.Mutex
+	// readers are the caches of the managers running in this process, the latest last.
+	readers []*client.Reader
+	desc    *prometheus.Desc
 }
 
-func newPhaseCollector(reader client.Reader) *phaseCollector {
-	return &phaseCollector{reader: reader, desc: prometheus.NewDesc("fleetbench_testruns",
-		"TestRuns by phase.", []string{"phase"}, nil)}
+// readWhileRunning has the collector count from reader while its manager runs.
+func (c *phaseCollector) readWhileRunning(reader client.Reader) ctrlmanager.Runnable {
+	return phaseReader(func(ctx context.Context) error {
+		// Compared by address: a client's dynamic type need not be comparable.
+		entry := &reader
+		c.mu.Lock()
+		c.readers = append(c.readers, entry)
+		c.mu.Unlock()
+		<-ctx.Done()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.readers = slices.DeleteFunc(c.readers, func(r *client.Reader) bool { return r == entry })
+		return nil
+	})
 }
+
+// phaseReader runs on every replica, leader or not: each serves its own /metrics.
+type phaseReader func(ctx context.Context) error
+
+func (f phaseReader) Start(ctx context.Context) error { return f(ctx) }
+func (phaseReader) NeedLeaderElection() bool          { return false }
 
 func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	c.mu.Lock()
+	var reader client.Reader
+	if len(c.readers) > 0 {
+		reader = *c.readers[len(c.readers)-1]
+	}
+	c.mu.Unlock()
 	var list v1alpha1.TestRunList
-	if err := c.reader.List(ctx, &list); err != nil {
+	if reader == nil || reader.List(ctx, &list) != nil {
 		return
 	}
 	counts := map[v1alpha1.TestRunPhase]float64{}

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -59,6 +60,52 @@ func terminationText(pod *corev1.Pod) string {
 	}
 	if reason != "" {
 		text += ", reason " + reason
+	}
+	if exit != 0 && exit != exitThresholdsFailed {
+		// The kubelet keeps the log's end as the termination message (FallbackToLogsOnError).
+		if errs := k6Errors(terminatedMessage(pod)); errs != "" {
+			text += ": " + errs
+		}
+	}
+	return text
+}
+
+func terminatedMessage(pod *corev1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == runners.ContainerName && cs.State.Terminated != nil {
+			return cs.State.Terminated.Message
+		}
+	}
+	return ""
+}
+
+// maxErrorText bounds the k6 error text a message carries.
+const maxErrorText = 800
+
+// k6Errors picks k6's last error lines out of a log tail: the msg of `level=error` and
+// `level=fatal` lines (k6's logfmt), the last three, joined, e.g. "could not initialize
+// 'test.js': ... Line 4:35 Unexpected token ;".
+func k6Errors(log string) string {
+	var msgs []string
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, "level=error") && !strings.Contains(line, "level=fatal") {
+			continue
+		}
+		msg := line
+		if i := strings.Index(line, "msg="); i >= 0 {
+			msg = line[i+len("msg="):]
+			if strings.HasPrefix(msg, `"`) {
+				if q, err := strconv.QuotedPrefix(msg); err == nil {
+					msg, _ = strconv.Unquote(q)
+				}
+			}
+		}
+		// A stack trace's newlines and tabs become single spaces in a one-line message.
+		msgs = append(msgs, strings.Join(strings.Fields(msg), " "))
+	}
+	text := strings.Join(msgs[max(0, len(msgs)-3):], "; ")
+	if len(text) > maxErrorText {
+		text = text[:maxErrorText] + "…"
 	}
 	return text
 }

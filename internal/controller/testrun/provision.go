@@ -225,6 +225,7 @@ func (r *Reconciler) reconcileScript(ctx context.Context, s *scope) (ctrl.Result
 	}
 	if run.Spec.Script.Inline != "" {
 		cm.Data[runners.ScriptKey] = run.Spec.Script.Inline
+		s.script = run.Spec.Script.Inline
 	}
 	if cfg != nil {
 		cm.Data[runners.ConfigKey] = string(cfg)
@@ -256,6 +257,7 @@ func (r *Reconciler) reconcileScript(ctx context.Context, s *scope) (ctrl.Result
 		missing = fmt.Sprintf("ConfigMap %s has no entry %q; set spec.script.configMap.file to one of its keys", ref.Name, file)
 	}
 	if missing == "" {
+		s.script = user.Data[file]
 		return ctrl.Result{}, nil
 	}
 	deadline := s.provisioningDeadline()

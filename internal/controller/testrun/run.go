@@ -29,6 +29,9 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 	if active == 0 {
 		return ctrl.Result{}, nil
 	}
+	if result, waiting := r.teardownOnce(ctx, s); waiting {
+		return result, nil
+	}
 	deadline := s.runDeadline()
 	f := s.summary.runFailure()
 	peakStop, nextStep := r.evaluatePeak(ctx, s)
@@ -97,6 +100,9 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		run.Status.Results = merged.Results
 		run.Status.Results.Partial = run.Status.Results.Partial || e.partial
 		run.Status.GeneratorBound, run.Status.GeneratorBoundReason = merged.GeneratorBound, merged.GeneratorBoundReason
+		if err := r.storeResult(ctx, run, merged.K6Summary); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if e.thresholds != nil {
 		setCondition(run, e.thresholds.Type, e.thresholds.Status, e.thresholds.Reason, e.thresholds.Message)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,9 +28,178 @@ type RunnerAPI interface {
 	Stop(ctx context.Context, pod *corev1.Pod) error
 	// Envelope reads what the runner measured so far from its live endpoint.
 	Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error)
+	// Setup runs the script's setup() on the runner and returns its data as JSON (null when
+	// it returns nothing); an exception in setup() is the error, in k6's words.
+	Setup(ctx context.Context, pod *corev1.Pod) (json.RawMessage, error)
+	// SetSetupData hands setup()'s data to a runner before the start.
+	SetSetupData(ctx context.Context, pod *corev1.Pod, data json.RawMessage) error
+	// Ended says whether the runner's load is over (it may linger for teardown()).
+	Ended(ctx context.Context, pod *corev1.Pod) (bool, error)
+	// Teardown runs the script's teardown() on the runner with the setup data.
+	Teardown(ctx context.Context, pod *corev1.Pod) error
+	// Release ends the linger of a runner whose teardown() ran, so it prints its results and exits.
+	Release(ctx context.Context, pod *corev1.Pod) error
 }
 
-// k6Status is the body of k6's PATCH /v1/status.
+// Timeouts of the calls: a runner that does not answer must not hold a reconcile, but setup()
+// and teardown() take as long as the script makes them (k6 bounds them at 60 s by default).
+const (
+	callTimeout   = 5 * time.Second
+	scriptTimeout = 2 * time.Minute
+)
+
+// transport reaches one port of a runner pod and returns the status code and body.
+type transport func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte) (int, []byte, error)
+
+// k6API is RunnerAPI over a transport: pod IPs (NewDirectRunnerAPI) or the API server's pod
+// proxy (NewProxyRunnerAPI).
+type k6API struct{ call transport }
+
+// NewDirectRunnerAPI reaches runners at their pod IPs: the manager runs in the cluster.
+func NewDirectRunnerAPI() RunnerAPI {
+	client := &http.Client{}
+	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte) (int, []byte, error) {
+		if pod.Status.PodIP == "" {
+			return 0, nil, fmt.Errorf("runner pod %s has no IP yet", pod.Name)
+		}
+		url := "http://" + pod.Status.PodIP + ":" + strconv.Itoa(port) + path
+		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+		return resp.StatusCode, b, err
+	}}
+}
+
+// NewProxyRunnerAPI reaches runners through the API server's pods/proxy: the manager runs
+// outside the cluster (make run, tests) and no network path to pod IPs is needed.
+func NewProxyRunnerAPI(rc rest.Interface) RunnerAPI {
+	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte) (int, []byte, error) {
+		result := rc.Verb(method).SetHeader("Content-Type", "application/json").
+			Namespace(pod.Namespace).Resource("pods").Name(pod.Name + ":" + strconv.Itoa(port)).
+			SubResource("proxy").Suffix(strings.TrimPrefix(path, "/")).Body(body).Do(ctx)
+		var code int
+		result.StatusCode(&code)
+		b, err := result.Raw()
+		if code >= 300 {
+			err = nil // the code says it, with the body
+		}
+		return code, b, err
+	}}
+}
+
+// maxAnswer bounds what one runner answer may take in memory (a live envelope is the largest).
+const maxAnswer = 64 << 20
+
+// maxSetupData bounds setup()'s data, which every runner gets a copy of.
+const maxSetupData = 1 << 20
+
+func (k *k6API) do(ctx context.Context, pod *corev1.Pod, timeout time.Duration, port int, method, path string, body []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	code, b, err := k.call(ctx, pod, port, method, path, body)
+	if err != nil {
+		return nil, fmt.Errorf("runner %s: %w", pod.Name, err)
+	}
+	if code < 200 || code >= 300 {
+		return nil, fmt.Errorf("runner %s answered %d: %s", pod.Name, code, k6Detail(b))
+	}
+	return b, nil
+}
+
+// k6Detail is the error text of a k6 REST API answer ({"errors":[{"title","detail"}]}).
+func k6Detail(b []byte) string {
+	var e struct {
+		Errors []struct{ Title, Detail string } `json:"errors"`
+	}
+	if json.Unmarshal(b, &e) == nil && len(e.Errors) > 0 {
+		return strings.TrimSpace(e.Errors[0].Title + ": " + e.Errors[0].Detail)
+	}
+	if len(b) > 512 {
+		b = b[:512]
+	}
+	return string(b)
+}
+
+func (k *k6API) patchStatus(ctx context.Context, pod *corev1.Pod, attrs map[string]any) error {
+	_, err := k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodPatch, "/v1/status", statusBody(attrs))
+	return err
+}
+
+func (k *k6API) Resume(ctx context.Context, pod *corev1.Pod) error {
+	return k.patchStatus(ctx, pod, map[string]any{"paused": false})
+}
+
+func (k *k6API) Stop(ctx context.Context, pod *corev1.Pod) error {
+	return k.patchStatus(ctx, pod, map[string]any{"stopped": true})
+}
+
+func (k *k6API) Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
+	b, err := k.do(ctx, pod, 2*callTimeout, runners.LivePort, http.MethodGet, results.LivePath, nil)
+	if err != nil {
+		return results.Envelope{}, err
+	}
+	return results.ExtractEnvelope(b)
+}
+
+func (k *k6API) Setup(ctx context.Context, pod *corev1.Pod) (json.RawMessage, error) {
+	b, err := k.do(ctx, pod, scriptTimeout, runners.APIPort, http.MethodPost, "/v1/setup", nil)
+	if err != nil {
+		return nil, err
+	}
+	var answer struct {
+		Data struct {
+			Attributes struct {
+				Data json.RawMessage `json:"data"`
+			} `json:"attributes"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &answer); err != nil {
+		return nil, fmt.Errorf("runner %s: setup answer: %w", pod.Name, err)
+	}
+	if len(answer.Data.Attributes.Data) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	return answer.Data.Attributes.Data, nil
+}
+
+func (k *k6API) SetSetupData(ctx context.Context, pod *corev1.Pod, data json.RawMessage) error {
+	_, err := k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodPut, "/v1/setup", data)
+	return err
+}
+
+func (k *k6API) Ended(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	b, err := k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodGet, "/v1/status", nil)
+	if err != nil {
+		return false, err
+	}
+	var st k6Status
+	if err := json.Unmarshal(b, &st); err != nil {
+		return false, fmt.Errorf("runner %s: status answer: %w", pod.Name, err)
+	}
+	// k6's lib.ExecutionStatus: Ended (9), Interrupted (10), MarkedAsFailed (11).
+	status, _ := st.Data.Attributes["status"].(float64)
+	return status >= 9, nil
+}
+
+func (k *k6API) Teardown(ctx context.Context, pod *corev1.Pod) error {
+	_, err := k.do(ctx, pod, scriptTimeout, runners.APIPort, http.MethodPost, "/v1/teardown", nil)
+	return err
+}
+
+func (k *k6API) Release(ctx context.Context, pod *corev1.Pod) error {
+	_, err := k.do(ctx, pod, callTimeout, runners.LivePort, http.MethodPost, results.ReleasePath, nil)
+	return err
+}
+
+// k6Status is the body of k6's /v1/status.
 type k6Status struct {
 	Data struct {
 		Type       string         `json:"type"`
@@ -43,118 +213,4 @@ func statusBody(attrs map[string]any) []byte {
 	s.Data.Type, s.Data.ID, s.Data.Attributes = "status", "default", attrs
 	b, _ := json.Marshal(s)
 	return b
-}
-
-// DirectRunnerAPI reaches runners at their pod IPs: the manager runs in the cluster.
-type DirectRunnerAPI struct {
-	Client *http.Client
-}
-
-// NewDirectRunnerAPI bounds every call: a runner that does not answer must not hold a reconcile.
-func NewDirectRunnerAPI() *DirectRunnerAPI {
-	return &DirectRunnerAPI{Client: &http.Client{Timeout: 5 * time.Second}}
-}
-
-func (d *DirectRunnerAPI) Resume(ctx context.Context, pod *corev1.Pod) error {
-	return d.patch(ctx, pod, map[string]any{"paused": false})
-}
-
-func (d *DirectRunnerAPI) Stop(ctx context.Context, pod *corev1.Pod) error {
-	return d.patch(ctx, pod, map[string]any{"stopped": true})
-}
-
-func (d *DirectRunnerAPI) patch(ctx context.Context, pod *corev1.Pod, attrs map[string]any) error {
-	if pod.Status.PodIP == "" {
-		return fmt.Errorf("runner pod %s has no IP yet", pod.Name)
-	}
-	url := "http://" + pod.Status.PodIP + ":" + strconv.Itoa(runners.APIPort) + "/v1/status"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, url, bytes.NewReader(statusBody(attrs)))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := d.Client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	return checkStatus(pod, resp.StatusCode, resp.Body)
-}
-
-func (d *DirectRunnerAPI) Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
-	if pod.Status.PodIP == "" {
-		return results.Envelope{}, fmt.Errorf("runner pod %s has no IP yet", pod.Name)
-	}
-	url := "http://" + pod.Status.PodIP + ":" + strconv.Itoa(runners.LivePort) + results.LivePath
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return results.Envelope{}, err
-	}
-	resp, err := d.Client.Do(req)
-	if err != nil {
-		return results.Envelope{}, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if err := checkStatus(pod, resp.StatusCode, nil); err != nil {
-		return results.Envelope{}, err
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxLiveEnvelope))
-	if err != nil {
-		return results.Envelope{}, err
-	}
-	return results.ExtractEnvelope(b)
-}
-
-// maxLiveEnvelope bounds what one runner's live answer may take in memory.
-const maxLiveEnvelope = 64 << 20
-
-// ProxyRunnerAPI reaches runners through the API server's pods/proxy: the manager runs outside
-// the cluster (make run, tests) and no network path to pod IPs is needed.
-type ProxyRunnerAPI struct {
-	REST rest.Interface
-}
-
-func (p *ProxyRunnerAPI) Resume(ctx context.Context, pod *corev1.Pod) error {
-	return p.patch(ctx, pod, map[string]any{"paused": false})
-}
-
-func (p *ProxyRunnerAPI) Stop(ctx context.Context, pod *corev1.Pod) error {
-	return p.patch(ctx, pod, map[string]any{"stopped": true})
-}
-
-func (p *ProxyRunnerAPI) patch(ctx context.Context, pod *corev1.Pod, attrs map[string]any) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	result := p.REST.Patch("application/json").
-		Namespace(pod.Namespace).Resource("pods").Name(pod.Name + ":" + strconv.Itoa(runners.APIPort)).
-		SubResource("proxy").Suffix("v1/status").Body(statusBody(attrs)).Do(ctx)
-	var code int
-	result.StatusCode(&code)
-	if err := result.Error(); err != nil {
-		return fmt.Errorf("runner %s: %w", pod.Name, err)
-	}
-	return checkStatus(pod, code, nil)
-}
-
-func (p *ProxyRunnerAPI) Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	b, err := p.REST.Get().Namespace(pod.Namespace).Resource("pods").Name(pod.Name + ":" + strconv.Itoa(runners.LivePort)).
-		SubResource("proxy").Suffix(results.LivePath).DoRaw(ctx)
-	if err != nil {
-		return results.Envelope{}, fmt.Errorf("runner %s: %w", pod.Name, err)
-	}
-	return results.ExtractEnvelope(b)
-}
-
-func checkStatus(pod *corev1.Pod, code int, body io.Reader) error {
-	if code >= 200 && code < 300 {
-		return nil
-	}
-	msg := ""
-	if body != nil {
-		b, _ := io.ReadAll(io.LimitReader(body, 512))
-		msg = string(b)
-	}
-	return fmt.Errorf("runner %s answered %d %s", pod.Name, code, msg)
 }

@@ -49,16 +49,17 @@ func (r *Reconciler) reconcileRunners(ctx context.Context, s *scope) (ctrl.Resul
 	return rc.WaitUntil(s.now, deadline, 0), nil
 }
 
-// createRunnerJobs creates the Jobs the cache does not show yet.
-func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
+// runnerJobOptions is what every runner Job, and the pre-flight, is built with.
+func (r *Reconciler) runnerJobOptions(s *scope) runners.JobOptions {
 	run := s.run
 	var env []corev1.EnvVar
-	if run.Spec.Target.External != nil {
+	switch {
+	case run.Spec.Target.External != nil:
 		env = target.ExternalEnv(run.Spec.Target.External)
-	} else {
+	case s.desired != nil:
 		env = s.desired.Env
 	}
-	opts := runners.JobOptions{
+	return runners.JobOptions{
 		Image:           r.RunnerImage,
 		ConfigMap:       naming.ScriptConfigMap(run.Name),
 		HasConfig:       run.Spec.Load != nil,
@@ -67,6 +68,12 @@ func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
 		// The kubelet ends a runner the operator has lost track of.
 		ActiveDeadlineSeconds: int64((runLength(run, s.timeouts) + s.timeouts.RunnersReady).Seconds()),
 	}
+}
+
+// createRunnerJobs creates the Jobs the cache does not show yet.
+func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
+	run := s.run
+	opts := r.runnerJobOptions(s)
 	for i := range s.runners {
 		if s.runners[i].job != nil {
 			continue

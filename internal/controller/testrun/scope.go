@@ -38,6 +38,8 @@ type scope struct {
 	// target. desiredErr says why they cannot be built.
 	desired    *target.Objects
 	desiredErr error
+	// script is the script's text once reconcileScript found it; empty after the start.
+	script string
 	// targetPods are the target's pods as the cache has them.
 	targetPods []corev1.Pod
 	// runners are indexed by runner number; summary classifies them once.

@@ -33,6 +33,9 @@ func (r *Reconciler) reconcileStart(ctx context.Context, s *scope) (ctrl.Result,
 		}
 	}
 
+	if !r.setupOnce(ctx, s) {
+		return ctrl.Result{}, nil
+	}
 	acks := r.resumeAll(ctx, s)
 	var first, last time.Time
 	for i, a := range acks {

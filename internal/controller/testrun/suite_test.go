@@ -46,7 +46,10 @@ func TestMain(m *testing.M) {
 		_ = env.Stop()
 		os.Exit(1)
 	}
+	ctx, stopPreflights := context.WithCancel(context.Background())
+	go passPreflights(ctx, env.Client)
 	code := m.Run()
+	stopPreflights()
 	if manager != nil {
 		manager.Stop()
 	}

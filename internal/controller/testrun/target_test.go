@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -146,6 +147,9 @@ func TestOneMachineFallsBackWhereTheAPIServerDropsPodLevelResources(t *testing.T
 		t.Fatal(err)
 	}
 	t.Cleanup(mgr.Stop)
+	preflights, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	go passPreflights(preflights, old.Client)
 	if err := old.Client.Create(ctx, tw.MakeProfile("c1", "1", "512Mi").Obj()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,128 @@
+package testrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// setup() and teardown() run once for the whole fleet, as one k6 would run them, not once per
+// runner (k6-operator #223): every runner starts with --no-setup --no-teardown; the operator
+// runs setup() on runner 0 through k6's REST API before the start and hands its data to the
+// others; runner 0 lingers after its load, and once every runner's load ended the operator
+// runs teardown() there and releases it. A single runner runs both itself.
+//
+// An operator that crashes between running setup() and recording it runs it again on restart:
+// k6's API cannot say whether setup() ran. That is the only way it runs twice.
+
+// setupOnce runs setup() on runner 0 and hands its data to the other runners; false means the
+// run failed (s.failure says why) and must not start.
+func (r *Reconciler) setupOnce(ctx context.Context, s *scope) bool {
+	run := s.run
+	if !runners.OnceForTheFleet(len(s.runners)) || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionSetupDone) {
+		return true
+	}
+	first := s.runners[0].pod
+	data, err := r.RunnerAPI.Setup(ctx, first)
+	if err != nil {
+		s.fail(v1alpha1.ReasonSetupFailed, fmt.Sprintf("setup() failed on runner %s: %v; fix the script's setup()", first.Name, err))
+		return false
+	}
+	if len(data) > maxSetupData {
+		s.fail(v1alpha1.ReasonSetupFailed, fmt.Sprintf("setup() returned %d bytes of data; every runner gets a copy, so at most %d are handed over: return less (e.g. ids, not payloads)",
+			len(data), maxSetupData))
+		return false
+	}
+	if err := r.handOver(ctx, s, data); err != nil {
+		// Running setup() again would run it twice: a runner that cannot take its data fails the run.
+		s.fail(v1alpha1.ReasonStartFailed, "could not hand setup()'s data to "+err.Error())
+		return false
+	}
+	setCondition(run, v1alpha1.ConditionSetupDone, metav1.ConditionTrue, "RanOnce",
+		fmt.Sprintf("setup() ran once, on runner %s; its data (%d bytes) went to all %d runners", first.Name, len(data), len(s.runners)))
+	return true
+}
+
+// handOver gives setup()'s data to runners 1..n-1 in parallel, each with a few attempts.
+func (r *Reconciler) handOver(ctx context.Context, s *scope, data json.RawMessage) error {
+	errs := make([]error, len(s.runners))
+	var wg sync.WaitGroup
+	for i := 1; i < len(s.runners); i++ {
+		wg.Add(1)
+		go func(i int, pod *corev1.Pod) {
+			defer wg.Done()
+			for attempt := 0; attempt < 3; attempt++ {
+				if errs[i] = r.RunnerAPI.SetSetupData(ctx, pod, data); errs[i] == nil {
+					return
+				}
+				time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+			}
+		}(i, s.runners[i].pod)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// teardownOnce runs teardown() on runner 0 once every runner's load ended, then releases
+// runner 0 from its linger. waiting is true while runner 0 is polled or the release retried.
+func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Result, waiting bool) {
+	run := s.run
+	if !runners.OnceForTheFleet(len(s.runners)) || s.summary.views[0].class != runnerReady {
+		return ctrl.Result{}, false
+	}
+	for _, v := range s.summary.views[1:] {
+		if !v.class.ended() {
+			return ctrl.Result{}, false
+		}
+	}
+	first := s.runners[0].pod
+	if meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTeardownDone) == nil {
+		ended, err := r.RunnerAPI.Ended(ctx, first)
+		if err != nil || !ended {
+			// Runner 0 is finishing its own share; nothing else tells when it is done.
+			return rc.After(time.Second), true
+		}
+		if err := r.RunnerAPI.Teardown(ctx, first); err != nil {
+			msg := fmt.Sprintf("teardown() failed on runner %s: %v", first.Name, err)
+			setCondition(run, v1alpha1.ConditionTeardownDone, metav1.ConditionFalse, "TeardownFailed", msg)
+			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "TeardownFailed", "Teardown", "%s", msg)
+		} else {
+			setCondition(run, v1alpha1.ConditionTeardownDone, metav1.ConditionTrue, "RanOnce",
+				fmt.Sprintf("teardown() ran once, on runner %s, after all %d runners ended", first.Name, len(s.runners)))
+		}
+	}
+	if err := r.RunnerAPI.Release(ctx, first); err != nil {
+		logf.FromContext(ctx).Info("could not release runner 0 from its linger; retrying", "pod", first.Name, "error", err.Error())
+		return rc.After(2 * time.Second), true
+	}
+	return ctrl.Result{}, false
+}
+
+// releaseOnFailure ends runner 0's linger when the run fails: teardown() does not run then.
+func (r *Reconciler) releaseOnFailure(ctx context.Context, s *scope) {
+	if !runners.OnceForTheFleet(len(s.runners)) || len(s.runners) == 0 {
+		return
+	}
+	if pod := s.runners[0].pod; pod != nil && !terminated(pod) && pod.Status.PodIP != "" {
+		if err := r.RunnerAPI.Release(ctx, pod); err != nil {
+			logf.FromContext(ctx).Info("could not release runner 0", "pod", pod.Name, "error", err.Error())
+		}
+	}
+}
