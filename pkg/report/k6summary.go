@@ -82,21 +82,9 @@ func BuildK6Summary(s *results.Summary, judged []results.ThresholdResult) K6Summ
 
 // subMetric is a threshold's tagged sub-metric, merged from the series its filter selects.
 func subMetric(s *results.Summary, key string) K6Metric {
-	name, filter, err := results.ParseMetricSelector(key)
-	m := s.Metrics[name]
+	name, m, agg, err := s.SubMetric(key)
 	if err != nil || m == nil {
-		typ := results.BuiltinMetrics[name]
-		return K6Metric{Type: string(typ), Values: map[string]float64{}}
-	}
-	var agg results.Agg
-	for _, sr := range m.Series {
-		match := true
-		for k, v := range filter {
-			match = match && sr.Tags[k] == v
-		}
-		if match {
-			agg.Merge(sr.Agg)
-		}
+		return K6Metric{Type: string(results.BuiltinMetrics[name]), Values: map[string]float64{}}
 	}
 	return k6Metric(m.Type, m.Contains, results.ComputeStats(m.Type, &agg, s.Duration.Seconds()))
 }

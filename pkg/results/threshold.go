@@ -174,11 +174,10 @@ func (s *Summary) evaluate(key, expr string) ThresholdResult {
 	if err != nil {
 		return fail("%v", err)
 	}
-	name, filter, err := ParseMetricSelector(key)
+	name, m, agg, err := s.SubMetric(key)
 	if err != nil {
 		return fail("%v", err)
 	}
-	m := s.Metrics[name]
 	typ, known := BuiltinMetrics[name]
 	if m != nil {
 		typ, known = m.Type, true
@@ -186,20 +185,6 @@ func (s *Summary) evaluate(key, expr string) ThresholdResult {
 	if known && !t.Supports(typ) {
 		return fail("method %q does not apply to %s metric %q (allowed: %s)",
 			t.Method, typ, name, strings.Join(methodsFor(typ), ", "))
-	}
-	for k := range filter {
-		if !contains(s.Tags, k) {
-			return fail("tag %q is not recorded by the runners (recorded: %s): a runner image older than the operator?",
-				k, strings.Join(s.Tags, ", "))
-		}
-	}
-	var agg Agg
-	if m != nil {
-		for _, sr := range m.Series {
-			if matches(sr.Tags, filter) {
-				agg.Merge(sr.Agg)
-			}
-		}
 	}
 	if agg.Count == 0 {
 		return emptyThreshold(r, t, typ, known, s.Duration.Seconds())
@@ -224,6 +209,32 @@ func emptyThreshold(r ThresholdResult, t Threshold, typ MetricType, known bool, 
 	r.Value = 0
 	r.Passed = t.Passes(0)
 	return r
+}
+
+// SubMetric selects what a threshold key such as `http_req_duration{name:home}` names, as k6
+// selects a sub-metric's samples: the merged aggregate of the metric's series whose tags match
+// the filter (every series without one). name is the metric's name; m is nil when no runner
+// reported it. The error names a malformed key or a tag the runners did not split by.
+func (s *Summary) SubMetric(key string) (name string, m *MetricSummary, agg Agg, err error) {
+	name, filter, err := ParseMetricSelector(key)
+	if err != nil {
+		return "", nil, Agg{}, err
+	}
+	for k := range filter {
+		if !contains(s.Tags, k) {
+			return name, nil, Agg{}, fmt.Errorf("tag %q is not recorded by the runners (recorded: %s): a runner image older than the operator?",
+				k, strings.Join(s.Tags, ", "))
+		}
+	}
+	m = s.Metrics[name]
+	if m != nil {
+		for _, sr := range m.Series {
+			if matches(sr.Tags, filter) {
+				agg.Merge(sr.Agg)
+			}
+		}
+	}
+	return name, m, agg, nil
 }
 
 func matches(tags, filter map[string]string) bool {

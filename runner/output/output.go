@@ -349,8 +349,9 @@ func contains(v metrics.ValueType) string {
 	return ""
 }
 
-// keptTags reduces k6's tags to those fleetbench splits by. An HTTP status becomes its class
-// unless a threshold names status; a gRPC status (a code 0..16, 0 is OK) is kept as it is.
+// keptTags reduces k6's tags to those fleetbench splits by. An HTTP status is kept as its class,
+// and also as it is when a threshold names status; a gRPC status (a code 0..16, 0 is OK) is
+// kept as it is.
 func (o *Output) keptTags(metric string, ts *metrics.TagSet) map[string]string {
 	out := map[string]string{}
 	if ts == nil {

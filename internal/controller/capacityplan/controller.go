@@ -96,8 +96,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 // their profile exists; for finished children whether their target namespace is gone.
 func (r *Reconciler) load(ctx context.Context, p *v1alpha1.CapacityPlan) (*scope, error) {
 	s := &scope{cells: plan.Cells(&p.Spec)}
-	var list v1alpha1.TestRunList
-	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingFields{ownerIndex: p.Name}); err != nil {
+	list, err := r.children(ctx, p)
+	if err != nil {
 		return nil, err
 	}
 	byName := map[string]*v1alpha1.TestRun{}
@@ -179,14 +179,21 @@ func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision)
 		Failed: d.Phase == v1alpha1.PlanFailed, Verdict: verdict, Phase: d.Phase, Reason: d.Reason, Message: d.Message})
 }
 
+// children are the TestRuns the plan controls, through the owner index.
+func (r *Reconciler) children(ctx context.Context, p *v1alpha1.CapacityPlan) (*v1alpha1.TestRunList, error) {
+	var list v1alpha1.TestRunList
+	err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingFields{ownerIndex: p.Name})
+	return &list, err
+}
+
 // reconcileDelete deletes the children it controls (found through the owner index, so a
 // user's TestRun that merely carries the plan's label is left alone), then lets the plan go.
 func (r *Reconciler) reconcileDelete(ctx context.Context, p *v1alpha1.CapacityPlan) error {
 	if !controllerutil.ContainsFinalizer(p, childrenFinalizer) {
 		return nil
 	}
-	var list v1alpha1.TestRunList
-	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingFields{ownerIndex: p.Name}); err != nil {
+	list, err := r.children(ctx, p)
+	if err != nil {
 		return err
 	}
 	for i := range list.Items {

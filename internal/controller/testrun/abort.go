@@ -52,15 +52,20 @@ func (r *Reconciler) evaluateAbort(ctx context.Context, s *scope) (stop string, 
 		logf.FromContext(ctx).Info("merging the runners' live results failed", "error", err.Error())
 		return "", abortInterval
 	}
+	// Merge judged every script threshold (abortOnFail ones among them) on the merged data.
+	judged := map[string]results.ThresholdResult{}
+	for _, res := range summary.Thresholds {
+		judged[res.Metric+" "+res.Expression] = res
+	}
 	ran := s.now.Sub(run.Status.StartTime.Time)
 	for _, t := range watched {
 		if ran < time.Duration(t.DelayNanos) {
 			continue // delayAbortEval
 		}
-		res := summary.EvaluateThresholds(map[string][]string{t.Metric: {t.Expression}})
-		if len(res) == 1 && !res[0].Passed && !res[0].Skipped {
+		res, ok := judged[t.Metric+" "+t.Expression]
+		if ok && !res.Passed && !res.Skipped {
 			at := metav1.NewTime(s.now)
-			w.Aborted, w.AbortTime = fmt.Sprintf("%s %s (was %g)", t.Metric, t.Expression, res[0].Value), &at
+			w.Aborted, w.AbortTime = fmt.Sprintf("%s %s (was %g)", t.Metric, t.Expression, res.Value), &at
 			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "ThresholdAbort", "Abort", "%s", abortMessage(w))
 			return abortMessage(w), 0
 		}

@@ -26,7 +26,8 @@ func TestAbortOnFailStopsTheFleetOnMergedData(t *testing.T) {
 		name := pods[i].Name
 		runner.serveLive(pods[i], func() results.Envelope {
 			e := tw.LiveEnvelope(name, start, time.Second, load, time.Now())
-			e.AbortOnFail = abort
+			// The runner reports every script threshold, abortOnFail ones included.
+			e.AbortOnFail, e.Thresholds = abort, map[string][]string{"http_req_failed": {"rate<0.1"}}
 			return e
 		})
 	}

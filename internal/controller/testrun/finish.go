@@ -2,7 +2,6 @@ package testrun
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -50,20 +49,17 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, phaseResult ctrl.Resu
 
 // stopRunners asks every runner still running to stop, in parallel, best effort.
 func (r *Reconciler) stopRunners(ctx context.Context, s *scope) {
-	var wg sync.WaitGroup
-	for _, rs := range s.runners {
-		if rs.pod == nil || terminated(rs.pod) || rs.pod.Status.PodIP == "" {
-			continue
+	pods := make([]*corev1.Pod, len(s.runners))
+	for i, rs := range s.runners {
+		if rs.pod != nil && !terminated(rs.pod) && rs.pod.Status.PodIP != "" {
+			pods[i] = rs.pod
 		}
-		wg.Add(1)
-		go func(pod *corev1.Pod) {
-			defer wg.Done()
-			if err := r.RunnerAPI.Stop(ctx, pod); err != nil {
-				logf.FromContext(ctx).Info("could not stop runner", "pod", pod.Name, "error", err.Error())
-			}
-		}(rs.pod)
 	}
-	wg.Wait()
+	onRunners(pods, func(_ int, pod *corev1.Pod) {
+		if err := r.RunnerAPI.Stop(ctx, pod); err != nil {
+			logf.FromContext(ctx).Info("could not stop runner", "pod", pod.Name, "error", err.Error())
+		}
+	})
 }
 
 // deleteActiveJobs deletes the Jobs of runners that have not ended.

@@ -3,8 +3,8 @@ package testrun
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -57,27 +57,20 @@ func (r *Reconciler) setupOnce(ctx context.Context, s *scope) bool {
 
 // handOver gives setup()'s data to runners 1..n-1 in parallel, each with a few attempts.
 func (r *Reconciler) handOver(ctx context.Context, s *scope, data json.RawMessage) error {
-	errs := make([]error, len(s.runners))
-	var wg sync.WaitGroup
+	pods := make([]*corev1.Pod, len(s.runners))
 	for i := 1; i < len(s.runners); i++ {
-		wg.Add(1)
-		go func(i int, pod *corev1.Pod) {
-			defer wg.Done()
-			for attempt := 0; attempt < 3; attempt++ {
-				if errs[i] = r.RunnerAPI.SetSetupData(ctx, pod, data); errs[i] == nil {
-					return
-				}
-				time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+		pods[i] = s.runners[i].pod
+	}
+	errs := make([]error, len(s.runners))
+	onRunners(pods, func(i int, pod *corev1.Pod) {
+		for attempt := range 3 {
+			if errs[i] = r.RunnerAPI.SetSetupData(ctx, pod, data); errs[i] == nil {
+				return
 			}
-		}(i, s.runners[i].pod)
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
+			time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
 		}
-	}
-	return nil
+	})
+	return errors.Join(errs...)
 }
 
 // teardownOnce runs teardown() on runner 0 once every runner's load ended, then releases

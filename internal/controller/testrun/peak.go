@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -113,14 +112,6 @@ func (r *Reconciler) readLive(ctx context.Context, s *scope) ([]results.Envelope
 	}
 	envs := make([]results.Envelope, len(running))
 	errs := make([]error, len(running))
-	var wg sync.WaitGroup
-	for i, pod := range running {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod)
-		}()
-	}
-	wg.Wait()
+	onRunners(running, func(i int, pod *corev1.Pod) { envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod) })
 	return envs, errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +40,18 @@ type RunnerAPI interface {
 	Teardown(ctx context.Context, pod *corev1.Pod) error
 	// Release ends the linger of a runner whose teardown() ran, so it prints its results and exits.
 	Release(ctx context.Context, pod *corev1.Pod) error
+}
+
+// onRunners makes call for every pod at once and waits for all: runner calls are independent,
+// and one slow runner must not hold up the others. A nil pod is skipped.
+func onRunners(pods []*corev1.Pod, call func(i int, pod *corev1.Pod)) {
+	var wg sync.WaitGroup
+	for i, pod := range pods {
+		if pod != nil {
+			wg.Go(func() { call(i, pod) })
+		}
+	}
+	wg.Wait()
 }
 
 // Timeouts of the calls: a runner that does not answer must not hold a reconcile, but setup()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,18 +85,15 @@ type ack struct {
 // earlier reconcile whose status write was lost) is left alone.
 func (r *Reconciler) resumeAll(ctx context.Context, s *scope) []ack {
 	acks := make([]ack, len(s.runners))
-	var wg sync.WaitGroup
+	pods := make([]*corev1.Pod, len(s.runners))
 	for i, rs := range s.runners {
-		if terminated(rs.pod) {
-			continue
+		if !terminated(rs.pod) {
+			pods[i] = rs.pod
 		}
-		wg.Add(1)
-		go func(i int, pod *corev1.Pod) {
-			defer wg.Done()
-			err := r.RunnerAPI.Resume(ctx, pod)
-			acks[i] = ack{at: time.Now(), err: err}
-		}(i, rs.pod)
 	}
-	wg.Wait()
+	onRunners(pods, func(i int, pod *corev1.Pod) {
+		err := r.RunnerAPI.Resume(ctx, pod)
+		acks[i] = ack{at: time.Now(), err: err}
+	})
 	return acks
 }

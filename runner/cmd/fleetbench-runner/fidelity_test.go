@@ -338,6 +338,9 @@ func runFleet(t *testing.T, bin, src string, env []string) []results.Envelope {
 		if envs[i], err = results.ExtractEnvelope(r.out.Bytes()); err != nil {
 			fail("runner %d envelope: %v", i, err)
 		}
+		if envs[i].Aborted {
+			fail("runner %d was aborted (%s): the release must end runner 0's linger cleanly", i, envs[i].Error)
+		}
 	}
 	return envs
 }
@@ -651,16 +654,9 @@ func pickStats(s *results.Summary, key string) (results.MetricType, results.Stat
 		// The whole metric's stats, with Merge's cross-runner semantics.
 		return m.Type, m.Stats, true, nil
 	}
-	for k := range filter {
-		if !containsString(s.Tags, k) {
-			return "", results.Stats{}, false, fmt.Errorf("tag %q not recorded by the runners (%v)", k, s.Tags)
-		}
-	}
-	var agg results.Agg
-	for _, sr := range m.Series {
-		if tagsMatch(sr.Tags, filter) {
-			agg.Merge(sr.Agg)
-		}
+	_, _, agg, err := s.SubMetric(key)
+	if err != nil {
+		return "", results.Stats{}, false, err
 	}
 	if agg.Count == 0 {
 		return m.Type, results.Stats{}, false, nil
@@ -744,24 +740,6 @@ func canonicalKey(key string) string {
 	}
 	sort.Strings(kv)
 	return name + "{" + strings.Join(kv, ",") + "}"
-}
-
-func tagsMatch(tags, filter map[string]string) bool {
-	for k, v := range filter {
-		if tags[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-func containsString(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {
