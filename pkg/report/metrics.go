@@ -32,17 +32,14 @@ type requests struct {
 	rate     float64
 	// duration is the metric latency is read from; nil when nothing was measured.
 	duration *results.MetricSummary
-	// failedOf says whether a series of the duration metric counts failed requests.
-	failedOf func(tags map[string]string) bool
 }
 
 func requestsOf(s *results.Summary) requests {
 	grpc := s.Metrics["grpc_req_duration"]
 	if counter(s, "http_reqs") == 0 && grpc != nil && grpc.Stats.Count > 0 {
-		r := requests{protocol: ProtocolGRPC, total: grpc.Stats.Count, duration: grpc,
-			failedOf: func(tags map[string]string) bool { return tags["status"] != "0" }}
+		r := requests{protocol: ProtocolGRPC, total: grpc.Stats.Count, duration: grpc}
 		for _, sr := range grpc.Series {
-			if r.failedOf(sr.Tags) {
+			if sr.Tags["status"] != "0" { // gRPC's OK
 				r.failed += sr.Stats.Count
 			}
 		}
@@ -51,8 +48,7 @@ func requestsOf(s *results.Summary) requests {
 		}
 		return r
 	}
-	r := requests{protocol: ProtocolHTTP, total: counter(s, "http_reqs"), duration: s.Metrics["http_req_duration"],
-		failedOf: func(tags map[string]string) bool { return tags["expected_response"] == "false" }}
+	r := requests{protocol: ProtocolHTTP, total: counter(s, "http_reqs"), duration: s.Metrics["http_req_duration"]}
 	if m := s.Metrics["http_req_failed"]; m != nil {
 		r.failed = m.Stats.Passes
 	}
