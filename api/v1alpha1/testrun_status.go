@@ -94,6 +94,18 @@ type TestRunStatus struct {
 	// +kubebuilder:validation:MaxItems=16
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
+	// testID tags everything this run sends elsewhere: the testid tag of spec.outputs and the
+	// testid label of the manager's metrics. It is the name and the first 8 characters of the
+	// UID, so a re-created TestRun of the same name is told apart.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	TestID string `json:"testID,omitempty"`
+
+	// progress is the merged live view of the runners while the load runs, refreshed at most
+	// every progress interval (10 s) from their current windows.
+	// +optional
+	Progress *Progress `json:"progress,omitempty"`
+
 	// targetNamespace is the namespace the target was provisioned in.
 	// +optional
 	TargetNamespace string `json:"targetNamespace,omitempty"`
@@ -142,6 +154,29 @@ type TestRunStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	GeneratorBoundReason string `json:"generatorBoundReason,omitempty"`
+}
+
+// Progress is how far the load has come, from the runners' live windows.
+type Progress struct {
+	// summary is one line for `kubectl get` (the PROGRESS column): elapsed of expected, and
+	// the share done when the duration is known, e.g. "40s/1m0s 66%".
+	Summary string `json:"summary"`
+	// elapsed since the start, e.g. 40s.
+	Elapsed string `json:"elapsed"`
+	// expected duration of the load, when the load model or the script's options bound it.
+	// +optional
+	Expected string `json:"expected,omitempty"`
+	// requests made so far, over every runner.
+	Requests int64 `json:"requests"`
+	// requestsPerSecond in the last complete window, two decimals.
+	RequestsPerSecond string `json:"requestsPerSecond"`
+	// errorPercent is the share of failed requests so far, two decimals.
+	ErrorPercent string `json:"errorPercent"`
+	// p95 of the request durations in the last complete window, e.g. 12ms.
+	// +optional
+	P95 string `json:"p95,omitempty"`
+	// updateTime is when the runners were last read.
+	UpdateTime metav1.Time `json:"updateTime"`
 }
 
 // RunnerCounts counts runner pods by state.
@@ -195,7 +230,9 @@ type Results struct {
 	// +listType=atomic
 	Scenarios []ScenarioResult `json:"scenarios,omitempty"`
 	// fullResult is the ConfigMap (owned by the TestRun) with every merged metric, sub-metric,
-	// threshold and check in k6's end-of-test summary shape, gzipped JSON under summary.json.gz.
+	// threshold and check in k6's end-of-test summary shape, gzipped JSON under summary.json.gz,
+	// and the run over time (merged windows, target samples, runners, latency histogram) under
+	// timeline.json.gz.
 	// +optional
 	FullResult *FullResultRef `json:"fullResult,omitempty"`
 	// warnings say what the numbers do not cover, e.g. a tag with more values than the runners
@@ -440,6 +477,7 @@ type CapacityResult struct {
 // +kubebuilder:printcolumn:name="TYPE",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="VERDICT",type=string,JSONPath=`.status.verdict`
+// +kubebuilder:printcolumn:name="PROGRESS",type=string,JSONPath=`.status.progress.summary`
 // +kubebuilder:printcolumn:name="RPS",type=string,JSONPath=`.status.results.throughput.requestsPerSecond`
 // +kubebuilder:printcolumn:name="P95",type=string,JSONPath=`.status.results.latency.p95`
 // +kubebuilder:printcolumn:name="DROPPED%",type=string,JSONPath=`.status.results.requests.droppedPercent`

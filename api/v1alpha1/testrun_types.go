@@ -69,11 +69,19 @@ type TestRunSpec struct {
 	// +optional
 	Separate bool `json:"separate,omitempty"`
 
-	// arguments are extra k6 run flags, e.g. "--tag testid=42 --summary-trend-stats=avg,p(99)".
+	// arguments are extra k6 run flags, e.g. "--tag team=checkout --summary-trend-stats=avg,p(99)".
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|\\\\s)--(execution-segment|execution-segment-sequence|paused|address|out|o)(=|\\\\s|$)')",message="must not set --execution-segment, --execution-segment-sequence, --paused, --address or --out: fleetbench sets them to split and synchronize the runners"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|\\\\s)--(execution-segment|execution-segment-sequence|paused)(=|\\\\s|$)')",message="must not set --execution-segment, --execution-segment-sequence or --paused: fleetbench sets them to split and synchronize the runners"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|\\\\s)--(out|o|address|a)(=|\\\\s|$)') && !self.matches('(^|\\\\s)-[oa]')",message="must not set --out, -o, --address or -a: the runners keep fleetbench's own output and REST address; list k6 outputs (Prometheus remote write, OpenTelemetry) in spec.outputs instead"
 	Arguments string `json:"arguments,omitempty"`
+
+	// outputs stream every runner's samples to k6's own outputs too, each tagged with
+	// testid=status.testID so the runners of one run are one test in Grafana.
+	// +optional
+	// +kubebuilder:validation:MaxItems=4
+	// +listType=atomic
+	Outputs []OutputSpec `json:"outputs,omitempty"`
 
 	// runner shapes the runner pods.
 	// +optional
@@ -118,6 +126,47 @@ type TestRunSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=31536000
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// OutputType is one of k6's built-in outputs.
+// +kubebuilder:validation:Enum=prometheusRemoteWrite;openTelemetry
+type OutputType string
+
+const (
+	// OutputPrometheusRemoteWrite is k6's experimental-prometheus-rw output.
+	OutputPrometheusRemoteWrite OutputType = "prometheusRemoteWrite"
+	// OutputOpenTelemetry is k6's opentelemetry output (OTLP metrics).
+	OutputOpenTelemetry OutputType = "openTelemetry"
+)
+
+// OutputSpec is one k6 output the runners stream to, besides fleetbench's own.
+// +kubebuilder:validation:XValidation:rule="self.type == 'openTelemetry' || !has(self.protocol)",message="spec.outputs[].protocol is only for type openTelemetry (grpc or http)"
+// +kubebuilder:validation:XValidation:rule="self.type == 'prometheusRemoteWrite' || !has(self.trendStats)",message="spec.outputs[].trendStats is only for type prometheusRemoteWrite"
+type OutputSpec struct {
+	// type: prometheusRemoteWrite or openTelemetry.
+	// +required
+	Type OutputType `json:"type"`
+	// url of the receiver: the remote-write endpoint, e.g.
+	// http://prometheus.monitoring:9090/api/v1/write, or the OTLP collector's host:port, e.g.
+	// otel-collector.monitoring:4317.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	URL string `json:"url"`
+	// protocol of OTLP: grpc (default) or http.
+	// +optional
+	// +kubebuilder:validation:Enum=grpc;http
+	Protocol string `json:"protocol,omitempty"`
+	// insecure sends OTLP in plain text, or skips TLS verification of the remote-write endpoint.
+	// +optional
+	Insecure bool `json:"insecure,omitempty"`
+	// trendStats are the statistics remote-write sends for trends, e.g. ["p(95)", "p(99)", "avg"];
+	// k6's default when empty.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:Pattern=`^(avg|min|max|med|count|sum|p\([0-9]{1,2}(\.[0-9]+)?\))$`
+	// +listType=atomic
+	TrendStats []string `json:"trendStats,omitempty"`
 }
 
 // ThresholdList is the list of expressions for one metric.
