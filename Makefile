@@ -53,10 +53,14 @@ vet: ## go vet every module.
 lint: vet tool-golangci-lint ## go vet and golangci-lint, every module.
 	@for m in $(GO_MODULES); do (cd $$m && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
 
+.PHONY: report-assets
+report-assets: ## Fetch the HTML report's charting library (uPlot, pinned and integrity-checked) into pkg/htmlreport/assets/.
+	hack/report-assets.sh
+
 ##@ Test
 
 .PHONY: test
-test: envtest-assets ## Unit, property, fuzz-smoke and envtest integration tests (real kube-apiserver + etcd).
+test: browser envtest-assets ## Unit, property, fuzz-smoke and envtest integration tests (real kube-apiserver + etcd).
 	@for m in $(GO_MODULES); do echo ">> go test in $$m"; (cd $$m && go test ./... -count=1) || exit 1; done
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 	@$(MAKE) --no-print-directory test-chart
@@ -74,6 +78,10 @@ test-chart: tool-helm ## Lint the Helm chart and render it with every toggle.
 	$(BIN)/helm lint --strict charts/fleetbench
 	hack/test-chart.sh
 
+.PHONY: browser
+browser: ## Install Debian's chromium (the HTML report's real-browser tests) when /usr/bin/chromium is missing.
+	hack/browser.sh
+
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver and etcd for envtest into bin/k8s/ (once).
 	hack/build-kube.sh kube-apiserver etcd
@@ -83,6 +91,10 @@ envtest-assets: ## Build kube-apiserver and etcd for envtest into bin/k8s/ (once
 .PHONY: build
 build: ## Build the manager binary into bin/manager.
 	CGO_ENABLED=0 go build -trimpath -o $(BIN)/manager ./cmd/manager
+
+.PHONY: plugin
+plugin: ## Build the kubectl plugin into bin/kubectl-fleetbench and its krew archive and manifest into bin/krew/.
+	hack/krew-archive.sh
 
 .PHONY: manager-image
 manager-image: build tool-imgpack ## Pack the manager into bin/images/manager.tar without Docker or a registry.

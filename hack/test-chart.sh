@@ -19,12 +19,127 @@ bare=$("$helm" template fb "$chart" --set crds.install=false --set builtinProfil
 [ "$(count CustomResourceDefinition <<<"$bare")" = 0 ] || { echo "chart: crds.install=false still renders CRDs"; exit 1; }
 [ "$(count Profile <<<"$bare")" = 0 ] || { echo "chart: builtinProfiles.install=false still renders Profiles"; exit 1; }
 
-monitored=$("$helm" template fb "$chart" --set metrics.serviceMonitor.enabled=true)
+# facts prints what a rendering holds, one "#: " line each, parsed by Helm itself (fromYaml,
+# fromJson) in a throwaway chart: kinds and names, labels and annotations, each JSON file of a
+# ConfigMap (failing when it does not parse), each alert with whether its expression is set.
+inspector=$(mktemp -d)
+trap 'rm -rf "$inspector"' EXIT
+mkdir -p "$inspector/templates"
+printf 'apiVersion: v2\nname: inspect\nversion: 0.0.0\n' >"$inspector/Chart.yaml"
+cat >"$inspector/templates/facts.yaml" <<'TPL'
+{{- range $doc := regexSplit "(?m)^---[ \t]*$" (.Files.Get "input.yaml") -1 }}
+{{- $o := fromYaml $doc }}
+{{- if hasKey $o "Error" }}{{ fail (printf "rendered output does not parse as YAML: %s" $o.Error) }}{{ end }}
+{{- if $o.kind }}
+#: kind {{ $o.kind }} {{ $o.metadata.name }} {{ $o.metadata.namespace }}
+{{- range $k, $v := $o.metadata.labels }}
+#: label {{ $o.kind }} {{ $k }}={{ $v }}
+{{- end }}
+{{- range $k, $v := $o.metadata.annotations }}
+#: annotation {{ $o.kind }} {{ $k }}={{ $v }}
+{{- end }}
+{{- if eq $o.kind "ConfigMap" }}{{ range $k, $v := $o.data }}{{ if hasSuffix ".json" $k }}
+{{- $j := fromJson $v }}
+{{- if hasKey $j "Error" }}{{ fail (printf "ConfigMap %s: %s is not JSON: %s" $o.metadata.name $k $j.Error) }}{{ end }}
+#: json {{ $k }} uid={{ $j.uid }} panels={{ len $j.panels }} variables={{ range $j.templating.list }}{{ .name }},{{ end }}
+{{- range $j.panels }}{{ range .targets }}
+#: panel-expr {{ if .expr }}set{{ else }}empty{{ end }}
+{{- end }}{{ end }}
+{{- end }}{{ end }}{{ end }}
+{{- if eq $o.kind "PrometheusRule" }}{{ range $o.spec.groups }}{{ range .rules }}
+#: alert {{ .alert }} expr={{ if .expr }}set{{ else }}empty{{ end }} severity={{ .labels.severity }}{{ range $k, $v := .labels }} {{ $k }}={{ $v }}{{ end }}{{ range $k, $v := .annotations }} annotation:{{ $k }}{{ end }}
+{{- end }}{{ end }}{{ end }}
+{{- if has $o.kind (list "ServiceMonitor" "PodMonitor") }}
+#: monitor {{ $o.kind }} selector={{ range $k, $v := $o.spec.selector.matchLabels }}{{ $k }}={{ $v }},{{ end }} namespaces={{ join "," $o.spec.namespaceSelector.matchNames }}
+{{- range (default $o.spec.podMetricsEndpoints $o.spec.endpoints) }}
+#: endpoint port={{ .port }} honorLabels={{ .honorLabels }} scrapeTimeout={{ .scrapeTimeout }} relabelings={{ len (default list .relabelings) }} metricRelabelings={{ len (default list .metricRelabelings) }}
+{{- end }}{{ end }}
+{{- end }}
+{{- end }}
+TPL
+facts() {
+  cat >"$inspector/input.yaml"
+  "$helm" template inspect "$inspector" | sed -n 's/^#: //p'
+}
+want() { # want <what> <facts> <fixed string>
+  grep -qF -- "$3" <<<"$2" || { echo "chart: $1: no \"$3\" in:"; echo "$2"; exit 1; }
+}
+
+# Defaults render none of the monitoring extras.
+defaults=$(facts <<<"$all")
+for kind in ServiceMonitor PodMonitor PrometheusRule; do
+  ! grep -q "^kind $kind " <<<"$defaults" || { echo "chart: $kind rendered by default"; exit 1; }
+done
+! grep -q '^kind ConfigMap .*-dashboards ' <<<"$defaults" || { echo "chart: dashboard ConfigMap rendered by default"; exit 1; }
+# The metrics Service carries the labels the ServiceMonitor selects.
+want "metrics Service" "$defaults" "label Service app.kubernetes.io/component=metrics"
+
+monitored=$("$helm" template fb "$chart" --namespace fleetbench-system --set metrics.serviceMonitor.enabled=true)
 [ "$(count ServiceMonitor <<<"$monitored")" = 1 ] || { echo "chart: serviceMonitor.enabled renders no ServiceMonitor"; exit 1; }
+f=$(facts <<<"$monitored")
+want serviceMonitor "$f" "kind ServiceMonitor fb-fleetbench-manager fleetbench-system"
+want serviceMonitor "$f" "selector=app.kubernetes.io/component=metrics,app.kubernetes.io/instance=fb,app.kubernetes.io/name=fleetbench, namespaces=fleetbench-system"
+want serviceMonitor "$f" "endpoint port=metrics honorLabels=true scrapeTimeout= relabelings=0 metricRelabelings=0"
+# Every label the ServiceMonitor selects is on the Service.
+for l in $(sed -n 's/^monitor ServiceMonitor selector=\([^ ]*\) .*/\1/p' <<<"$f" | tr ',' ' '); do
+  want "serviceMonitor selects the Service" "$f" "label Service $l"
+done
+
+f=$("$helm" template fb "$chart" --namespace fleetbench-system \
+  --set metrics.serviceMonitor.enabled=true --set metrics.serviceMonitor.namespace=monitoring \
+  --set metrics.serviceMonitor.labels.release=kps --set metrics.serviceMonitor.scrapeTimeout=10s \
+  --set-json 'metrics.serviceMonitor.relabelings=[{"action":"replace","targetLabel":"cluster","replacement":"lab"}]' \
+  --set-json 'metrics.serviceMonitor.metricRelabelings=[{"action":"drop","sourceLabels":["__name__"],"regex":"go_.*"}]' \
+  --set metrics.podMonitor.enabled=true --set metrics.podMonitor.labels.release=kps --set metrics.podMonitor.honorLabels=false | facts)
+want "serviceMonitor options" "$f" "kind ServiceMonitor fb-fleetbench-manager monitoring"
+want "serviceMonitor options" "$f" "label ServiceMonitor release=kps"
+want "serviceMonitor options" "$f" "namespaces=fleetbench-system"
+want "serviceMonitor options" "$f" "endpoint port=metrics honorLabels=true scrapeTimeout=10s relabelings=1 metricRelabelings=1"
+want podMonitor "$f" "kind PodMonitor fb-fleetbench-manager fleetbench-system"
+want podMonitor "$f" "label PodMonitor release=kps"
+want podMonitor "$f" "monitor PodMonitor selector=app.kubernetes.io/component=manager,app.kubernetes.io/instance=fb,app.kubernetes.io/name=fleetbench, namespaces=fleetbench-system"
+want podMonitor "$f" "endpoint port=metrics honorLabels=false scrapeTimeout= relabelings=0 metricRelabelings=0"
+
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set metrics.grafanaDashboard.enabled=true \
+  --set metrics.grafanaDashboard.namespace=grafana --set metrics.grafanaDashboard.labels.team=perf \
+  --set metrics.grafanaDashboard.annotations.grafana_folder=Load | facts)
+want grafanaDashboard "$f" "kind ConfigMap fb-fleetbench-dashboards grafana"
+want grafanaDashboard "$f" "label ConfigMap grafana_dashboard=1"
+want grafanaDashboard "$f" "label ConfigMap team=perf"
+want grafanaDashboard "$f" "annotation ConfigMap grafana_folder=Load"
+want grafanaDashboard "$f" "json fleetbench.json uid=fleetbench-testruns"
+want grafanaDashboard "$f" "variables=datasource,namespace,name,testid,"
+! grep -q '^panel-expr empty' <<<"$f" || { echo "chart: a dashboard panel has an empty query"; exit 1; }
+# Every metric the manager exports per run has a panel, and the target row reads cAdvisor
+# through the target namespaces' labels.
+dashboard="$chart/dashboards/fleetbench.json"
+for m in fleetbench_testrun_status_phase fleetbench_testrun_verdict fleetbench_testrun_requests fleetbench_testrun_failed_requests \
+  fleetbench_testrun_requests_per_second fleetbench_testrun_latency_seconds fleetbench_testrun_target_memory_bytes \
+  fleetbench_testrun_target_cpu_cores_per_core fleetbench_testrun_runners fleetbench_testrun_start_skew_seconds_bucket \
+  fleetbench_testrun_collection_seconds_bucket container_memory_working_set_bytes container_cpu_usage_seconds_total \
+  label_fleetbench_dev_role; do
+  grep -q "$m" "$dashboard" || { echo "chart: the dashboard has no panel on $m"; exit 1; }
+done
+f=$("$helm" template fb "$chart" --set metrics.grafanaDashboard.enabled=true --set metrics.grafanaDashboard.sidecarLabel=dash \
+  --set metrics.grafanaDashboard.sidecarLabelValue=yes | facts)
+want "grafanaDashboard sidecar label" "$f" "label ConfigMap dash=yes"
+
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set metrics.prometheusRule.enabled=true \
+  --set metrics.prometheusRule.labels.release=kps --set metrics.prometheusRule.alertLabels.team=perf \
+  --set metrics.prometheusRule.alertAnnotations.runbook_url=https://runbooks.example/fleetbench \
+  --set metrics.prometheusRule.severity.runnerLost=critical | facts)
+want prometheusRule "$f" "kind PrometheusRule fb-fleetbench fleetbench-system"
+want prometheusRule "$f" "label PrometheusRule release=kps"
+for alert in FleetbenchTestRunFailed FleetbenchRunnerLost FleetbenchTestRunStuck; do
+  want prometheusRule "$f" "alert $alert expr=set"
+done
+! grep -q '^alert .* expr=empty' <<<"$f" || { echo "chart: an alert has an empty expression"; exit 1; }
+[ "$(grep -c '^alert .* team=perf .*annotation:runbook_url' <<<"$f")" = 4 ] || { echo "chart: alertLabels/alertAnnotations not on every alert:"; echo "$f"; exit 1; }
+want prometheusRule "$f" "alert FleetbenchRunnerLost expr=set severity=critical"
 
 # The chart's CRDs are config/'s CRDs: same schema, byte for byte after the template lines.
 for crd in "$root"/config/crd/bases/*.yaml; do
   diff <(grep -v '^---$' "$crd") <(grep -vE '^(#|\{\{)|helm.sh/resource-policy' "$chart/templates/crds/$(basename "$crd")") >/dev/null \
     || { echo "chart: templates/crds/$(basename "$crd") differs from config/: run make manifests"; exit 1; }
 done
-echo "chart: 3 toggles and the CRD copies check out"
+echo "chart: the toggles, the monitoring extras and the CRD copies check out"

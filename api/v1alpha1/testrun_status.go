@@ -168,6 +168,8 @@ type Progress struct {
 	Expected string `json:"expected,omitempty"`
 	// requests made so far, over every runner.
 	Requests int64 `json:"requests"`
+	// failed requests so far.
+	Failed int64 `json:"failed"`
 	// requestsPerSecond in the last complete window, two decimals.
 	RequestsPerSecond string `json:"requestsPerSecond"`
 	// errorPercent is the share of failed requests so far, two decimals.

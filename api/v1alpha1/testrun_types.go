@@ -79,7 +79,8 @@ type TestRunSpec struct {
 	// outputs stream every runner's samples to k6's own outputs too, each tagged with
 	// testid=status.testID so the runners of one run are one test in Grafana.
 	// +optional
-	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:XValidation:rule="self.all(o, self.exists_one(p, p.type == o.type))",message="spec.outputs: at most one output of each type (k6 configures each through its environment)"
 	// +listType=atomic
 	Outputs []OutputSpec `json:"outputs,omitempty"`
 

@@ -82,3 +82,15 @@ func TargetWorkload(component string) string {
 func PlanChild(plan, profile string, i int) string {
 	return withSuffix(plan, fmt.Sprintf("-%s-%d", strings.ToLower(fit(profile, 20)), i), maxDNSLabelLength)
 }
+
+// TestID tags what a run sends elsewhere (k6 outputs, metrics): its name and the start of its
+// UID, so a re-created TestRun of the same name is another test.
+func TestID(name, uid string) string {
+	if len(uid) > 8 {
+		uid = uid[:8]
+	}
+	if uid == "" {
+		return name
+	}
+	return name + "-" + uid
+}

@@ -114,6 +114,8 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	if opts.HasConfig {
 		args = append(args, "--config", configDir+"/"+ConfigKey)
 	}
+	outArgs, outEnv := OutputArgs(tr)
+	args = append(args, outArgs...)
 	args = append(args, strings.Fields(spec.Arguments)...)
 	args = append(args, scriptPath)
 
@@ -153,6 +155,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 			env = append(env, corev1.EnvVar{Name: "DEVICE_RATE_PER_SECOND", Value: strconv.FormatFloat(float64(r.Count())/period.Seconds(), 'f', 3, 64)})
 		}
 	}
+	env = append(env, outEnv...)
 	env = append(env, opts.TargetEnv...)
 	env = append(env, runner.Env...)
 

@@ -74,6 +74,9 @@ type Options struct {
 	// PodLevelResources sizes one-machine targets with pod.spec.resources (Kubernetes 1.34+).
 	// If the API server drops the field anyway, targets fall back to per-container limits.
 	PodLevelResources bool
+	// ProgressInterval is how often status.progress is refreshed from the runners while the
+	// load runs; DefaultProgressInterval when zero.
+	ProgressInterval time.Duration
 	// Clock defaults to the real one.
 	Clock clock.PassiveClock
 }
@@ -94,6 +97,9 @@ type Reconciler struct {
 func New(mgr ctrl.Manager, opts Options) *Reconciler {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = DefaultProgressInterval
 	}
 	return &Reconciler{
 		Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(),
@@ -138,6 +144,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	if run.Status.Phase == "" {
 		r.setPhase(run, v1alpha1.PhasePending, v1alpha1.ReasonAccepted, "waiting for the target and runners")
+	}
+	if run.Status.TestID == "" {
+		run.Status.TestID = naming.TestID(run.Name, string(run.UID))
 	}
 	if run.Spec.Target.External == nil && !controllerutil.ContainsFinalizer(run, targetFinalizer) {
 		// Added before anything cross-namespace exists, so nothing is ever left behind.

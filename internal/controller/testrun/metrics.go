@@ -39,8 +39,9 @@ func init() {
 	metrics.Registry.MustRegister(phaseTransitions, startSkew, collectionDuration, phases)
 }
 
-// phaseCollector reports how many TestRuns are in each phase, counted from the informer cache
-// at scrape time: the numbers are the world's, not a tally kept across restarts.
+// phaseCollector reports how many TestRuns are in each phase, and each TestRun's results
+// (run_metrics.go), read from the informer cache at scrape time: the numbers are the world's,
+// not a tally kept across restarts.
 type phaseCollector struct {
 	mu sync.Mutex
 	// readers are the caches of the managers running in this process, the latest last.
@@ -70,7 +71,10 @@ type phaseReader func(ctx context.Context) error
 func (f phaseReader) Start(ctx context.Context) error { return f(ctx) }
 func (phaseReader) NeedLeaderElection() bool          { return false }
 
-func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.desc
+	describeRuns(ch)
+}
 
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -84,6 +88,9 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	var list v1alpha1.TestRunList
 	if reader == nil || reader.List(ctx, &list) != nil {
 		return
+	}
+	for i := range list.Items {
+		collectRun(ch, &list.Items[i])
 	}
 	counts := map[v1alpha1.TestRunPhase]float64{}
 	for _, phase := range []v1alpha1.TestRunPhase{v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseStarting,

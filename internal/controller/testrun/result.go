@@ -1,56 +1,122 @@
 package testrun
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/targetstats"
 )
 
-// ResultKey is the full result's key in the result ConfigMap.
-const ResultKey = "summary.json.gz"
+// targetPointsKey holds the target's samples in the results ConfigMap while the run runs; the
+// timeline takes them over when the results are stored.
+const targetPointsKey = "target-points.json"
 
 // maxResultBytes keeps the ConfigMap under the API server's 1 MiB object limit.
 const maxResultBytes = 900 << 10
 
-// storeResult keeps the full merged result, in k6's summary shape, in a ConfigMap the TestRun
-// owns, and points status at it; a result too large for a ConfigMap is a warning instead.
-func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, summary report.K6Summary) error {
-	raw, err := json.Marshal(summary)
+// resultConfigMap is the TestRun's results ConfigMap as built; its data is filled by the caller.
+func (r *Reconciler) resultConfigMap(run *v1alpha1.TestRun) (*corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: naming.ResultConfigMap(run.Name), Namespace: run.Namespace,
+		Labels: map[string]string{naming.LabelTestRun: run.Name, naming.LabelRole: naming.RoleResults}}}
+	return cm, controllerutil.SetControllerReference(run, cm, r.scheme)
+}
+
+// recordTargetPoint keeps one target sample for the timeline, in the results ConfigMap: the
+// status holds only the before/after/peak columns. A point lost to a conflicting write is
+// logged, not retried: the chart has a gap, the columns are unaffected.
+func (r *Reconciler) recordTargetPoint(ctx context.Context, s *scope, sample targetstats.Sample) {
+	point := report.TargetPoint{At: sample.At, MemoryMiB: targetstats.MiB(sample.MemoryBytes()), Cores: sample.CoresNow}
+	for i := range s.targetPods {
+		for _, cs := range s.targetPods[i].Status.ContainerStatuses {
+			point.Restarts += cs.RestartCount
+		}
+	}
+	cm, err := r.resultConfigMap(s.run)
 	if err != nil {
-		return fmt.Errorf("encoding the full result: %w", err)
+		return
 	}
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	_, _ = zw.Write(raw)
-	_ = zw.Close()
-	res := run.Status.Results
-	if z.Len() > maxResultBytes {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the full result (%d KiB gzipped) is too large for a ConfigMap and was not kept", z.Len()>>10))
-		return nil
+	err = r.apiReader.Get(ctx, client.ObjectKeyFromObject(cm), cm)
+	switch {
+	case apierrors.IsNotFound(err):
+		err = r.Create(ctx, withTargetPoints(cm, []report.TargetPoint{point}))
+	case err == nil:
+		points := targetPoints(cm)
+		if n := len(points); n > 0 && !points[n-1].At.Before(point.At) {
+			return // this sample is already kept (a repeated reconcile)
+		}
+		err = r.Update(ctx, withTargetPoints(cm, report.ThinTargetPoints(append(points, point))))
 	}
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: naming.ResultConfigMap(run.Name), Namespace: run.Namespace,
-			Labels: map[string]string{naming.LabelTestRun: run.Name, naming.LabelRole: naming.RoleResults}},
-		BinaryData: map[string][]byte{ResultKey: z.Bytes()},
+	if err != nil {
+		logf.FromContext(ctx).Info("keeping a target sample for the timeline failed", "error", err.Error())
 	}
-	if err := controllerutil.SetControllerReference(run, cm, r.scheme); err != nil {
+}
+
+func withTargetPoints(cm *corev1.ConfigMap, points []report.TargetPoint) *corev1.ConfigMap {
+	raw, _ := json.Marshal(points) // plain data: cannot fail
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	cm.Data[targetPointsKey] = string(raw)
+	return cm
+}
+
+func targetPoints(cm *corev1.ConfigMap) []report.TargetPoint {
+	var points []report.TargetPoint
+	_ = json.Unmarshal([]byte(cm.Data[targetPointsKey]), &points) // unreadable points are no points
+	return points
+}
+
+// storeResult keeps the full merged result, in k6's summary shape, and the run over time (the
+// merged windows and the target's points) in the ConfigMap the TestRun owns, and points status
+// at it; a result too large for a ConfigMap is a warning instead.
+func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, merged *results.Summary, outcome *report.Outcome) error {
+	cm, err := r.resultConfigMap(run)
+	if err != nil {
 		return err
 	}
-	// Collection runs once per run; a repeat after a lost status write finds the same result.
-	if err := rc.CreateOrGet(ctx, r.Client, cm); err != nil {
+	err = r.apiReader.Get(ctx, client.ObjectKeyFromObject(cm), cm)
+	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	res.FullResult = &v1alpha1.FullResultRef{ConfigMap: cm.Name, Key: ResultKey}
+	exists := err == nil
+	if _, stored := cm.BinaryData[report.SummaryKey]; !stored {
+		summary, err := report.EncodeGzipJSON(outcome.K6Summary)
+		if err != nil {
+			return fmt.Errorf("encoding the full result: %w", err)
+		}
+		timeline, err := report.EncodeGzipJSON(report.BuildTimeline(merged, targetPoints(cm)))
+		if err != nil {
+			return fmt.Errorf("encoding the timeline: %w", err)
+		}
+		if size := len(summary) + len(timeline); size > maxResultBytes {
+			outcome.Results.Warnings = append(outcome.Results.Warnings,
+				fmt.Sprintf("the full result (%d KiB gzipped) is too large for a ConfigMap and was not kept", size>>10))
+			return nil
+		}
+		cm.BinaryData = map[string][]byte{report.SummaryKey: summary, report.TimelineKey: timeline}
+		delete(cm.Data, targetPointsKey)
+		// Collection runs once per run; a repeat after a lost status write finds the result kept.
+		if exists {
+			err = r.Update(ctx, cm)
+		} else {
+			err = r.Create(ctx, cm)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	outcome.Results.FullResult = &v1alpha1.FullResultRef{ConfigMap: cm.Name, Key: report.SummaryKey}
 	return nil
 }

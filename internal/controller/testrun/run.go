@@ -53,7 +53,8 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 	}
 	r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonRunning, fmt.Sprintf("%d of %d runners running", active, len(s.runners)))
 	r.measureDuring(ctx, s)
-	return rc.After(deadline.Sub(s.now), r.nextSample(s), nextStep, nextAbort), nil
+	nextProgress := r.refreshProgress(ctx, s)
+	return rc.After(deadline.Sub(s.now), r.nextSample(s), nextStep, nextAbort, nextProgress), nil
 }
 
 // reconcileCollect reads every runner's result envelope from its log, merges them, and lets
@@ -75,8 +76,10 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	}
 
 	var merged *report.Outcome
+	var summary results.Summary
 	if len(envs) > 0 {
-		if summary, err := results.Merge(envs...); err != nil {
+		var err error
+		if summary, err = results.Merge(envs...); err != nil {
 			problems = append(problems, "merging: "+err.Error())
 		} else {
 			o := report.Build(&summary, run.Spec.Thresholds, len(s.runners))
@@ -100,9 +103,11 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		run.Status.Results = merged.Results
 		run.Status.Results.Partial = run.Status.Results.Partial || e.partial
 		run.Status.GeneratorBound, run.Status.GeneratorBoundReason = merged.GeneratorBound, merged.GeneratorBoundReason
-		if err := r.storeResult(ctx, run, merged.K6Summary); err != nil {
+		if err := r.storeResult(ctx, run, &summary, merged); err != nil {
 			return ctrl.Result{}, err
 		}
+		// The last progress covers the whole load, so the PROGRESS column ends where it did.
+		run.Status.Progress = progressOf(run, &summary, summary.End)
 	}
 	if e.thresholds != nil {
 		setCondition(run, e.thresholds.Type, e.thresholds.Status, e.thresholds.Reason, e.thresholds.Message)

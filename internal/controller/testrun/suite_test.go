@@ -99,6 +99,7 @@ func startManagerOn(e *testenv.Env) (*testenv.Manager, error) {
 			RunnerImage:       "fleetbench/runner:test",
 			Timeouts:          testTimeouts,
 			PodLevelResources: true,
+			ProgressInterval:  time.Second,
 		}).SetupWithManager(mgr)
 	})
 }

@@ -185,6 +185,7 @@ func (r *Reconciler) measureBefore(ctx context.Context, s *scope) error {
 		CPU:            &v1alpha1.CPUUsage{UsageCoreSecondsBefore: strconv.FormatFloat(sample.CPUCoreSeconds, 'f', 3, 64)},
 	}
 	setCondition(s.run, v1alpha1.ConditionTargetMeasured, metav1.ConditionTrue, "Sampled", "the target was sampled before the start from "+sample.Source)
+	r.recordTargetPoint(ctx, s, sample)
 	return nil
 }
 
@@ -214,6 +215,7 @@ func (r *Reconciler) measureDuring(ctx context.Context, s *scope) {
 	if now := capacity.LoadPerCore(sample.CoresNow, cores); now > peak {
 		t.CPU.PeakCoresPerCore = capacity.Format(now, 2)
 	}
+	r.recordTargetPoint(ctx, s, sample)
 }
 
 // measureAfter records the target after the load: memory, average CPU, restarts, OOM kills and
@@ -235,6 +237,7 @@ func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 	t.LastSampleTime = &at
 	t.Memory.AfterMiB = mib(sample.MemoryBytes())
 	t.Memory.PeakMiB = max(t.Memory.PeakMiB, t.Memory.AfterMiB)
+	r.recordTargetPoint(ctx, s, sample)
 	devices := int64(0)
 	if run.Spec.Load != nil && run.Spec.Load.Devices != nil {
 		devices = int64(*run.Spec.Load.Devices)

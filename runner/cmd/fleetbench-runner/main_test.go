@@ -80,6 +80,17 @@ func newTarget(t *testing.T) *target {
 
 func runK6(t *testing.T, bin string, tg *target, extraEnv []string, signalAfter time.Duration) []byte {
 	t.Helper()
+	return runK6Signalled(t, bin, tg, extraEnv, signalAfter)
+}
+
+// runK6Args runs the script to its end with extra k6 flags.
+func runK6Args(t *testing.T, bin string, tg *target, extraEnv []string, args ...string) []byte {
+	t.Helper()
+	return runK6Signalled(t, bin, tg, extraEnv, 0, args...)
+}
+
+func runK6Signalled(t *testing.T, bin string, tg *target, extraEnv []string, signalAfter time.Duration, extraArgs ...string) []byte {
+	t.Helper()
 	dir := t.TempDir()
 	js := filepath.Join(dir, "script.js")
 	if err := os.WriteFile(js, []byte(script), 0o644); err != nil {
@@ -89,7 +100,8 @@ func runK6(t *testing.T, bin string, tg *target, extraEnv []string, signalAfter 
 	defer cancel()
 	// The flags runner Jobs pass: k6 judges no thresholds itself, yet the script's still reach
 	// the output for the merged evaluation (TestRunnerReportsExactCounts checks them).
-	cmd := exec.CommandContext(ctx, bin, "run", "--quiet", "--no-thresholds", "--summary-mode=disabled", "--out", "fleetbench", js)
+	args := append([]string{"run", "--quiet", "--no-thresholds", "--summary-mode=disabled", "--out", "fleetbench"}, extraArgs...)
+	cmd := exec.CommandContext(ctx, bin, append(args, js)...)
 	cmd.Env = append(os.Environ(), "TARGET="+tg.srv.URL, "K6_FLEETBENCH_WINDOW=1s", "K6_NO_USAGE_REPORT=true", "HOME="+dir)
 	cmd.Env = append(cmd.Env, extraEnv...)
 	var out bytes.Buffer

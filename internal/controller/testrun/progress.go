@@ -1,0 +1,46 @@
+package testrun
+
+import (
+	"context"
+	"time"
+
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// DefaultProgressInterval bounds status.progress refreshes: one status write per interval, so
+// a run of duration d costs about d/10s writes for progress, whatever wakes the reconcile.
+const DefaultProgressInterval = 10 * time.Second
+
+// refreshProgress merges the runners' live windows into status.progress when the last refresh
+// is a progress interval old; it returns when the next one is due.
+func (r *Reconciler) refreshProgress(ctx context.Context, s *scope) time.Duration {
+	run := s.run
+	if run.Status.StartTime == nil {
+		return 0
+	}
+	if p := run.Status.Progress; p != nil {
+		if since := s.now.Sub(p.UpdateTime.Time); since < r.ProgressInterval {
+			return r.ProgressInterval - since
+		}
+	}
+	envs, err := r.liveEnvelopes(ctx, s)
+	if err == nil {
+		var summary results.Summary
+		if summary, err = results.Merge(envs...); err == nil {
+			run.Status.Progress = progressOf(run, &summary, s.now)
+			return r.ProgressInterval
+		}
+	}
+	logf.FromContext(ctx).V(1).Info("reading the runners' live results for progress failed; trying again", "error", err.Error())
+	return r.ProgressInterval
+}
+
+func progressOf(run *v1alpha1.TestRun, summary *results.Summary, now time.Time) *v1alpha1.Progress {
+	p := report.Progress(summary, run.Status.StartTime.Time, now, runners.ExpectedDuration(&run.Spec))
+	return &p
+}

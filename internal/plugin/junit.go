@@ -1,0 +1,139 @@
+package plugin
+
+import (
+	"encoding/xml"
+	"fmt"
+	"strings"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+)
+
+// JUnit XML as CI systems read it (the Ant/Jenkins schema): testsuites > testsuite > testcase,
+// with a failure (the test ran and did not pass) or an error (it could not be judged).
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     string       `xml:"time,attr,omitempty"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Time       string          `xml:"time,attr,omitempty"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr,omitempty"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// suite counts its cases' failures and errors and wraps it in testsuites.
+func (s junitSuite) wrap() junitSuites {
+	s.Tests = len(s.Cases)
+	for _, c := range s.Cases {
+		if c.Failure != nil {
+			s.Failures++
+		}
+		if c.Error != nil {
+			s.Errors++
+		}
+	}
+	return junitSuites{Name: "fleetbench", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Time: s.Time, Suites: []junitSuite{s}}
+}
+
+// runCase is the testcase of a whole run: a failure when the verdict is not PASSED, an error
+// when the run failed (phase Failed) or has not finished.
+func runCase(name, classname string, phase v1alpha1.TestRunPhase, verdict v1alpha1.Verdict, reason, message string) junitCase {
+	c := junitCase{Name: name, Classname: classname}
+	detail := strings.TrimSpace(strings.TrimPrefix(reasonSuffix(reason, oneLine(message)), " "))
+	switch {
+	case phase == v1alpha1.PhaseFailed:
+		c.Error = &junitProblem{Message: fmt.Sprintf("phase Failed: %s", orDash(reason)), Type: orDash(reason), Text: detail}
+	case phase != v1alpha1.PhaseSucceeded:
+		c.Error = &junitProblem{Message: fmt.Sprintf("not finished: phase %s", orDash(string(phase))), Type: "NotFinished", Text: detail}
+	case verdict != v1alpha1.VerdictPassed:
+		c.Failure = &junitProblem{Message: "verdict " + orDash(string(verdict)), Type: orDash(string(verdict)), Text: detail}
+	}
+	return c
+}
+
+// junitTestRun is a suite with a testcase per threshold (a failure with the value it was judged
+// on when it failed) and one for the run itself.
+func junitTestRun(run *v1alpha1.TestRun) junitSuites {
+	s := junitSuite{Name: run.Namespace + "/" + run.Name}
+	if st := run.Status.StartTime; st != nil {
+		s.Timestamp = st.UTC().Format("2006-01-02T15:04:05")
+		if ct := run.Status.CompletionTime; ct != nil {
+			s.Time = fmt.Sprintf("%.3f", ct.Sub(st.Time).Seconds())
+		}
+	}
+	s.Properties = []junitProperty{{"type", string(run.Spec.Type)}, {"profile", run.Spec.Profile}, {"phase", string(run.Status.Phase)}, {"verdict", string(run.Status.Verdict)}}
+	if r := run.Status.Results; r != nil {
+		if r.Requests != nil {
+			s.Properties = append(s.Properties, junitProperty{"requests", fmt.Sprint(r.Requests.Total)}, junitProperty{"droppedPercent", r.Requests.DroppedPercent})
+		}
+		if r.Throughput != nil {
+			s.Properties = append(s.Properties, junitProperty{"requestsPerSecond", r.Throughput.RequestsPerSecond})
+		}
+		if r.Latency != nil {
+			s.Properties = append(s.Properties, junitProperty{"p95", r.Latency.P95})
+		}
+		for _, t := range r.Thresholds {
+			c := junitCase{Name: t.Metric + ": " + t.Expression, Classname: "fleetbench.thresholds." + run.Name}
+			if !t.Passed {
+				c.Failure = &junitProblem{Message: fmt.Sprintf("%s %s failed on value %s", t.Metric, t.Expression, orDash(t.Value)), Type: "ThresholdFailed", Text: "value " + orDash(t.Value)}
+			}
+			s.Cases = append(s.Cases, c)
+		}
+	}
+	c := runCase(run.Name, "fleetbench.testrun", run.Status.Phase, run.Status.Verdict, run.Status.Reason, run.Status.Message)
+	c.Time = s.Time
+	s.Cases = append(s.Cases, c)
+	return s.wrap()
+}
+
+// junitPlan is a suite with a testcase per sizing-table row.
+func junitPlan(p *v1alpha1.CapacityPlan) junitSuites {
+	s := junitSuite{Name: p.Namespace + "/" + p.Name}
+	names := sweepNames(p)
+	for _, r := range p.Status.Table {
+		parts := []string{r.Profile}
+		for _, n := range names {
+			if v, ok := r.Values[n]; ok {
+				parts = append(parts, n+"="+v)
+			}
+		}
+		if p.Spec.Repetitions > 1 {
+			parts = append(parts, fmt.Sprintf("repetition %d", r.Repetition))
+		}
+		name := strings.Join(parts, " ")
+		if r.TestRun != "" {
+			name += " (" + r.TestRun + ")"
+		}
+		s.Cases = append(s.Cases, runCase(name, "fleetbench.capacityplan."+p.Name, r.Phase, r.Verdict, r.Reason, ""))
+	}
+	return s.wrap()
+}

@@ -1,0 +1,339 @@
+package plugin
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+)
+
+func newGetCommand(o *options, describe bool) *cobra.Command {
+	var plan bool
+	use, short := "get NAME", "Show a TestRun's results, or a CapacityPlan's sizing table"
+	if describe {
+		use, short = "describe NAME", "Show a TestRun's or a CapacityPlan's results with conditions, scenarios, checks and runners"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long: short + `.
+NAME is a TestRun or a CapacityPlan: testrun/NAME (tr/NAME) and capacityplan/NAME (cp/NAME) say
+which; a plain NAME is looked up as a TestRun first, then as a CapacityPlan.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ns, err := o.client()
+			if err != nil {
+				return err
+			}
+			obj, err := lookup(cmd.Context(), c, ns, args[0], plan)
+			if err != nil {
+				return err
+			}
+			if obj.run != nil {
+				writeTestRun(o.streams.Out, obj.run, describe)
+			} else {
+				writePlan(o.streams.Out, obj.plan, describe)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&plan, "plan", false, "NAME is a CapacityPlan")
+	return cmd
+}
+
+// section prints a titled block of tab-separated rows, aligned.
+func section(w io.Writer, title string, rows [][]string) {
+	if len(rows) == 0 {
+		return
+	}
+	if title != "" {
+		_, _ = fmt.Fprintf(w, "\n%s:\n", title)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		_, _ = fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
+	}
+	_ = tw.Flush()
+}
+
+// writeTestRun prints a TestRun's results; describe adds conditions, scenarios, checks and runners.
+func writeTestRun(w io.Writer, run *v1alpha1.TestRun, describe bool) {
+	s := run.Status
+	head := [][]string{
+		{"TestRun:", run.Namespace + "/" + run.Name},
+		{"Type:", orDash(string(run.Spec.Type))},
+		{"Profile:", orDash(run.Spec.Profile)},
+		{"Phase:", orDash(string(s.Phase)) + reasonSuffix(s.Reason, "")},
+		{"Verdict:", orDash(string(s.Verdict))},
+	}
+	if s.Message != "" {
+		head = append(head, []string{"Message:", oneLine(s.Message)})
+	}
+	if s.StartTime != nil {
+		head = append(head, []string{"Started:", s.StartTime.UTC().Format(time.RFC3339)})
+	}
+	if s.CompletionTime != nil {
+		d := ""
+		if s.StartTime != nil {
+			d = " (" + s.CompletionTime.Sub(s.StartTime.Time).Round(time.Second).String() + " after the start)"
+		}
+		head = append(head, []string{"Completed:", s.CompletionTime.UTC().Format(time.RFC3339) + d})
+	}
+	if s.Phase == v1alpha1.PhaseRunning && s.Progress != nil {
+		head = append(head, []string{"Progress:", progressLine(run)})
+	}
+	if s.GeneratorBound {
+		head = append(head, []string{"Generator bound:", "yes: " + orDash(s.GeneratorBoundReason)})
+	}
+	if describe {
+		if s.TestID != "" {
+			head = append(head, []string{"Test ID:", s.TestID})
+		}
+		if s.TargetNamespace != "" {
+			head = append(head, []string{"Target namespace:", s.TargetNamespace})
+		}
+	}
+	section(w, "", head)
+
+	if r := s.Results; r != nil {
+		var rows [][]string
+		if r.Partial {
+			rows = append(rows, []string{"Partial:", "yes: some runner's results could not be read; the numbers cover the rest"})
+		}
+		if q := r.Requests; q != nil {
+			proto := ""
+			if r.Protocol != "" {
+				proto = " (" + r.Protocol + ")"
+			}
+			rows = append(rows, []string{"Requests" + proto + ":", fmt.Sprintf("total %d  accepted %d  dropped %d  dropped %s%%", q.Total, q.Accepted, q.Dropped, orDash(q.DroppedPercent))})
+		}
+		if it := r.Iterations; it != nil {
+			rows = append(rows, []string{"Iterations:", fmt.Sprintf("total %d  dropped %d", it.Total, it.Dropped)})
+		}
+		if t := r.Throughput; t != nil {
+			rows = append(rows, []string{"Throughput:", fmt.Sprintf("%s req/s  received %s Mb/s  sent %s Mb/s", orDash(t.RequestsPerSecond), orDash(t.ReceivedMbps), orDash(t.SentMbps))})
+		}
+		if l := r.Latency; l != nil {
+			rows = append(rows, []string{"Latency:", fmt.Sprintf("avg %s  p50 %s  p95 %s  p99 %s  (min %s  p90 %s  max %s)",
+				orDash(l.Avg), orDash(l.P50), orDash(l.P95), orDash(l.P99), orDash(l.Min), orDash(l.P90), orDash(l.Max))})
+		}
+		if ck := r.Checks; ck != nil {
+			rows = append(rows, []string{"Checks:", fmt.Sprintf("passed %d  failed %d", ck.Passed, ck.Failed)})
+		}
+		section(w, "Results", rows)
+		if len(r.Thresholds) > 0 {
+			rows = [][]string{{"METRIC", "EXPRESSION", "VALUE", "RESULT"}}
+			for _, t := range r.Thresholds {
+				rows = append(rows, []string{t.Metric, t.Expression, orDash(t.Value), passFail(t.Passed)})
+			}
+			section(w, "Thresholds", rows)
+		}
+	}
+	if t := s.Target; t != nil {
+		var rows [][]string
+		if m := t.Memory; m != nil {
+			rows = append(rows, []string{"Memory:", fmt.Sprintf("before %d MiB  after %d MiB  peak %d MiB  increase %d MiB (%s%%)  per device %s MiB  utilization %s%%",
+				m.BeforeMiB, m.AfterMiB, m.PeakMiB, m.IncreaseMiB, orDash(m.IncreasePercent), orDash(m.PerDeviceMiB), orDash(m.UtilizationPercent))})
+		}
+		if c := t.CPU; c != nil {
+			rows = append(rows, []string{"CPU:", fmt.Sprintf("average %s  peak %s (cores per core)", orDash(c.AverageCoresPerCore), orDash(c.PeakCoresPerCore))})
+		}
+		rows = append(rows, []string{"Restarts:", fmt.Sprintf("%d  (OOM kills %d)", t.Restarts, t.OOMKills)})
+		for _, f := range t.LogFindings {
+			sample := ""
+			if f.Sample != "" {
+				sample = "  e.g. " + oneLine(f.Sample)
+			}
+			rows = append(rows, []string{"Log finding:", fmt.Sprintf("%q: %d%s", f.Pattern, f.Count, sample)})
+		}
+		if describe && t.Source != "" {
+			rows = append(rows, []string{"Source:", fmt.Sprintf("%s (%d samples)", t.Source, t.Samples)})
+		}
+		section(w, "Target", rows)
+	}
+	if c := s.Capacity; c != nil {
+		rows := [][]string{
+			{"Pushes per second:", orDash(c.PushesPerSecond)},
+			{"Max devices:", fmt.Sprintf("ideal %d  typical %d  safe %d  safe by memory %d", c.IdealMaxDevices, c.TypicalMaxDevices, c.SafeMaxDevices, c.MaxSafeDevicesByMemory)},
+		}
+		if c.BreakingPointDevices > 0 {
+			rows = append(rows, []string{"Breaking point:", fmt.Sprintf("%d devices", c.BreakingPointDevices)})
+		}
+		section(w, "Capacity", rows)
+	}
+	if pk := s.Peak; pk != nil && (describe || pk.BreakingPoint != "") {
+		rows := [][]string{{"Outcome:", fmt.Sprintf("%s  last held %d devices  first failed %d  %s", orDash(pk.BreakingPoint), pk.LastHeldDevices, pk.FirstFailedDevices, pk.StopRule)}}
+		section(w, "Peak", rows)
+		if describe && len(pk.Steps) > 0 {
+			rows = [][]string{{"DEVICES", "REQUESTS", "REQ/S", "DROPPED%", "ERRORS%", "P95", "HELD"}}
+			for _, st := range pk.Steps {
+				rows = append(rows, []string{fmt.Sprint(st.Devices), fmt.Sprint(st.Requests), orDash(st.RequestsPerSecond), orDash(st.DroppedPercent), orDash(st.ErrorPercent), orDash(st.P95), yesNo(st.Held)})
+			}
+			section(w, "Peak steps", rows)
+		}
+	}
+	if ab := s.AbortOnFail; ab != nil && ab.Aborted != "" {
+		section(w, "Aborted", [][]string{{"Threshold:", ab.Aborted}})
+	}
+	if s.Results != nil && len(s.Results.Warnings) > 0 {
+		var rows [][]string
+		for _, wn := range s.Results.Warnings {
+			rows = append(rows, []string{"- " + oneLine(wn)})
+		}
+		section(w, "Warnings", rows)
+	}
+	if !describe {
+		return
+	}
+	if s.Results != nil && len(s.Results.Scenarios) > 0 {
+		rows := [][]string{{"SCENARIO", "REQUESTS", "ITERATIONS", "REQ/S", "P95"}}
+		for _, sc := range s.Results.Scenarios {
+			rows = append(rows, []string{sc.Name, fmt.Sprint(sc.Requests), fmt.Sprint(sc.Iterations), orDash(sc.RequestsPerSecond), orDash(sc.P95)})
+		}
+		section(w, "Scenarios", rows)
+	}
+	if s.Results != nil && s.Results.Checks != nil && len(s.Results.Checks.ByName) > 0 {
+		rows := [][]string{{"CHECK", "GROUP", "PASSED", "FAILED"}}
+		for _, ck := range s.Results.Checks.ByName {
+			rows = append(rows, []string{ck.Name, orDash(ck.Group), fmt.Sprint(ck.Passed), fmt.Sprint(ck.Failed)})
+		}
+		section(w, "Checks", rows)
+	}
+	if rc := s.Runners; rc != nil {
+		section(w, "Runners", [][]string{{"Desired:", fmt.Sprint(rc.Desired)}, {"Ready:", fmt.Sprint(rc.Ready)}, {"Running:", fmt.Sprint(rc.Running)},
+			{"Succeeded:", fmt.Sprint(rc.Succeeded)}, {"Failed:", fmt.Sprint(rc.Failed)}, {"Start skew:", orDash(rc.StartSkew)}})
+	}
+	writeConditions(w, s.Conditions)
+}
+
+func writeConditions(w io.Writer, conds []metav1.Condition) {
+	if len(conds) == 0 {
+		return
+	}
+	rows := [][]string{{"TYPE", "STATUS", "REASON", "MESSAGE"}}
+	for _, c := range conds {
+		rows = append(rows, []string{c.Type, string(c.Status), orDash(c.Reason), oneLine(c.Message)})
+	}
+	section(w, "Conditions", rows)
+}
+
+func passFail(ok bool) string {
+	if ok {
+		return "pass"
+	}
+	return "FAIL"
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// sweepNames are the sweep dimensions' names in the spec's order, then any other key the rows
+// carry.
+func sweepNames(p *v1alpha1.CapacityPlan) []string {
+	var names []string
+	for _, d := range p.Spec.Sweep {
+		names = append(names, d.Name())
+	}
+	extra := map[string]bool{}
+	for _, r := range p.Status.Table {
+		for k := range r.Values {
+			if !slices.Contains(names, k) {
+				extra[k] = true
+			}
+		}
+	}
+	return append(names, slices.Sorted(maps.Keys(extra))...)
+}
+
+// writePlan prints a CapacityPlan's sizing table and per-profile summary; describe adds its
+// spec and conditions.
+func writePlan(w io.Writer, p *v1alpha1.CapacityPlan, describe bool) {
+	s := p.Status
+	head := [][]string{
+		{"CapacityPlan:", p.Namespace + "/" + p.Name},
+		{"Profiles:", strings.Join(p.Spec.Profiles, ", ")},
+		{"Phase:", orDash(s.Phase) + reasonSuffix(s.Reason, "")},
+		{"Progress:", orDash(s.Progress)},
+	}
+	if s.Message != "" {
+		head = append(head, []string{"Message:", oneLine(s.Message)})
+	}
+	if describe {
+		var sweep []string
+		for _, d := range p.Spec.Sweep {
+			sweep = append(sweep, d.Name()+"="+strings.Join(d.Values, ","))
+		}
+		head = append(head, []string{"Sweep:", orDash(strings.Join(sweep, "; "))},
+			[]string{"Repetitions:", fmt.Sprint(max(p.Spec.Repetitions, 1))},
+			[]string{"Concurrency:", orDash(p.Spec.Concurrency)},
+			[]string{"Failure policy:", orDash(p.Spec.FailurePolicy)})
+	}
+	section(w, "", head)
+
+	names := sweepNames(p)
+	header := append([]string{"PROFILE"}, upper(names)...)
+	header = append(header, "REP", "PHASE", "VERDICT", "ACCEPTED", "DROPPED", "DROPPED%", "REQ/S", "PUSHES/S", "P95", "IDEAL MAX", "SAFE MAX", "SAFE BY MEM", "TESTRUN")
+	rows := [][]string{header}
+	for _, r := range s.Table {
+		row := []string{r.Profile}
+		for _, n := range names {
+			row = append(row, orDash(r.Values[n]))
+		}
+		p95 := ""
+		if r.Latency != nil {
+			p95 = r.Latency.P95
+		}
+		verdict := string(r.Verdict)
+		if r.Reason != "" && r.Verdict != v1alpha1.VerdictPassed {
+			verdict = strings.TrimSpace(verdict + " " + r.Reason)
+		}
+		row = append(row, fmt.Sprint(max(r.Repetition, 1)), orDash(string(r.Phase)), orDash(verdict), fmt.Sprint(r.RequestsAccepted), fmt.Sprint(r.RequestsDropped),
+			orDash(r.DroppedPercent), orDash(r.RequestsPerSecond), orDash(r.PushesPerSecond), orDash(p95), count(r.IdealMaxDevices), count(r.SafeMaxDevices),
+			count(r.MaxSafeDevicesByMemory), orDash(r.TestRun))
+		rows = append(rows, row)
+	}
+	if len(s.Table) == 0 {
+		rows = append(rows, []string{"(no rows yet)"})
+	}
+	section(w, "Sizing table", rows)
+
+	if len(s.Summary) > 0 {
+		rows = [][]string{{"PROFILE", "ROWS", "PASSED", "PUSHES/S", "IDEAL MAX", "TYPICAL MAX", "SAFE MAX", "SAFE BY MEM", "BREAKING POINT"}}
+		for _, ps := range s.Summary {
+			rows = append(rows, []string{ps.Profile, fmt.Sprint(ps.Rows), fmt.Sprint(ps.Passed), orDash(ps.PushesPerSecond), count(ps.IdealMaxDevices),
+				count(ps.TypicalMaxDevices), count(ps.SafeMaxDevices), count(ps.MaxSafeDevicesByMemory), count(ps.BreakingPointDevices)})
+		}
+		section(w, "Summary per profile (weakest passing row)", rows)
+	}
+	if describe {
+		writeConditions(w, s.Conditions)
+	}
+}
+
+func upper(in []string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = strings.ToUpper(s)
+	}
+	return out
+}
+
+// count renders a device count, - for none.
+func count(n int64) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}

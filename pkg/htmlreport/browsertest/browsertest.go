@@ -1,0 +1,241 @@
+// Package browsertest opens a report written by htmlreport in a real headless Chromium (Debian's
+// /usr/bin/chromium, installed by `make browser`), offline, and says what it drew: every chart
+// with its number of points and whether its canvas has pixels, every network request the page
+// attempted, the page's text and a full-page screenshot. Tests of any package use it to assert
+// a report renders; a missing browser is an error, never a skip.
+package browsertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// ChromiumPath is the browser the check runs: Debian's chromium package.
+const ChromiumPath = "/usr/bin/chromium"
+
+// Chart is what the page drew for one element with a data-chart attribute.
+type Chart struct {
+	Name string `json:"name"`
+	// Found is false when the page has the element but no uPlot instance for it.
+	Found bool `json:"found"`
+	// Points is the number of x values the instance holds; Values counts the series' non-null
+	// values; Series excludes the x series.
+	Points int `json:"points"`
+	Values int `json:"values"`
+	Series int `json:"series"`
+	// NonBlank is true when the canvas has any painted pixel; ColoredPixels counts the pixels
+	// that are neither grey nor black (series, not axes or grid).
+	NonBlank      bool `json:"nonBlank"`
+	ColoredPixels int  `json:"coloredPixels"`
+	Width         int  `json:"width"`
+	Height        int  `json:"height"`
+}
+
+// Result is what the check saw.
+type Result struct {
+	Title  string
+	Text   string // document.body.innerText
+	Charts []Chart
+	// Requests are the URLs of every request the page attempted, file: ones included;
+	// NonFileRequests those that were not file: URLs.
+	Requests        []string
+	NonFileRequests []string
+	// Errors are uncaught exceptions, console errors and the page's own chart errors.
+	Errors []string
+}
+
+// Chart returns the chart of that name, or false.
+func (r Result) Chart(name string) (Chart, bool) {
+	for _, c := range r.Charts {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Chart{}, false
+}
+
+// chartsJS measures every chart container: test-side code, so the page cannot vouch for itself.
+const chartsJS = `Array.from(document.querySelectorAll("[data-chart]")).map(function (el) {
+  var name = el.getAttribute("data-chart");
+  var u = (window.fleetbenchCharts || {})[name];
+  var r = {name: name, found: !!u, points: 0, values: 0, series: 0, nonBlank: false, coloredPixels: 0, width: 0, height: 0};
+  if (!u) return r;
+  r.points = u.data[0].length;
+  r.series = u.data.length - 1;
+  for (var s = 1; s < u.data.length; s++) for (var i = 0; i < u.data[s].length; i++) if (u.data[s][i] != null) r.values++;
+  var c = u.ctx.canvas; r.width = c.width; r.height = c.height;
+  var d = u.ctx.getImageData(0, 0, c.width, c.height).data;
+  for (var p = 0; p < d.length; p += 4) {
+    if (d[p + 3] === 0) continue;
+    r.nonBlank = true;
+    var mx = Math.max(d[p], d[p + 1], d[p + 2]), mn = Math.min(d[p], d[p + 1], d[p + 2]);
+    if (mx - mn > 48) r.coloredPixels++;
+  }
+  return r;
+})`
+
+// Check opens htmlPath (a local file) in headless Chromium with the network emulated offline,
+// waits for the page's charts, measures them, and writes a full-page PNG to screenshotPath
+// (when not empty). It fails when the browser is missing or the page does not finish drawing;
+// the caller asserts on the Result (charts, requests, errors).
+func Check(ctx context.Context, htmlPath, screenshotPath string) (Result, error) {
+	var res Result
+	if _, err := os.Stat(ChromiumPath); err != nil {
+		return res, fmt.Errorf("%s is missing: run `make browser` to install Debian's chromium (%w)", ChromiumPath, err)
+	}
+	abs, err := filepath.Abs(htmlPath)
+	if err != nil {
+		return res, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return res, err
+	}
+	pageURL := (&url.URL{Scheme: "file", Path: abs}).String()
+
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(ChromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox, // tests run as root
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("allow-file-access-from-files", false),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+
+	var mu sync.Mutex
+	var requests, errs []string
+	tabCtx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			if ev.Request != nil {
+				requests = append(requests, ev.Request.URL)
+			}
+		case *runtime.EventExceptionThrown:
+			if d := ev.ExceptionDetails; d != nil {
+				msg := d.Text
+				if d.Exception != nil && d.Exception.Description != "" {
+					msg += " " + d.Exception.Description
+				}
+				errs = append(errs, "exception: "+msg)
+			}
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+				var parts []string
+				for _, a := range ev.Args {
+					parts = append(parts, strings.Trim(string(a.Value), `"`)+a.Description)
+				}
+				errs = append(errs, "console: "+strings.Join(parts, " "))
+			}
+		}
+	}))
+	defer cancelTab()
+
+	if err := chromedp.Do(tabCtx); err != nil { // starts the browser and attaches the tab
+		return res, fmt.Errorf("starting %s: %w", ChromiumPath, err)
+	}
+	if _, err := chromedp.Call(tabCtx, network.Enable, network.EnableParams{}); err != nil {
+		return res, fmt.Errorf("enabling the network domain: %w", err)
+	}
+	offline := []*network.Conditions{{Offline: true, DownloadThroughput: -1, UploadThroughput: -1}}
+	if _, err := chromedp.Call(tabCtx, network.EmulateNetworkConditionsByRule,
+		network.EmulateNetworkConditionsByRuleParams{MatchedNetworkConditions: offline}); err != nil {
+		return res, fmt.Errorf("emulating offline: %w", err)
+	}
+	if _, err := chromedp.Call(tabCtx, network.OverrideNetworkState,
+		network.OverrideNetworkStateParams{Offline: true, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
+		return res, fmt.Errorf("emulating offline: %w", err)
+	}
+	if err := chromedp.Do(tabCtx, chromedp.Navigate(pageURL)); err != nil {
+		return res, fmt.Errorf("opening %s: %w", pageURL, err)
+	}
+	if _, err := chromedp.Run(tabCtx, chromedp.Poll[bool](`window.fleetbenchReady === true`,
+		chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		return res, fmt.Errorf("waiting for the report's charts (window.fleetbenchReady): %w", err)
+	}
+	if res.Charts, err = chromedp.Run(tabCtx, chromedp.Evaluate[[]Chart](chartsJS)); err != nil {
+		return res, fmt.Errorf("measuring the charts: %w", err)
+	}
+	if res.Title, err = chromedp.Run(tabCtx, chromedp.Title()); err != nil {
+		return res, err
+	}
+	if res.Text, err = chromedp.Run(tabCtx, chromedp.Evaluate[string](`document.body.innerText`)); err != nil {
+		return res, err
+	}
+	pageErrs, err := chromedp.Run(tabCtx, chromedp.Evaluate[[]string](`window.fleetbenchErrors || []`))
+	if err != nil {
+		return res, err
+	}
+	if screenshotPath != "" {
+		png, err := chromedp.Run(tabCtx, chromedp.FullScreenshot(100))
+		if err != nil {
+			return res, fmt.Errorf("taking the screenshot: %w", err)
+		}
+		if err := os.WriteFile(screenshotPath, png, 0o644); err != nil {
+			return res, err
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	res.Requests = append(res.Requests, requests...)
+	for _, r := range requests {
+		if !strings.HasPrefix(r, "file:") {
+			res.NonFileRequests = append(res.NonFileRequests, r)
+		}
+	}
+	res.Errors = append(append(res.Errors, errs...), pageErrs...)
+	return res, nil
+}
+
+// Verify is the usual assertion: no request other than file: ones, no page error, and every
+// expected chart drawn with its number of points and coloured pixels on its canvas. want maps a
+// chart's name to its points; a chart the page has but want lacks is an error too.
+func Verify(res Result, want map[string]int) error {
+	var problems []string
+	if len(res.NonFileRequests) > 0 {
+		problems = append(problems, fmt.Sprintf("the page attempted network requests: %v", res.NonFileRequests))
+	}
+	if len(res.Errors) > 0 {
+		problems = append(problems, fmt.Sprintf("the page reported errors: %v", res.Errors))
+	}
+	seen := map[string]bool{}
+	for _, c := range res.Charts {
+		seen[c.Name] = true
+		n, ok := want[c.Name]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("unexpected chart %q", c.Name))
+		case !c.Found:
+			problems = append(problems, fmt.Sprintf("chart %q: no uPlot instance", c.Name))
+		case c.Points != n || c.Points == 0:
+			problems = append(problems, fmt.Sprintf("chart %q: %d points, want %d", c.Name, c.Points, n))
+		case c.Values == 0 || !c.NonBlank || c.ColoredPixels == 0:
+			problems = append(problems, fmt.Sprintf("chart %q: blank (values %d, non-blank %v, coloured pixels %d)",
+				c.Name, c.Values, c.NonBlank, c.ColoredPixels))
+		}
+	}
+	for name := range want {
+		if !seen[name] {
+			problems = append(problems, fmt.Sprintf("chart %q is missing", name))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}

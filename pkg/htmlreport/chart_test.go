@@ -1,0 +1,164 @@
+package htmlreport
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+)
+
+func names(charts []Chart) []string {
+	var out []string
+	for _, c := range charts {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+func labels(c Chart) []string {
+	var out []string
+	for _, s := range c.Series {
+		out = append(out, s.Label)
+	}
+	return out
+}
+
+func TestTestRunCharts(t *testing.T) {
+	tl := fixtureTimeline()
+	tl.Windows[0].Requests = 0 // a window without requests has no quantiles
+	charts := TestRunCharts(tl)
+	if got, want := names(charts), []string{"throughput", "latency", "errors", "target", "latency-histogram"}; !slices.Equal(got, want) {
+		t.Fatalf("charts %v, want %v", got, want)
+	}
+	for _, c := range charts {
+		for _, s := range c.Series {
+			if len(s.Values) != len(c.X) {
+				t.Errorf("%s/%s: %d values for %d x", c.Name, s.Label, len(s.Values), len(c.X))
+			}
+		}
+	}
+	if x := charts[0].X[1] - charts[0].X[0]; x != 10 {
+		t.Errorf("windows %v s apart, want 10", x)
+	}
+	if got := charts[1].Series[0].Points(); got != fixtureWindows-1 {
+		t.Errorf("latency p50 has %d points, want %d (the empty window is a gap)", got, fixtureWindows-1)
+	}
+	target := charts[3]
+	if !math.IsNaN(float64(target.Series[1].Values[0])) {
+		t.Errorf("the first CPU point is %v, want a gap", target.Series[1].Values[0])
+	}
+	var marks []string
+	for _, m := range target.Marks {
+		marks = append(marks, m.Label)
+	}
+	if want := []string{"restarts: 1", "load start", "load end"}; !slices.Equal(marks, want) {
+		t.Errorf("target marks %v, want %v", marks, want)
+	}
+	if target.Marks[1].X != float64(loadStart.Unix()) {
+		t.Errorf("load start at %v, want %v", target.Marks[1].X, loadStart.Unix())
+	}
+	if TestRunCharts(nil) != nil {
+		t.Error("charts without a timeline")
+	}
+	tl.Target, tl.Latency = nil, nil
+	if got, want := names(TestRunCharts(tl)), []string{"throughput", "latency", "errors"}; !slices.Equal(got, want) {
+		t.Errorf("without target samples and histogram: %v, want %v", got, want)
+	}
+}
+
+func TestPlanChartsSweep(t *testing.T) {
+	peak := fixturePeakChild()
+	charts := PlanCharts(fixturePlan(), []v1alpha1.TestRun{peak})
+	if got, want := names(charts), []string{"plan-throughput", "plan-latency", "plan-rtt-goodput", "peak-peakr-64-max-c2"}; !slices.Equal(got, want) {
+		t.Fatalf("charts %v, want %v", got, want)
+	}
+	tp := charts[0]
+	if !slices.Equal(tp.X, []float64{1, 2, 4, 8}) || tp.XLabel != "WORKERS" || tp.YLabel != "pushes/s" {
+		t.Errorf("throughput x %v %q y %q", tp.X, tp.XLabel, tp.YLabel)
+	}
+	if want := []string{"C1 · 1st run", "C1 · 2nd run", "C2 · 1st run", "C2 · 2nd run"}; !slices.Equal(labels(tp), want) {
+		t.Errorf("throughput series %v, want %v", labels(tp), want)
+	}
+	if !tp.Series[1].Dash || tp.Series[0].Dash || tp.Series[0].Color != tp.Series[1].Color {
+		t.Errorf("a profile's repetitions share a colour and later ones are dashed: %+v", tp.Series[:2])
+	}
+	if got := float64(tp.Series[0].Values[0]); got != 122.5 {
+		t.Errorf("C1 run 1 WORKERS=1 pushes %v, want 122.5", got)
+	}
+	if n := len(charts[1].Series); n != 12 {
+		t.Errorf("latency has %d series, want 12", n)
+	}
+	rtt := charts[2]
+	if rtt.Series[0].Right || !rtt.Series[1].Right || rtt.Y2Label == "" {
+		t.Errorf("goodput goes on the right axis: %v", labels(rtt))
+	}
+	pk := charts[3]
+	if len(pk.X) != fixturePeakSteps || len(pk.Marks) != 2 || pk.Marks[0].X != 7000 || !pk.Marks[1].Alert {
+		t.Errorf("peak chart x %v marks %+v", pk.X, pk.Marks)
+	}
+}
+
+func TestPlanChartsOtherDimensions(t *testing.T) {
+	p := fixturePlan()
+	p.Spec.Sweep = append(p.Spec.Sweep, v1alpha1.SweepDimension{Component: "web", Field: "tls", Values: []string{"true", "false"}})
+	for i := range p.Status.Table {
+		p.Status.Table[i].Values["web.tls"] = []string{"true", "false"}[i%2]
+		p.Status.Table[i].Repetition = 1
+		p.Status.Table[i].ReceivedMbps = ""
+	}
+	charts := PlanCharts(p, nil)
+	if got, want := names(charts), []string{"plan-throughput", "plan-latency"}; !slices.Equal(got, want) {
+		t.Fatalf("charts %v, want %v (no goodput, no peak child)", got, want)
+	}
+	want := []string{"C1 web.tls=true", "C1 web.tls=false", "C2 web.tls=true", "C2 web.tls=false"}
+	if !slices.Equal(labels(charts[0]), want) {
+		t.Errorf("series %v, want %v", labels(charts[0]), want)
+	}
+
+	// No numeric dimension: one x position per profile and value.
+	p.Spec.Sweep = p.Spec.Sweep[1:]
+	for i := range p.Status.Table {
+		delete(p.Status.Table[i].Values, "WORKERS")
+	}
+	c := PlanCharts(p, nil)[0]
+	if c.Kind != KindCategory || !slices.Equal(c.XNames, want) || len(c.X) != 4 {
+		t.Errorf("category chart kind %q names %v x %v", c.Kind, c.XNames, c.X)
+	}
+
+	// No sweep at all and rows still waiting: no chart.
+	empty := &v1alpha1.CapacityPlan{Spec: v1alpha1.CapacityPlanSpec{Profiles: []string{"C1"}},
+		Status: v1alpha1.CapacityPlanStatus{Table: []v1alpha1.CapacityRow{{Profile: "C1"}}}}
+	if got := PlanCharts(empty, nil); len(got) != 0 {
+		t.Errorf("charts of a plan without numbers: %v", names(got))
+	}
+}
+
+func TestValueJSON(t *testing.T) {
+	b, err := json.Marshal(Series{Label: "x", Values: []Value{1.5, Gap, Value(math.Inf(1)), 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"label":"x","values":[1.5,null,null,3],"color":0}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+}
+
+func TestParseMillis(t *testing.T) {
+	for in, want := range map[string]float64{"11ms": 11, "1.25s": 1250, "850µs": 0.85, "12": 12, "13.20ms": 13.2} {
+		if got, ok := parseMillis(in); !ok || math.Abs(got-want) > 1e-9 {
+			t.Errorf("parseMillis(%q) = %v, %v; want %v", in, got, ok, want)
+		}
+	}
+	if _, ok := parseMillis("n/a"); ok {
+		t.Error("parseMillis(n/a) succeeded")
+	}
+	if got := ordinal(2) + "," + ordinal(11) + "," + ordinal(23); got != "2nd run,11th run,23rd run" {
+		t.Errorf("ordinals %s", got)
+	}
+	if got := utc(time.Date(2025, 3, 14, 10, 0, 0, 0, time.FixedZone("CET", 3600))); got != "2025-03-14 09:00:00 UTC" {
+		t.Errorf("utc %s", got)
+	}
+}

@@ -1,0 +1,131 @@
+// Draws the report's charts with uPlot from the JSON in #fleetbench-data. Each chart goes into
+// the element whose data-chart attribute is its name; the instances stay in
+// window.fleetbenchCharts by name, and window.fleetbenchReady says they are drawn.
+(function () {
+  "use strict";
+  var palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#393b79", "#637939", "#843c39"];
+  var charts = {};
+  window.fleetbenchCharts = charts;
+  window.fleetbenchErrors = [];
+
+  function fmt(v) {
+    if (v == null || isNaN(v)) return "–";
+    var a = Math.abs(v);
+    if (a >= 1e6) return +(v / 1e6).toFixed(2) + "M";
+    if (a >= 1e4) return +(v / 1e3).toFixed(1) + "k";
+    if (a >= 100 || Number.isInteger(v)) return v.toFixed(0);
+    if (a >= 10) return +v.toFixed(1) + "";
+    return +v.toFixed(3) + "";
+  }
+  // tick labels: nothing for the ticks uPlot leaves unlabelled (log axes' minor ticks).
+  function ticks(u, splits) { return splits.map(function (v) { return v == null ? "" : fmt(v); }); }
+  function pad(n) { return (n < 10 ? "0" : "") + n; }
+  // timeTicks labels a time axis in UTC, 24-hour, with the date under the first tick and
+  // wherever the day changes.
+  function timeTicks(u, splits, axisIdx, space, incr) {
+    var lastDay = "";
+    return splits.map(function (v) {
+      if (v == null) return "";
+      var d = new Date(v * 1e3);
+      var day = d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate());
+      var t = pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes());
+      if (incr < 60) t += ":" + pad(d.getUTCSeconds());
+      if (day !== lastDay) { lastDay = day; return t + "\n" + day; }
+      return t;
+    });
+  }
+  function utc(ts) { return uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"); }
+  function color(i) { return palette[i % palette.length]; }
+
+  // marksPlugin draws labelled vertical lines (load start and end, breaking points).
+  function drawMarks(marks) {
+    return function (u) {
+      if (!marks || !marks.length) return;
+      var ctx = u.ctx, dpr = uPlot.pxRatio, b = u.bbox;
+      ctx.save();
+      ctx.font = (11 * dpr) + "px sans-serif";
+      marks.forEach(function (m, i) {
+        var x = Math.round(u.valToPos(m.x, "x", true));
+        if (x < b.left - 1 || x > b.left + b.width + 1) return;
+        ctx.strokeStyle = m.alert ? "#c62828" : "#444";
+        ctx.fillStyle = ctx.strokeStyle;
+        ctx.lineWidth = 1.5 * dpr;
+        ctx.setLineDash([6 * dpr, 4 * dpr]);
+        ctx.beginPath(); ctx.moveTo(x, b.top); ctx.lineTo(x, b.top + b.height); ctx.stroke();
+        ctx.setLineDash([]);
+        var w = ctx.measureText(m.label).width, tx = x + 4 * dpr;
+        if (tx + w > b.left + b.width) tx = x - 4 * dpr - w;
+        ctx.fillText(m.label, tx, b.top + (13 + 13 * i) * dpr);
+      });
+      ctx.restore();
+    };
+  }
+
+  function build(c, el) {
+    var width = Math.max(el.clientWidth, 400);
+    var time = c.kind === "time", bars = c.kind === "bars", cat = c.kind === "category";
+    var right = c.series.some(function (s) { return s.right; });
+    var xAxis = { label: c.xLabel, labelSize: 22, stroke: "#333", grid: { stroke: "#eceef2" } };
+    var scales = { x: { time: time }, y: { auto: true }, y2: { auto: true } };
+    if (time) {
+      xAxis.values = timeTicks;
+      xAxis.size = 52;
+      xAxis.space = 90;
+    } else if (bars) {
+      scales.x.distr = 3;
+      xAxis.values = ticks;
+    } else if (cat) {
+      scales.x.range = function () { return [-0.5, c.x.length - 0.5]; };
+      xAxis.splits = function () { return c.x; };
+      xAxis.values = function (u, splits) { return splits.map(function (i) { return c.xNames[i] || ""; }); };
+    } else {
+      // few x values (sweep values, peak steps): a tick at each, as the seeds' charts have
+      if (c.x.length <= 16) xAxis.splits = function () { return c.x; };
+      xAxis.values = ticks;
+    }
+    var axes = [xAxis, { scale: "y", label: c.yLabel, labelSize: 22, size: 60, stroke: "#333", grid: { stroke: "#eceef2" },
+      values: ticks }];
+    if (right) {
+      axes.push({ scale: "y2", side: 1, label: c.y2Label, labelSize: 22, size: 60, stroke: "#333", grid: { show: false },
+        values: ticks });
+    }
+    var series = [{ label: time ? "time (UTC)" : c.xLabel,
+      value: time ? "{YYYY}-{MM}-{DD} {HH}:{mm}:{ss}" : function (u, v) { return cat ? (c.xNames[v] || "") : fmt(v); } }];
+    var data = [c.x];
+    c.series.forEach(function (s) {
+      var col = color(s.color);
+      var o = { label: s.label, scale: s.right ? "y2" : "y", stroke: col, width: 2, spanGaps: true,
+        value: function (u, v) { return fmt(v); }, points: { show: !time || c.x.length < 60, size: 6, fill: col } };
+      if (s.dash) o.dash = [8, 5];
+      if (bars) { o.paths = uPlot.paths.bars({ size: [0.9, 80], align: -1 }); o.fill = col + "99"; o.points = { show: false }; }
+      series.push(o);
+      data.push(s.values);
+    });
+    var opts = {
+      width: width, height: 300, series: series, axes: axes, scales: scales,
+      legend: { live: true },
+      cursor: { drag: { x: true, y: false } },
+      hooks: { draw: [drawMarks(c.marks)] }
+    };
+    if (time) opts.tzDate = utc;
+    var u = new uPlot(opts, data, el);
+    charts[c.name] = u;
+  }
+
+  function init() {
+    var data = JSON.parse(document.getElementById("fleetbench-data").textContent);
+    data.charts.forEach(function (c) {
+      var el = document.querySelector('[data-chart="' + c.name + '"]');
+      if (!el) { window.fleetbenchErrors.push("no element for chart " + c.name); return; }
+      try { build(c, el); } catch (e) { window.fleetbenchErrors.push(c.name + ": " + e); }
+    });
+    window.addEventListener("resize", function () {
+      Object.keys(charts).forEach(function (name) {
+        var el = document.querySelector('[data-chart="' + name + '"]');
+        charts[name].setSize({ width: Math.max(el.clientWidth, 400), height: 300 });
+      });
+    });
+    window.fleetbenchReady = true;
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})();
