@@ -157,5 +157,5 @@ e2e-images: ## Build (cached) and import the manager, runner and nginx images in
 	hack/e2e/images.sh
 
 .PHONY: e2e
-e2e: ## End to end: cluster (booted if none), images, helm install, test/e2e, then clean up everything it made.
+e2e: browser ## End to end: cluster (booted if none), images, helm install, test/e2e (reports opened in Chromium), then clean up everything it made.
 	hack/e2e/run.sh

@@ -17,6 +17,8 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
+# An install an earlier run left half done is finished first.
+$sudo dpkg --configure -a
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
 [ -x "$CHROMIUM" ] || { echo "apt-get installed chromium but $CHROMIUM is still missing" >&2; exit 1; }

@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -240,4 +242,16 @@ func TestBench6SizingTable(t *testing.T) {
 		t.Logf("%s: %d/%d rows passed, pushes/s %s, ideal max %d devices, safe max %d devices", s.Profile, s.Passed, s.Rows,
 			s.PushesPerSecond, s.IdealMaxDevices, s.SafeMaxDevices)
 	}
+
+	// The sizing table as seed 000 keeps it (CSV, a row per cell) and as charts in its style:
+	// pushes per second against the handler count, one line per profile and SSL setting.
+	csv, code := e.plugin(t, "report", "cp/bench-6", "-n", ns, "--format", "csv")
+	if lines := strings.Split(strings.TrimSpace(csv), "\n"); code != 0 || len(lines) != 17 || !strings.Contains(lines[0], "Pushes per second") {
+		t.Errorf("report --format csv exited %d with %d lines, want a header and 16 rows:\n%s", code, len(lines), csv)
+	}
+	html := filepath.Join(t.TempDir(), "bench-6.html")
+	if out, code := e.plugin(t, "report", "cp/bench-6", "-n", ns, "-o", html); code != 0 {
+		t.Fatalf("report exited %d:\n%s", code, out)
+	}
+	e.checkInBrowser(t, html, "capacityplan-report.png", map[string]int{"plan-throughput": 4, "plan-latency": 4, "plan-rtt-goodput": 4})
 }
