@@ -76,7 +76,7 @@ func num(n int64) string {
 func verdictCell(phase v1alpha1.TestRunPhase, verdict v1alpha1.Verdict, reason string) string {
 	switch {
 	case phase == v1alpha1.PhaseFailed:
-		return strings.TrimSpace("Failed " + strings.TrimSpace(reasonSuffix(reason, "")))
+		return "Failed" + reasonSuffix(reason, "")
 	case phase != v1alpha1.PhaseSucceeded:
 		if phase == "" {
 			return string(v1alpha1.PhasePending)

@@ -58,22 +58,7 @@ func newWaitCommand(o *options) *cobra.Command {
 Exit code: 0 PASSED, 1 FAILED, 2 INCONCLUSIVE, phase Failed, timeout or error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			k, name, err := parseName(args[0], false)
-			if err != nil {
-				return err
-			}
-			if k == kindPlan {
-				return errors.New("wait follows a TestRun; for a CapacityPlan use `kubectl wait --for=condition=Complete capacityplan/NAME`")
-			}
-			c, ns, err := o.client()
-			if err != nil {
-				return err
-			}
-			run := &v1alpha1.TestRun{}
-			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: name}, run); err != nil {
-				return err
-			}
-			return o.follow(cmd.Context(), c, run, timeout)
+			return o.wait(cmd.Context(), args[0], timeout)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", timeout, "how long to wait for the verdict")
@@ -125,6 +110,28 @@ func stripComments(doc []byte) []byte {
 	return bytes.Join(out, []byte("\n"))
 }
 
+func (o *options) wait(ctx context.Context, arg string, timeout time.Duration) error {
+	k, name, err := parseName(arg, false)
+	if err != nil {
+		return err
+	}
+	if k == kindPlan {
+		return errors.New("wait follows a TestRun; for a CapacityPlan use `kubectl wait --for=condition=Complete capacityplan/NAME`")
+	}
+	c, ns, err := o.client()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	key := client.ObjectKey{Namespace: ns, Name: name}
+	run := &v1alpha1.TestRun{}
+	if err := c.Get(ctx, key, run); err != nil {
+		return timeoutOr(ctx, err, timeout, key, "")
+	}
+	return o.follow(ctx, c, run, timeout)
+}
+
 func (o *options) run(ctx context.Context, file string, timeout time.Duration) error {
 	run, err := readTestRun(o.streams.In, file)
 	if err != nil {
@@ -134,6 +141,9 @@ func (o *options) run(ctx context.Context, file string, timeout time.Duration) e
 	if err != nil {
 		return err
 	}
+	// The whole command, creation included, is bounded by --timeout.
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	if run.Namespace == "" {
 		run.Namespace = ns
 	} else if o.flags.Namespace != nil && *o.flags.Namespace != "" && *o.flags.Namespace != run.Namespace {
@@ -142,13 +152,14 @@ func (o *options) run(ctx context.Context, file string, timeout time.Duration) e
 	run.ResourceVersion = ""
 	run.Status = v1alpha1.TestRunStatus{}
 	err = c.Create(ctx, run)
+	key := client.ObjectKeyFromObject(run)
 	switch {
 	case err == nil:
 		_, _ = fmt.Fprintf(o.streams.Out, "testrun %s/%s created\n", run.Namespace, run.Name)
 	case apierrors.IsAlreadyExists(err):
 		existing := &v1alpha1.TestRun{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(run), existing); err != nil {
-			return err
+		if err := c.Get(ctx, key, existing); err != nil {
+			return timeoutOr(ctx, err, timeout, key, "")
 		}
 		if finished(existing) {
 			return withCode(ExitError, "testrun %s/%s already exists and finished (phase %s, verdict %s): delete it (kubectl delete testrun %s -n %s) or give the new run another name; `kubectl fleetbench get %s` shows its results",
@@ -158,9 +169,18 @@ func (o *options) run(ctx context.Context, file string, timeout time.Duration) e
 			existing.Namespace, existing.Name, orDash(string(existing.Status.Phase)))
 		run = existing
 	default:
-		return err
+		return timeoutOr(ctx, err, timeout, key, "")
 	}
 	return o.follow(ctx, c, run, timeout)
+}
+
+// timeoutOr is err, or the timeout's own message once ctx's deadline (--timeout) has passed.
+func timeoutOr(ctx context.Context, err error, timeout time.Duration, key client.ObjectKey, phase v1alpha1.TestRunPhase) error {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	return withCode(ExitError, "timed out after %s waiting for testrun %s/%s (phase %s); the run goes on: `kubectl fleetbench wait %s -n %s` follows it again (raise --timeout for a longer run)",
+		timeout, key.Namespace, key.Name, orDash(string(phase)), key.Name, key.Namespace)
 }
 
 // finished tells whether a TestRun reached a terminal phase.
@@ -182,34 +202,24 @@ func exitCode(run *v1alpha1.TestRun) int {
 	return ExitError
 }
 
-// follow watches the TestRun until it finishes, printing a progress line on each change, then
-// its results; it returns the exit code as an error (nil for PASSED).
+// follow watches the TestRun until it finishes or ctx (bounded by --timeout) ends, printing a
+// progress line on each change, then its results; it returns the exit code as an error (nil for
+// PASSED).
 func (o *options) follow(ctx context.Context, c client.WithWatch, run *v1alpha1.TestRun, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	p := &progressPrinter{w: o.streams.Out, terminal: o.isTerminal(o.streams.Out)}
 	key := client.ObjectKeyFromObject(run)
 	for !finished(run) {
 		p.show(run)
 		next, err := watchOnce(ctx, c, run, p)
-		if err != nil {
-			p.end()
-			if ctx.Err() != nil {
-				return withCode(ExitError, "timed out after %s waiting for testrun %s/%s (phase %s)", timeout, key.Namespace, key.Name, orDash(string(run.Status.Phase)))
-			}
-			return err
-		}
-		if next == nil {
+		if err == nil && next == nil {
 			// The watch ended (closed by the server, or its resource version expired): read the
 			// object again and watch from there.
 			next = &v1alpha1.TestRun{}
-			if err := c.Get(ctx, key, next); err != nil {
-				p.end()
-				if ctx.Err() != nil {
-					return withCode(ExitError, "timed out after %s waiting for testrun %s/%s (phase %s)", timeout, key.Namespace, key.Name, orDash(string(run.Status.Phase)))
-				}
-				return err
-			}
+			err = c.Get(ctx, key, next)
+		}
+		if err != nil {
+			p.end()
+			return timeoutOr(ctx, err, timeout, key, run.Status.Phase)
 		}
 		run = next
 	}
@@ -261,7 +271,11 @@ func watchOnce(ctx context.Context, c client.WithWatch, run *v1alpha1.TestRun, p
 			case watch.Deleted:
 				return nil, fmt.Errorf("testrun %s/%s was deleted before it finished", run.Namespace, run.Name)
 			case watch.Error:
-				// Mostly 410 Gone: the resource version is too old. Start over from a fresh read.
+				// 410 Gone / Expired (the resource version is too old) starts over from a fresh
+				// read; anything else would only repeat, so it ends the command.
+				if err := apierrors.FromObject(ev.Object); !apierrors.IsGone(err) && !apierrors.IsResourceExpired(err) {
+					return nil, fmt.Errorf("watching testrun %s/%s: %w", run.Namespace, run.Name, err)
+				}
 				return nil, nil
 			}
 		}
@@ -326,17 +340,23 @@ func progressLine(run *v1alpha1.TestRun) string {
 	return strings.TrimRight(line+reasonSuffix(s.Reason, oneLine(s.Message)), " ")
 }
 
-// reasonSuffix renders " (Reason: message)".
+// reasonSuffix renders " (Reason: message)", or "" when both are empty.
 func reasonSuffix(reason, message string) string {
-	switch {
-	case reason != "" && message != "":
-		return fmt.Sprintf(" (%s: %s)", reason, message)
-	case reason != "":
-		return " (" + reason + ")"
-	case message != "":
-		return " (" + message + ")"
+	if d := reasonMessage(reason, message); d != "" {
+		return " (" + d + ")"
 	}
 	return ""
+}
+
+// reasonMessage renders "Reason: message", or whichever of them is set.
+func reasonMessage(reason, message string) string {
+	switch {
+	case reason != "" && message != "":
+		return reason + ": " + message
+	case reason != "":
+		return reason
+	}
+	return message
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/htmlreport"
 )
 
 // JUnit XML as CI systems read it (the Ant/Jenkins schema): testsuites > testsuite > testcase,
@@ -68,7 +69,7 @@ func (s junitSuite) wrap() junitSuites {
 // when the run failed (phase Failed) or has not finished.
 func runCase(name, classname string, phase v1alpha1.TestRunPhase, verdict v1alpha1.Verdict, reason, message string) junitCase {
 	c := junitCase{Name: name, Classname: classname}
-	detail := strings.TrimSpace(strings.TrimPrefix(reasonSuffix(reason, oneLine(message)), " "))
+	detail := reasonMessage(reason, oneLine(message))
 	switch {
 	case phase == v1alpha1.PhaseFailed:
 		c.Error = &junitProblem{Message: fmt.Sprintf("phase Failed: %s", orDash(reason)), Type: orDash(reason), Text: detail}
@@ -118,7 +119,7 @@ func junitTestRun(run *v1alpha1.TestRun) junitSuites {
 // junitPlan is a suite with a testcase per sizing-table row.
 func junitPlan(p *v1alpha1.CapacityPlan) junitSuites {
 	s := junitSuite{Name: p.Namespace + "/" + p.Name}
-	names := sweepNames(p)
+	names := htmlreport.DimensionNames(p)
 	for _, r := range p.Status.Table {
 		parts := []string{r.Profile}
 		for _, n := range names {

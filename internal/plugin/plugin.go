@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -168,6 +169,16 @@ func parseName(arg string, plan bool) (kind, string, error) {
 	return 0, "", fmt.Errorf("%q: the kind must be testrun (tr) or capacityplan (cp)", prefix)
 }
 
+// resolve builds the client and reads the object a NAME argument names (see lookup).
+func (o *options) resolve(ctx context.Context, arg string, plan bool) (client.Client, object, error) {
+	c, ns, err := o.client()
+	if err != nil {
+		return nil, object{}, err
+	}
+	obj, err := lookup(ctx, c, ns, arg, plan)
+	return c, obj, err
+}
+
 // object is a TestRun or a CapacityPlan, read by name.
 type object struct {
 	run  *v1alpha1.TestRun
@@ -187,13 +198,13 @@ func lookup(ctx context.Context, c client.Client, ns, arg string, plan bool) (ob
 		if err == nil {
 			return object{run: run}, nil
 		}
-		if k == kindTestRun || !isNotFound(err) {
+		if k == kindTestRun || !apierrors.IsNotFound(err) {
 			return object{}, err
 		}
 	}
 	p := &v1alpha1.CapacityPlan{}
 	if err := c.Get(ctx, key, p); err != nil {
-		if k == kindAny && isNotFound(err) {
+		if k == kindAny && apierrors.IsNotFound(err) {
 			return object{}, fmt.Errorf("no TestRun or CapacityPlan %q in namespace %s", name, ns)
 		}
 		return object{}, err

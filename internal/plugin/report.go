@@ -23,8 +23,6 @@ import (
 	"fleetbench.dev/fleetbench/pkg/report"
 )
 
-func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
-
 // Report formats.
 const (
 	formatHTML  = "html"
@@ -51,11 +49,7 @@ func newReportCommand(o *options) *cobra.Command {
 			if !slices.Contains([]string{formatHTML, formatJSON, formatJUnit, formatCSV}, format) {
 				return fmt.Errorf("--format %q: want html, json, junit or csv", format)
 			}
-			c, ns, err := o.client()
-			if err != nil {
-				return err
-			}
-			obj, err := lookup(cmd.Context(), c, ns, args[0], plan)
+			c, obj, err := o.resolve(cmd.Context(), args[0], plan)
 			if err != nil {
 				return err
 			}
@@ -159,7 +153,7 @@ func fullResult(ctx context.Context, c client.Client, run *v1alpha1.TestRun) (*r
 	ref := run.Status.Results.FullResult
 	cm := &corev1.ConfigMap{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: ref.ConfigMap}, cm); err != nil {
-		if isNotFound(err) {
+		if apierrors.IsNotFound(err) {
 			return nil, nil, nil
 		}
 		return nil, nil, fmt.Errorf("reading the full result (configmap %s): %w", ref.ConfigMap, err)
@@ -205,16 +199,26 @@ func planChildren(ctx context.Context, c client.Client, p *v1alpha1.CapacityPlan
 // ReportAPIVersion versions the JSON report's shape: fields are only ever added under it.
 const ReportAPIVersion = "report.fleetbench.dev/v1"
 
+// ReportMeta heads every JSON report: its shape's version and kind, and the object reported.
+type ReportMeta struct {
+	APIVersion string      `json:"apiVersion"`
+	Kind       string      `json:"kind"`
+	Name       string      `json:"name"`
+	Namespace  string      `json:"namespace"`
+	UID        string      `json:"uid"`
+	Created    metav1.Time `json:"created"`
+}
+
+func reportMeta(kind string, o metav1.Object) ReportMeta {
+	return ReportMeta{APIVersion: ReportAPIVersion, Kind: kind, Name: o.GetName(), Namespace: o.GetNamespace(), UID: string(o.GetUID()),
+		Created: o.GetCreationTimestamp()}
+}
+
 // TestRunDocument is the JSON report of a TestRun.
 type TestRunDocument struct {
-	APIVersion string                 `json:"apiVersion"`
-	Kind       string                 `json:"kind"`
-	Name       string                 `json:"name"`
-	Namespace  string                 `json:"namespace"`
-	UID        string                 `json:"uid"`
-	Created    metav1.Time            `json:"created"`
-	Spec       SpecSummary            `json:"spec"`
-	Status     v1alpha1.TestRunStatus `json:"status"`
+	ReportMeta
+	Spec   SpecSummary            `json:"spec"`
+	Status v1alpha1.TestRunStatus `json:"status"`
 	// FullResult is the merged result in k6's end-of-test summary shape, when kept.
 	FullResult *report.K6Summary `json:"fullResult,omitempty"`
 	// Timeline is the run over time, when kept.
@@ -253,23 +257,18 @@ func testRunDocument(ctx context.Context, c client.Client, run *v1alpha1.TestRun
 	if err != nil {
 		return nil, err
 	}
-	return &TestRunDocument{APIVersion: ReportAPIVersion, Kind: "TestRunReport", Name: run.Name, Namespace: run.Namespace, UID: string(run.UID),
-		Created: run.CreationTimestamp, Spec: specSummary(&run.Spec), Status: run.Status, FullResult: summary, Timeline: timeline}, nil
+	return &TestRunDocument{ReportMeta: reportMeta("TestRunReport", run), Spec: specSummary(&run.Spec), Status: run.Status,
+		FullResult: summary, Timeline: timeline}, nil
 }
 
 // PlanDocument is the JSON report of a CapacityPlan.
 type PlanDocument struct {
-	APIVersion string                      `json:"apiVersion"`
-	Kind       string                      `json:"kind"`
-	Name       string                      `json:"name"`
-	Namespace  string                      `json:"namespace"`
-	UID        string                      `json:"uid"`
-	Created    metav1.Time                 `json:"created"`
-	Profiles   []string                    `json:"profiles"`
-	Sweep      []v1alpha1.SweepDimension   `json:"sweep,omitempty"`
-	Template   SpecSummary                 `json:"template"`
-	Status     v1alpha1.CapacityPlanStatus `json:"status"`
-	Children   []ChildSummary              `json:"children,omitempty"`
+	ReportMeta
+	Profiles []string                    `json:"profiles"`
+	Sweep    []v1alpha1.SweepDimension   `json:"sweep,omitempty"`
+	Template SpecSummary                 `json:"template"`
+	Status   v1alpha1.CapacityPlanStatus `json:"status"`
+	Children []ChildSummary              `json:"children,omitempty"`
 }
 
 // ChildSummary is one child TestRun of a plan.
@@ -281,8 +280,8 @@ type ChildSummary struct {
 }
 
 func planDocument(p *v1alpha1.CapacityPlan, children []v1alpha1.TestRun) *PlanDocument {
-	d := &PlanDocument{APIVersion: ReportAPIVersion, Kind: "CapacityPlanReport", Name: p.Name, Namespace: p.Namespace, UID: string(p.UID),
-		Created: p.CreationTimestamp, Profiles: p.Spec.Profiles, Sweep: p.Spec.Sweep, Template: specSummary(&p.Spec.Template), Status: p.Status}
+	d := &PlanDocument{ReportMeta: reportMeta("CapacityPlanReport", p), Profiles: p.Spec.Profiles, Sweep: p.Spec.Sweep,
+		Template: specSummary(&p.Spec.Template), Status: p.Status}
 	for _, c := range children {
 		d.Children = append(d.Children, ChildSummary{Name: c.Name, Phase: c.Status.Phase, Verdict: c.Status.Verdict, Reason: c.Status.Reason})
 	}

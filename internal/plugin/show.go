@@ -3,8 +3,6 @@ package plugin
 import (
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/htmlreport"
 )
 
 func newGetCommand(o *options, describe bool) *cobra.Command {
@@ -29,11 +28,7 @@ NAME is a TestRun or a CapacityPlan: testrun/NAME (tr/NAME) and capacityplan/NAM
 which; a plain NAME is looked up as a TestRun first, then as a CapacityPlan.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := o.client()
-			if err != nil {
-				return err
-			}
-			obj, err := lookup(cmd.Context(), c, ns, args[0], plan)
+			_, obj, err := o.resolve(cmd.Context(), args[0], plan)
 			if err != nil {
 				return err
 			}
@@ -239,24 +234,6 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-// sweepNames are the sweep dimensions' names in the spec's order, then any other key the rows
-// carry.
-func sweepNames(p *v1alpha1.CapacityPlan) []string {
-	var names []string
-	for _, d := range p.Spec.Sweep {
-		names = append(names, d.Name())
-	}
-	extra := map[string]bool{}
-	for _, r := range p.Status.Table {
-		for k := range r.Values {
-			if !slices.Contains(names, k) {
-				extra[k] = true
-			}
-		}
-	}
-	return append(names, slices.Sorted(maps.Keys(extra))...)
-}
-
 // writePlan prints a CapacityPlan's sizing table and per-profile summary; describe adds its
 // spec and conditions.
 func writePlan(w io.Writer, p *v1alpha1.CapacityPlan, describe bool) {
@@ -282,7 +259,7 @@ func writePlan(w io.Writer, p *v1alpha1.CapacityPlan, describe bool) {
 	}
 	section(w, "", head)
 
-	names := sweepNames(p)
+	names := htmlreport.DimensionNames(p)
 	header := append([]string{"PROFILE"}, upper(names)...)
 	header = append(header, "REP", "PHASE", "VERDICT", "ACCEPTED", "DROPPED", "DROPPED%", "REQ/S", "PUSHES/S", "P95", "IDEAL MAX", "SAFE MAX", "SAFE BY MEM", "TESTRUN")
 	rows := [][]string{header}
@@ -298,6 +275,9 @@ func writePlan(w io.Writer, p *v1alpha1.CapacityPlan, describe bool) {
 		verdict := string(r.Verdict)
 		if r.Reason != "" && r.Verdict != v1alpha1.VerdictPassed {
 			verdict = strings.TrimSpace(verdict + " " + r.Reason)
+		}
+		if r.GeneratorBound {
+			verdict = strings.TrimSpace(verdict + " (generator-bound)")
 		}
 		row = append(row, fmt.Sprint(max(r.Repetition, 1)), orDash(string(r.Phase)), orDash(verdict), fmt.Sprint(r.RequestsAccepted), fmt.Sprint(r.RequestsDropped),
 			orDash(r.DroppedPercent), orDash(r.RequestsPerSecond), orDash(r.PushesPerSecond), orDash(p95), count(r.IdealMaxDevices), count(r.SafeMaxDevices),

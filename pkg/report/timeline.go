@@ -196,7 +196,8 @@ func ThinTargetPoints(points []TargetPoint) []TargetPoint {
 		for i := 0; i < len(points)-1; i += 2 {
 			thinned = append(thinned, points[i])
 		}
-		points = append(thinned, points[len(points)-1])
+		thinned = append(thinned, points[len(points)-1])
+		points = thinned
 	}
 	return points
 }

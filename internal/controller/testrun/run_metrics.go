@@ -52,9 +52,9 @@ func collectRun(ch chan<- prometheus.Metric, run *v1alpha1.TestRun) {
 	gauge := func(d *prometheus.Desc, v float64, extra ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(append([]string(nil), labels...), extra...)...)
 	}
-	number := func(d *prometheus.Desc, text string, scale float64, extra ...string) {
+	number := func(d *prometheus.Desc, text string, extra ...string) {
 		if v, err := strconv.ParseFloat(text, 64); err == nil {
-			gauge(d, v*scale, extra...)
+			gauge(d, v, extra...)
 		}
 	}
 	seconds := func(d *prometheus.Desc, text string, extra ...string) {
@@ -82,7 +82,7 @@ func collectRun(ch chan<- prometheus.Metric, run *v1alpha1.TestRun) {
 			gauge(runDroppedIters, float64(res.Iterations.Dropped))
 		}
 		if res.Throughput != nil {
-			number(runRPS, res.Throughput.RequestsPerSecond, 1)
+			number(runRPS, res.Throughput.RequestsPerSecond)
 		}
 		if l := res.Latency; l != nil {
 			for q, v := range map[string]string{"0.5": l.P50, "0.9": l.P90, "0.95": l.P95, "0.99": l.P99} {
@@ -93,7 +93,7 @@ func collectRun(ch chan<- prometheus.Metric, run *v1alpha1.TestRun) {
 		p := st.Progress
 		gauge(runRequests, float64(p.Requests))
 		gauge(runFailed, float64(p.Failed))
-		number(runRPS, p.RequestsPerSecond, 1)
+		number(runRPS, p.RequestsPerSecond)
 		seconds(runLatency, p.P95, "0.95")
 	}
 	if p := st.Progress; p != nil {
@@ -108,8 +108,8 @@ func collectRun(ch chan<- prometheus.Metric, run *v1alpha1.TestRun) {
 			}
 		}
 		if c := t.CPU; c != nil {
-			number(runTargetCPU, c.AverageCoresPerCore, 1, "average")
-			number(runTargetCPU, c.PeakCoresPerCore, 1, "peak")
+			number(runTargetCPU, c.AverageCoresPerCore, "average")
+			number(runTargetCPU, c.PeakCoresPerCore, "peak")
 		}
 		gauge(runRestarts, float64(t.Restarts))
 	}

@@ -38,6 +38,8 @@ if st == nil or st.phase == nil or st.phase == "" then
   return hs
 end
 
+-- A guard: the spec is immutable (edits are refused at admission), so the generation does not
+-- move in practice; a status for another generation is still not trusted.
 local generation = obj.metadata and obj.metadata.generation
 if generation ~= nil and st.observedGeneration ~= nil and st.observedGeneration < generation then
   hs.status = "Progressing"
