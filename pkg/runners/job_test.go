@@ -191,3 +191,36 @@ func TestSetupAndTeardownOnceForTheFleet(t *testing.T) {
 		}
 	}
 }
+
+// spec.outputs become k6's own --out flags, configured through k6's environment, next to
+// fleetbench's output, with every sample tagged by the run's testid.
+func TestRunnersStreamToSpecOutputs(t *testing.T) {
+	tr := tw.MakeTestRun("observed", "ns").Outputs(
+		v1alpha1.OutputSpec{Type: v1alpha1.OutputPrometheusRemoteWrite, URL: "http://prom:9090/api/v1/write", TrendStats: []string{"p(95)", "avg"}},
+		v1alpha1.OutputSpec{Type: v1alpha1.OutputOpenTelemetry, URL: "otel:4317", Insecure: true},
+	).Obj()
+	tr.UID = "0123456789abcdef"
+	c := Job(tr, 0, 2, JobOptions{}).Spec.Template.Spec.Containers[0]
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"--out " + OutputName, "--tag testid=observed-01234567", "--out experimental-prometheus-rw", "--out opentelemetry"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	for k, v := range map[string]string{
+		"K6_PROMETHEUS_RW_SERVER_URL": "http://prom:9090/api/v1/write", "K6_PROMETHEUS_RW_TREND_STATS": "p(95),avg",
+		"K6_OTEL_EXPORTER_PROTOCOL": "grpc", "K6_OTEL_GRPC_EXPORTER_ENDPOINT": "otel:4317", "K6_OTEL_GRPC_EXPORTER_INSECURE": "true",
+	} {
+		if env[k] != v {
+			t.Errorf("env %s = %q, want %q", k, env[k], v)
+		}
+	}
+	plain := Job(tw.MakeTestRun("plain", "ns").Obj(), 0, 1, JobOptions{}).Spec.Template.Spec.Containers[0].Args
+	if strings.Contains(strings.Join(plain, " "), "testid") {
+		t.Errorf("a run without outputs is tagged: %v", plain)
+	}
+}
