@@ -33,6 +33,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.load) || !has(self.load.devices) || self.type == 'peak' || has(self.load.duration) || has(self.load.iterations)",message="spec.load with devices needs duration or iterations to bound the test (a peak test is bounded by spec.peak instead)"
 // +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || self.peak.maxDevices > self.load.devices",message="spec.peak.maxDevices must be greater than spec.load.devices, the starting point"
 // +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || !has(self.load) || !has(self.load.devices) || (self.peak.maxDevices - self.load.devices + self.peak.stepDevices - 1) / self.peak.stepDevices <= 199",message="spec.peak: the climb from spec.load.devices to spec.peak.maxDevices by spec.peak.stepDevices takes more than 200 steps; raise stepDevices or lower maxDevices"
+// +kubebuilder:validation:XValidation:rule="!has(self.separate) || !self.separate || !has(self.parallelism) || self.parallelism <= 100",message="spec.separate puts every runner on its own node: at most 100 runners (spec.parallelism); unset spec.separate to let the scheduler spread more runners over the nodes"
 type TestRunSpec struct {
 	// type is what the test sets out to learn: load (default), stability, benchmark or peak.
 	// +optional
@@ -65,7 +66,10 @@ type TestRunSpec struct {
 	// +kubebuilder:validation:Maximum=1000
 	Parallelism int32 `json:"parallelism,omitempty"`
 
-	// separate puts every runner on its own node, as k6-operator's field of the same name does.
+	// separate puts every runner on its own node, as k6-operator's field of the same name does
+	// (required pod anti-affinity among the runners), so at most 100 runners. A cluster with
+	// fewer schedulable nodes than runners ends the run Failed RunnerUnschedulable at once.
+	// Without it runners are spread across nodes as evenly as the scheduler can.
 	// +optional
 	Separate bool `json:"separate,omitempty"`
 
@@ -517,6 +521,13 @@ type RunnerSpec struct {
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
 
+	// avoidTarget keeps the runners off the nodes the target runs on, so load generation does
+	// not steal the target's CPU: preferred (default; on a one-node cluster they share it) or
+	// required (a runner that finds no node without the target is unschedulable).
+	// +optional
+	// +kubebuilder:default=preferred
+	AvoidTarget AvoidTarget `json:"avoidTarget,omitempty"`
+
 	// topologySpreadConstraints are added to fleetbench's own.
 	// +optional
 	// +kubebuilder:validation:MaxItems=8
@@ -540,6 +551,15 @@ type RunnerSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
+
+// AvoidTarget says how strictly runners keep off the target's nodes.
+// +kubebuilder:validation:Enum=preferred;required
+type AvoidTarget string
+
+const (
+	AvoidTargetPreferred AvoidTarget = "preferred"
+	AvoidTargetRequired  AvoidTarget = "required"
+)
 
 // PodMetadata is the labels and annotations added to generated pods.
 type PodMetadata struct {

@@ -30,6 +30,8 @@ func envOr(key, fallback string) string {
 func main() {
 	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics string
 	var leaderElect, podLevelResources bool
+	var apiQPS float64
+	var apiBurst int
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles at a time.")
@@ -39,6 +41,10 @@ func main() {
 		"through the node proxy: RSS, exact CPU time), metrics-api (metrics.k8s.io: working set, CPU rates), or auto (kubelet, else metrics-api).")
 	flag.BoolVar(&podLevelResources, "pod-level-resources", true, "Size one-machine targets with pod-level resources (Kubernetes 1.34+); "+
 		"where the API server drops them, targets fall back to splitting the profile among containers.")
+	// client-go's 5 QPS (controller-runtime's 20) would queue a 1,000-runner fleet's Job creates
+	// for a minute; the API server's priority and fairness still protects the cluster.
+	flag.Float64Var(&apiQPS, "kube-api-qps", 200, "Queries per second the manager's client may send to the API server.")
+	flag.IntVar(&apiBurst, "kube-api-burst", 400, "Burst of queries the manager's client may send above --kube-api-qps.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -55,7 +61,9 @@ func main() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(fleetbenchv1alpha1.AddToScheme(scheme))
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	cfg := ctrl.GetConfigOrDie()
+	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
@@ -79,7 +87,7 @@ func main() {
 		os.Exit(1)
 	}
 
-	cfg := mgr.GetConfig()
+	cfg = mgr.GetConfig()
 	clientset, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		log.Error(err, "creating clientset")

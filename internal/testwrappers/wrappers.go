@@ -50,6 +50,9 @@ func (w *TestRunWrapper) Profile(p string) *TestRunWrapper    { w.Spec.Profile =
 func (w *TestRunWrapper) Parallelism(n int32) *TestRunWrapper { w.Spec.Parallelism = n; return w }
 func (w *TestRunWrapper) Arguments(a string) *TestRunWrapper  { w.Spec.Arguments = a; return w }
 
+// Separate puts every runner on its own node.
+func (w *TestRunWrapper) Separate() *TestRunWrapper { w.Spec.Separate = true; return w }
+
 // Outputs streams the runners to k6's own outputs too.
 func (w *TestRunWrapper) Outputs(o ...v1alpha1.OutputSpec) *TestRunWrapper {
 	w.Spec.Outputs = o

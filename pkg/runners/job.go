@@ -220,8 +220,8 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			Sysctls:        runner.Sysctls,
 		},
-		Affinity:                  placement(tr, runner.Affinity, opts.TargetNamespace),
-		TopologySpreadConstraints: append(spread(tr, spec.Separate), runner.TopologySpreadConstraints...),
+		Affinity:                  placement(tr, runner.Affinity, runner.AvoidTarget, opts.TargetNamespace),
+		TopologySpreadConstraints: append(spread(tr), runner.TopologySpreadConstraints...),
 	}
 
 	job := &batchv1.Job{
@@ -296,40 +296,48 @@ func scriptVolumes(spec *v1alpha1.TestRunSpec, generated string) ([]corev1.Volum
 
 // spread keeps a TestRun's runners on different nodes where the cluster has them: preferred,
 // or required with spec.separate (k6-operator's meaning).
-func spread(tr *v1alpha1.TestRun, separate bool) []corev1.TopologySpreadConstraint {
-	when := corev1.ScheduleAnyway
-	if separate {
-		when = corev1.DoNotSchedule
-	}
+// spread asks the scheduler to spread the runners over the nodes; it may still stack them where
+// nodes are few (separate is the hard rule).
+func spread(tr *v1alpha1.TestRun) []corev1.TopologySpreadConstraint {
 	return []corev1.TopologySpreadConstraint{{
 		MaxSkew:           1,
 		TopologyKey:       corev1.LabelHostname,
-		WhenUnsatisfiable: when,
+		WhenUnsatisfiable: corev1.ScheduleAnyway,
 		LabelSelector:     &metav1.LabelSelector{MatchLabels: RunnerLabels(tr)},
 	}}
 }
 
-// placement adds to the user's affinity a preference to stay off the target's nodes, so the
-// load generator does not steal the CPU it is measuring. Preferred, not required: a
-// single-node cluster must still run the test.
-func placement(tr *v1alpha1.TestRun, user *corev1.Affinity, targetNamespace string) *corev1.Affinity {
+// placement adds fleetbench's rules to the user's affinity: with spec.separate no two runners
+// of the run share a node, and runners keep off the target's nodes, preferably or required.
+func placement(tr *v1alpha1.TestRun, user *corev1.Affinity, avoid v1alpha1.AvoidTarget, targetNamespace string) *corev1.Affinity {
 	affinity := &corev1.Affinity{}
 	if user != nil {
 		affinity = user.DeepCopy()
 	}
-	if targetNamespace == "" {
-		return affinity
+	anti := affinity.PodAntiAffinity
+	if anti == nil {
+		anti = &corev1.PodAntiAffinity{}
 	}
-	if affinity.PodAntiAffinity == nil {
-		affinity.PodAntiAffinity = &corev1.PodAntiAffinity{}
+	if tr.Spec.Separate {
+		anti.RequiredDuringSchedulingIgnoredDuringExecution = append(anti.RequiredDuringSchedulingIgnoredDuringExecution,
+			corev1.PodAffinityTerm{TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: RunnerLabels(tr)}})
 	}
-	affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(
-		affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution,
-		corev1.WeightedPodAffinityTerm{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{
+	if targetNamespace != "" {
+		offTarget := corev1.PodAffinityTerm{
 			TopologyKey:   corev1.LabelHostname,
 			Namespaces:    []string{targetNamespace},
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelTestRun: tr.Name, naming.LabelRole: naming.RoleTarget}},
-		}})
+		}
+		if avoid == v1alpha1.AvoidTargetRequired {
+			anti.RequiredDuringSchedulingIgnoredDuringExecution = append(anti.RequiredDuringSchedulingIgnoredDuringExecution, offTarget)
+		} else {
+			anti.PreferredDuringSchedulingIgnoredDuringExecution = append(anti.PreferredDuringSchedulingIgnoredDuringExecution,
+				corev1.WeightedPodAffinityTerm{Weight: 100, PodAffinityTerm: offTarget})
+		}
+	}
+	if len(anti.RequiredDuringSchedulingIgnoredDuringExecution)+len(anti.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
+		affinity.PodAntiAffinity = anti
+	}
 	return affinity
 }
 

@@ -9,6 +9,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
 func envOf(c corev1.Container) map[string]string {
@@ -108,8 +109,12 @@ func TestJobPlacementAddsToTheUsers(t *testing.T) {
 	if len(terms) != 2 || terms[0].Weight != 7 || terms[1].PodAffinityTerm.Namespaces[0] != "fb-ns-p" {
 		t.Errorf("anti-affinity = %+v, want the user's term and one keeping off the target", terms)
 	}
-	if len(pod.TopologySpreadConstraints) != 2 || pod.TopologySpreadConstraints[0].WhenUnsatisfiable != corev1.DoNotSchedule {
-		t.Errorf("spread = %+v, want ours (required with separate) plus the user's", pod.TopologySpreadConstraints)
+	if len(pod.TopologySpreadConstraints) != 2 || pod.TopologySpreadConstraints[0].WhenUnsatisfiable != corev1.ScheduleAnyway {
+		t.Errorf("spread = %+v, want ours (best effort) plus the user's", pod.TopologySpreadConstraints)
+	}
+	required := pod.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if len(required) != 1 || required[0].TopologyKey != corev1.LabelHostname || required[0].LabelSelector.MatchLabels[naming.LabelTestRun] != "p" {
+		t.Errorf("separate: required anti-affinity = %+v, want no two runners of the run on one node", required)
 	}
 	if len(pod.SecurityContext.Sysctls) != 1 || pod.SecurityContext.Sysctls[0].Value != "1024 65535" {
 		t.Errorf("sysctls = %+v", pod.SecurityContext.Sysctls)
@@ -222,5 +227,37 @@ func TestRunnersStreamToSpecOutputs(t *testing.T) {
 	plain := Job(tw.MakeTestRun("plain", "ns").Obj(), 0, 1, JobOptions{}).Spec.Template.Spec.Containers[0].Args
 	if strings.Contains(strings.Join(plain, " "), "testid") {
 		t.Errorf("a run without outputs is tagged: %v", plain)
+	}
+}
+
+// Runners keep off the target's nodes: preferred by default, required on request; no rule when
+// the target is external.
+func TestRunnersAvoidTheTarget(t *testing.T) {
+	for _, tc := range []struct {
+		avoid               v1alpha1.AvoidTarget
+		targetNS            string
+		required, preferred int
+	}{
+		{"", "fb-ns-a", 0, 1},
+		{v1alpha1.AvoidTargetPreferred, "fb-ns-a", 0, 1},
+		{v1alpha1.AvoidTargetRequired, "fb-ns-a", 1, 0},
+		{v1alpha1.AvoidTargetRequired, "", 0, 0},
+	} {
+		tr := tw.MakeTestRun("a", "ns").Obj()
+		tr.Spec.Runner = &v1alpha1.RunnerSpec{AvoidTarget: tc.avoid}
+		aff := Job(tr, 0, 2, JobOptions{TargetNamespace: tc.targetNS}).Spec.Template.Spec.Affinity
+		var required, preferred int
+		if anti := aff.PodAntiAffinity; anti != nil {
+			required, preferred = len(anti.RequiredDuringSchedulingIgnoredDuringExecution), len(anti.PreferredDuringSchedulingIgnoredDuringExecution)
+			for _, term := range anti.RequiredDuringSchedulingIgnoredDuringExecution {
+				if term.Namespaces[0] != tc.targetNS || term.LabelSelector.MatchLabels[naming.LabelRole] != naming.RoleTarget {
+					t.Errorf("%q: required term %+v is not the target's", tc.avoid, term)
+				}
+			}
+		}
+		if required != tc.required || preferred != tc.preferred {
+			t.Errorf("avoidTarget %q, target namespace %q: %d required, %d preferred terms; want %d, %d",
+				tc.avoid, tc.targetNS, required, preferred, tc.required, tc.preferred)
+		}
 	}
 }

@@ -91,6 +91,10 @@ func invalidCases() []invalidCase {
 			want: []string{"spec.outputs[0].trendStats[0]", "should match"}},
 		{name: "output without url", obj: run().Outputs(v1alpha1.OutputSpec{Type: v1alpha1.OutputOpenTelemetry}).Obj(),
 			want: []string{"spec.outputs[0].url"}},
+		{name: "separate above its bound", obj: run().Parallelism(101).Separate().Obj(),
+			want: []string{"spec", "spec.separate puts every runner on its own node: at most 100 runners"}},
+		{name: "avoidTarget unknown", obj: run().Obj(), edit: set([]string{"spec", "runner", "avoidTarget"}, "always"),
+			want: []string{"spec.runner.avoidTarget", "preferred", "required"}},
 		{name: "ttl negative", obj: run().TTL(-1).Obj(),
 			want: []string{"spec.ttlSecondsAfterFinished", "greater than or equal to 0"}},
 

@@ -25,7 +25,8 @@ func TestAbortOnFailStopsTheFleetOnMergedData(t *testing.T) {
 		load := []tw.StepLoad{{From: 0, To: 2 * time.Second, Requests: 100, Failed: failed, LatencyMs: 5}}
 		name := pods[i].Name
 		runner.serveLive(pods[i], func() results.Envelope {
-			e := tw.LiveEnvelope(name, start, time.Second, load, time.Now())
+			// The whole 2 s at once: whichever reconcile judges first sees the merged 15 %.
+			e := tw.LiveEnvelope(name, start, time.Second, load, start.Add(2*time.Second))
 			// The runner reports every script threshold, abortOnFail ones included.
 			e.AbortOnFail, e.Thresholds = abort, map[string][]string{"http_req_failed": {"rate<0.1"}}
 			return e

@@ -263,6 +263,21 @@ func (s runnerSummary) notReadyFailure() *failure {
 	return &failure{reason, s.notReady() + "; raise spec.timeouts.runnersReady, free capacity or quota, or lower spec.parallelism"}
 }
 
+// separateFailure is the failure of a spec.separate run the cluster cannot place: a runner is
+// unschedulable and fewer nodes can take runners than there are runners. Waiting would not help.
+func (s runnerSummary) separateFailure(separate bool, schedulableNodes int) *failure {
+	if !separate || schedulableNodes >= len(s.views) {
+		return nil
+	}
+	v, ok := s.firstWith(func(v runnerView) bool { return v.unschedulable })
+	if !ok {
+		return nil
+	}
+	return &failure{v1alpha1.ReasonRunnerUnschedulable, fmt.Sprintf(
+		"spec.separate puts each of the %d runners on its own node, but the cluster has %d schedulable nodes (runner %s: %s); "+
+			"lower spec.parallelism to %d, add nodes, or unset spec.separate", len(s.views), schedulableNodes, v.name(), v.why, schedulableNodes)}
+}
+
 // runFailure is the most telling failure among runners after the start: an OOM kill, a lost
 // runner, then a runner's own error. Stopped runners and exit 99 are never a cause.
 func (s runnerSummary) runFailure() *failure {

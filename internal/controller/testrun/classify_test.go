@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
@@ -74,20 +75,22 @@ func TestClassifyRunner(t *testing.T) {
 	}
 }
 
+// summary classifies runners with these pods (nil: no pod yet).
+func summary(pods ...*tw.PodWrapper) runnerSummary {
+	job := tw.MakeJob("r-runner-0", "ns").Obj()
+	var rs []runnerState
+	for i, p := range pods {
+		s := runnerState{index: i, job: job}
+		if p != nil {
+			s.pod = p.Obj()
+		}
+		rs = append(rs, s)
+	}
+	return classify(rs)
+}
+
 // TestRunnerSummaryDecisions: the failures the runners show, before and after the start.
 func TestRunnerSummaryDecisions(t *testing.T) {
-	job := tw.MakeJob("r-runner-0", "ns").Obj()
-	summary := func(pods ...*tw.PodWrapper) runnerSummary {
-		var rs []runnerState
-		for i, p := range pods {
-			s := runnerState{index: i, job: job}
-			if p != nil {
-				s.pod = p.Obj()
-			}
-			rs = append(rs, s)
-		}
-		return classify(rs)
-	}
 	reason := func(f *failure) string {
 		if f == nil {
 			return ""
@@ -197,6 +200,76 @@ func TestExportsHandleSummary(t *testing.T) {
 	} {
 		if got := exportsHandleSummary(script); got != want {
 			t.Errorf("%q: %v, want %v", script, got, want)
+		}
+	}
+}
+
+// A spec.separate run fails at once when a runner is unschedulable and the cluster has fewer
+// nodes than runners; otherwise it waits for room as any run does.
+func TestSeparateFailure(t *testing.T) {
+	ready := runnerPod().Ready("10.0.0.1")
+	stuck := runnerPod().Unschedulable("0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules")
+	for _, tc := range []struct {
+		name     string
+		separate bool
+		runners  runnerSummary
+		nodes    int
+		want     string
+	}{
+		{"too few nodes", true, summary(ready, ready, stuck), 2, "each of the 3 runners on its own node, but the cluster has 2 schedulable nodes"},
+		{"enough nodes: waits for room", true, summary(ready, ready, stuck), 3, ""},
+		{"nothing unschedulable", true, summary(ready, ready), 1, ""},
+		{"not separate", false, summary(ready, stuck), 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.runners.separateFailure(tc.separate, tc.nodes)
+			switch {
+			case tc.want == "" && f != nil:
+				t.Errorf("failure %+v, want none", f)
+			case tc.want != "" && (f == nil || f.reason != v1alpha1.ReasonRunnerUnschedulable || !strings.Contains(f.message, tc.want) ||
+				!strings.Contains(f.message, "anti-affinity")):
+				t.Errorf("failure %+v, want RunnerUnschedulable saying %q and the scheduler's message", f, tc.want)
+			}
+		})
+	}
+}
+
+func TestSchedulableNodes(t *testing.T) {
+	node := func(name string, ready bool, mutate func(n *corev1.Node)) corev1.Node {
+		status := corev1.ConditionFalse
+		if ready {
+			status = corev1.ConditionTrue
+		}
+		n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": "load"}},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status}}}}
+		if mutate != nil {
+			mutate(&n)
+		}
+		return n
+	}
+	nodes := []corev1.Node{
+		node("a", true, nil),
+		node("b", false, nil),
+		node("c", true, func(n *corev1.Node) { n.Spec.Unschedulable = true }),
+		node("d", true, func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}}
+		}),
+		node("e", true, func(n *corev1.Node) { n.Labels = nil }),
+		node("f", true, func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}}
+		}),
+	}
+	for _, tc := range []struct {
+		name   string
+		runner *v1alpha1.RunnerSpec
+		want   int
+	}{
+		{"no rules: ready, uncordoned, untainted", nil, 3},
+		{"nodeSelector", &v1alpha1.RunnerSpec{NodeSelector: map[string]string{"pool": "load"}}, 2},
+		{"tolerated taint", &v1alpha1.RunnerSpec{Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "db"}}}, 4},
+	} {
+		if got := schedulableNodes(nodes, tc.runner); got != tc.want {
+			t.Errorf("%s: %d schedulable nodes, want %d", tc.name, got, tc.want)
 		}
 	}
 }

@@ -69,6 +69,23 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 						Reason: "Unschedulable", Message: "0/1 nodes are available: 1 Insufficient cpu"}}
 				})
 			}},
+		{name: "separate runners on too few nodes", reason: v1alpha1.ReasonRunnerUnschedulable, within: 15 * time.Second,
+			says: []string{"each of the 3 runners on its own node, but the cluster has 0 schedulable nodes", "lower spec.parallelism to 0", "anti-affinity"},
+			run: func(ns string) *v1alpha1.TestRun {
+				return tw.MakeTestRun("separate", ns).Parallelism(3).Separate().Obj()
+			},
+			act: func(t *testing.T, k *kubelet) {
+				k.targetReady()
+				k.podsFor(k.jobs(3), func(i int, pod *corev1.Pod) {
+					if i < 2 {
+						setRunning(pod, i)
+						return
+					}
+					pod.Status.Phase = corev1.PodPending
+					pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+						Reason: "Unschedulable", Message: "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules"}}
+				})
+			}},
 		{name: "runner pod never created (quota)", reason: v1alpha1.ReasonRunnerNotCreated, within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("quota", ns).Timeouts(fast).Obj() },
 			act: func(t *testing.T, k *kubelet) { k.targetReady(); k.jobs(1) }},

@@ -3,10 +3,15 @@ package testrun
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 
+	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -33,6 +38,10 @@ func (r *Reconciler) reconcileRunners(ctx context.Context, s *scope) (ctrl.Resul
 		s.failure = f
 		return ctrl.Result{}, nil
 	}
+	if f, err := r.separateFailure(ctx, s); err != nil || f != nil {
+		s.failure = f
+		return ctrl.Result{}, err
+	}
 	if s.summary.counts[runnerReady]+s.summary.counts[runnerSucceeded] == len(s.runners) {
 		// Succeeded before the start: an earlier reconcile started it and its status write was lost.
 		setCondition(run, v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, "Ready", fmt.Sprintf("all %d runners are Ready and paused", len(s.runners)))
@@ -47,6 +56,45 @@ func (r *Reconciler) reconcileRunners(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	r.setPhase(run, v1alpha1.PhaseStarting, v1alpha1.ReasonWaitingForRunners, msg)
 	return rc.WaitUntil(s.now, deadline, 0), nil
+}
+
+// separateFailure counts the nodes that can take a runner once a runner of a spec.separate run
+// is unschedulable; nodes are read around the cache (it holds none), so only then.
+func (r *Reconciler) separateFailure(ctx context.Context, s *scope) (*failure, error) {
+	if !s.run.Spec.Separate || !slices.ContainsFunc(s.summary.views, func(v runnerView) bool { return v.unschedulable }) {
+		return nil, nil
+	}
+	var nodes corev1.NodeList
+	if err := r.apiReader.List(ctx, &nodes); err != nil {
+		return nil, err
+	}
+	return s.summary.separateFailure(true, schedulableNodes(nodes.Items, s.run.Spec.Runner)), nil
+}
+
+// schedulableNodes counts the Ready nodes open to runners: not cordoned, matching the runners'
+// nodeSelector, and without a NoSchedule or NoExecute taint they do not tolerate.
+func schedulableNodes(nodes []corev1.Node, runner *v1alpha1.RunnerSpec) int {
+	var selector map[string]string
+	var tolerations []corev1.Toleration
+	if runner != nil {
+		selector, tolerations = runner.NodeSelector, runner.Tolerations
+	}
+	n := 0
+	for i := range nodes {
+		node := &nodes[i]
+		ready := slices.ContainsFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool {
+			return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
+		})
+		matches := labels.SelectorFromSet(selector).Matches(labels.Set(node.Labels))
+		tolerated := !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Effect != corev1.TaintEffectPreferNoSchedule &&
+				!slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool { return tol.ToleratesTaint(logr.Discard(), &t, true) })
+		})
+		if ready && matches && tolerated && !node.Spec.Unschedulable {
+			n++
+		}
+	}
+	return n
 }
 
 // runnerJobOptions is what every runner Job, and the pre-flight, is built with.
@@ -70,10 +118,18 @@ func (r *Reconciler) runnerJobOptions(s *scope) runners.JobOptions {
 	}
 }
 
-// createRunnerJobs creates the Jobs the cache does not show yet.
+// jobCreators bounds the runner Job creates in flight: a 1,000-runner fleet is created in
+// parallel without queueing every request at once behind the client's rate limiter.
+const jobCreators = 16
+
+// createRunnerJobs creates, in parallel, the Jobs the cache does not show yet.
 func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
 	run := s.run
 	opts := r.runnerJobOptions(s)
+	errs := make([]error, len(s.runners))
+	jobs := make([]*batchv1.Job, len(s.runners))
+	slots := make(chan struct{}, jobCreators)
+	var wg sync.WaitGroup
 	for i := range s.runners {
 		if s.runners[i].job != nil {
 			continue
@@ -82,14 +138,27 @@ func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
 		if err := controllerutil.SetControllerReference(run, job, r.scheme); err != nil {
 			return err
 		}
-		if err := rc.CreateOrGet(ctx, r.Client, job); err != nil {
-			if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
-				s.fail(v1alpha1.ReasonRunnerRejected, fmt.Sprintf("runner Job %s was refused: %v", job.Name, err))
-				return nil
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if errs[i] = rc.CreateOrGet(ctx, r.Client, job); errs[i] == nil {
+				jobs[i] = job
 			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			if jobs[i] != nil {
+				s.runners[i].job = jobs[i]
+			}
+		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+			s.fail(v1alpha1.ReasonRunnerRejected, fmt.Sprintf("runner Job %s was refused: %v", naming.RunnerJob(run.Name, i), err))
+			return nil
+		default:
 			return err
 		}
-		s.runners[i].job = job
 	}
 	s.summary = classify(s.runners)
 	return nil
