@@ -101,6 +101,8 @@ func (f *fakeRunnerAPI) calls(ns string) (setups, teardowns, releases int, data 
 
 func key(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
+func (f *fakeRunnerAPI) Warm(context.Context, *corev1.Pod) error { return nil }
+
 func (f *fakeRunnerAPI) Resume(_ context.Context, pod *corev1.Pod) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

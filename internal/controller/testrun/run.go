@@ -69,7 +69,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	if len(problems) > 0 && len(envs) < len(s.runners) && s.summary.runFailure() == nil && !rc.Expired(s.now, ended.Add(s.timeouts.Collection)) {
 		// Logs can lag the container's exit; failed runners may never print an envelope.
 		setCondition(run, v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "Reading", strings.Join(problems, "; "))
-		return rc.After(2 * time.Second), nil
+		return rc.After(500 * time.Millisecond), nil
 	}
 	if err := r.measureAfter(ctx, s); err != nil {
 		return ctrl.Result{}, err

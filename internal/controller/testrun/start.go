@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,7 +92,19 @@ func (r *Reconciler) resumeAll(ctx context.Context, s *scope) []ack {
 			pods[i] = rs.pod
 		}
 	}
+	// Every runner's connection is opened first; then all Resume calls leave together.
+	var warmed sync.WaitGroup
+	start := make(chan struct{})
+	for _, pod := range pods {
+		if pod != nil {
+			warmed.Add(1)
+		}
+	}
+	go func() { warmed.Wait(); close(start) }()
 	onRunners(pods, func(i int, pod *corev1.Pod) {
+		_ = r.RunnerAPI.Warm(ctx, pod) // a runner that does not answer fails its Resume below
+		warmed.Done()
+		<-start
 		err := r.RunnerAPI.Resume(ctx, pod)
 		acks[i] = ack{at: time.Now(), err: err}
 	})
