@@ -228,3 +228,20 @@ func (e *env) checkInBrowser(t *testing.T, html, screenshot string, want map[str
 		t.Errorf("the report in Chromium: %v (points drawn: %v)", err, exact)
 	}
 }
+
+// timeline reads a finished TestRun's timeline from its results ConfigMap.
+func (e *env) timeline(t *testing.T, run *v1alpha1.TestRun) *report.Timeline {
+	t.Helper()
+	if run.Status.Results == nil || run.Status.Results.FullResult == nil {
+		t.Fatalf("%s has no full result", run.Name)
+	}
+	var cm corev1.ConfigMap
+	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Status.Results.FullResult.ConfigMap}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	var tl report.Timeline
+	if err := report.DecodeGzipJSON(cm.BinaryData[report.TimelineKey], &tl); err != nil {
+		t.Fatalf("%s's timeline: %v", run.Name, err)
+	}
+	return &tl
+}
