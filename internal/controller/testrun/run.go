@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -125,26 +126,37 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	return ctrl.Result{RequeueAfter: left}, nil
 }
 
-// readEnvelopes reads each runner's result envelope from the end of its log.
+// readEnvelopes reads each runner's result envelope from the end of its log, all at once.
 func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Envelope, []string) {
-	var envs []results.Envelope
-	var problems []string
-	for _, rs := range s.runners {
-		if rs.pod == nil {
-			problems = append(problems, fmt.Sprintf("runner %d has no pod to read", rs.index))
-			continue
-		}
-		tail, err := r.Logs.Tail(ctx, rs.pod, runners.ContainerName, runnerLogLines, false)
+	pods := make([]*corev1.Pod, len(s.runners))
+	for i, rs := range s.runners {
+		pods[i] = rs.pod
+	}
+	envs := make([]*results.Envelope, len(pods))
+	errs := make([]error, len(pods))
+	onRunners(pods, func(i int, pod *corev1.Pod) {
+		tail, err := r.Logs.Tail(ctx, pod, runners.ContainerName, runnerLogLines, false)
 		if err == nil {
 			var env results.Envelope
 			if env, err = results.ExtractEnvelope(tail); err == nil {
-				envs = append(envs, env)
-				continue
+				envs[i] = &env
 			}
 		}
-		problems = append(problems, fmt.Sprintf("runner %s: %v", rs.pod.Name, err))
+		errs[i] = err
+	})
+	var out []results.Envelope
+	var problems []string
+	for i, rs := range s.runners {
+		switch {
+		case rs.pod == nil:
+			problems = append(problems, fmt.Sprintf("runner %d has no pod to read", rs.index))
+		case envs[i] != nil:
+			out = append(out, *envs[i])
+		default:
+			problems = append(problems, fmt.Sprintf("runner %s: %v", rs.pod.Name, errs[i]))
+		}
 	}
-	return envs, problems
+	return out, problems
 }
 
 // lastEnd is when the last runner's container ended, from pod status; creation time at worst.
