@@ -31,7 +31,8 @@ func OwnedSelector() labels.Selector {
 // may belong to someone else) is read with the manager's API reader instead.
 func CacheOptions() cache.Options {
 	owned := cache.ByObject{Label: OwnedSelector()}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+	// Managed fields are a third of a small object and nothing here reads them.
+	return cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:                 owned,
 		&corev1.ConfigMap{}:           owned,
 		&corev1.Namespace{}:           owned,

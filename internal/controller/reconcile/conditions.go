@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"unicode/utf8"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -10,8 +12,28 @@ import (
 // SetCondition sets one condition, recording the generation it describes.
 func SetCondition(conds *[]metav1.Condition, generation int64, typ string, status metav1.ConditionStatus, reason, message string) {
 	meta.SetStatusCondition(conds, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: generation,
+		Type: typ, Status: status, Reason: reason, Message: Truncate(message, MaxConditionMessage), ObservedGeneration: generation,
 	})
+}
+
+// Limits of the API: a condition's message (metav1.Condition) and our CRDs' status.message.
+const (
+	MaxConditionMessage = 32768
+	MaxStatusMessage    = 4096
+)
+
+// Truncate cuts a message to at most limit bytes on a character boundary, saying so: the API
+// server refuses a whole status patch with one message too long.
+func Truncate(message string, limit int) string {
+	if len(message) <= limit {
+		return message
+	}
+	const cut = " … (cut)"
+	end := limit - len(cut)
+	for end > 0 && !utf8.RuneStart(message[end]) {
+		end--
+	}
+	return message[:end] + cut
 }
 
 // Standing is where a run stands, as its summary conditions tell it.

@@ -16,9 +16,13 @@ func CreateOrGet(ctx context.Context, c client.Client, obj client.Object) error 
 }
 
 // CreateOrGetCreated is CreateOrGet that also says whether obj was created now, so obj holds
-// what the API server made of this very spec. An object the API server has but the cache has
-// not seen yet (the reconcile just before created it) is left as built.
+// what the API server made of this very spec. It reads the (cached) client first: a create that
+// is refused as a duplicate is still a write. An object the API server has but the cache has not
+// seen yet (the reconcile just before created it) is left as built.
 func CreateOrGetCreated(ctx context.Context, c client.Client, obj client.Object) (bool, error) {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {
+		return false, err
+	}
 	err := c.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
 		return false, client.IgnoreNotFound(c.Get(ctx, client.ObjectKeyFromObject(obj), obj))

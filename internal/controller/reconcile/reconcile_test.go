@@ -1,8 +1,10 @@
 package reconcile
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -114,5 +116,25 @@ func TestTTLLeft(t *testing.T) {
 				t.Errorf("TTLLeft = %s, %v; want %s, %v", left, expired, tc.left, tc.expired)
 			}
 		})
+	}
+}
+
+func TestTruncateKeepsMessagesWithinTheAPILimits(t *testing.T) {
+	long := strings.Repeat("é", 3000) // 6,000 bytes, 2 bytes a character
+	for _, tc := range []struct {
+		in    string
+		limit int
+		cut   bool
+	}{
+		{"short", MaxStatusMessage, false},
+		{strings.Repeat("a", MaxStatusMessage), MaxStatusMessage, false},
+		{strings.Repeat("a", MaxStatusMessage+1), MaxStatusMessage, true},
+		{long, MaxStatusMessage, true},
+	} {
+		got := Truncate(tc.in, tc.limit)
+		if len(got) > tc.limit || !utf8.ValidString(got) || strings.HasSuffix(got, "(cut)") != tc.cut {
+			t.Errorf("Truncate(%d bytes, %d) = %d bytes, valid %v, cut %v; want ≤ limit, valid, cut %v",
+				len(tc.in), tc.limit, len(got), utf8.ValidString(got), strings.HasSuffix(got, "(cut)"), tc.cut)
+		}
 	}
 }

@@ -204,13 +204,25 @@ func (s runnerSummary) first(classes ...runnerClass) (runnerView, bool) {
 // notReady says, runner by runner, why the runners are not all Ready yet.
 func (s runnerSummary) notReady() string {
 	var parts []string
+	waiting := 0
 	for _, v := range s.views {
 		if v.class == runnerNoJob || v.class == runnerNoPod || v.class == runnerPending {
-			parts = append(parts, v.why)
+			waiting++
+			if len(parts) < maxNamedRunners {
+				parts = append(parts, v.why)
+			}
 		}
 	}
-	return strings.Join(parts, "; ")
+	msg := strings.Join(parts, "; ")
+	if waiting > len(parts) {
+		msg = fmt.Sprintf("%d of %d runners are not Ready: %s; and %d more", waiting, len(s.views), msg, waiting-len(parts))
+	}
+	return msg
 }
+
+// maxNamedRunners bounds how many runners one message names: a few dozen runners' reasons
+// would overflow status.message, and the API server refuses the whole status patch then.
+const maxNamedRunners = 5
 
 // status is status.runners, rebuilt from the world.
 func (s runnerSummary) status(startSkew string) *v1alpha1.RunnerCounts {

@@ -273,3 +273,20 @@ func TestSchedulableNodes(t *testing.T) {
 		}
 	}
 }
+
+// A 1,000-runner fleet's waiting message names a few runners and counts the rest, so status
+// stays within the API's limits.
+func TestNotReadyNamesAFewRunners(t *testing.T) {
+	pods := make([]*tw.PodWrapper, 1000)
+	for i := range pods {
+		pods[i] = runnerPod().Unschedulable("0/100 nodes are available: 100 Insufficient cpu")
+	}
+	pods[0] = runnerPod().Ready("10.0.0.1")
+	msg := summary(pods...).notReady()
+	if !strings.HasPrefix(msg, "999 of 1000 runners are not Ready: ") || !strings.HasSuffix(msg, "; and 994 more") || len(msg) > 2048 {
+		t.Errorf("message of %d bytes: %.300q…", len(msg), msg)
+	}
+	if few := summary(runnerPod().Unschedulable("no room")).notReady(); strings.Contains(few, "of 1 runners") {
+		t.Errorf("a short list is not counted: %q", few)
+	}
+}

@@ -206,6 +206,7 @@ func isFinished(run *v1alpha1.TestRun) bool {
 // setPhase records a phase change with an event; the same phase and reason again is a no-op.
 func (r *Reconciler) setPhase(run *v1alpha1.TestRun, phase v1alpha1.TestRunPhase, reason, message string) {
 	st := &run.Status
+	message = rc.Truncate(message, rc.MaxStatusMessage)
 	if st.Phase == phase && st.Reason == reason {
 		st.Message = message
 		return
