@@ -86,6 +86,12 @@ browser: ## Install Debian's chromium (the HTML report's real-browser tests) whe
 envtest-assets: ## Build kube-apiserver and etcd for envtest into bin/k8s/ (once).
 	hack/build-kube.sh kube-apiserver etcd
 
+##@ Benchmarks
+
+.PHONY: scale
+scale: ## Scale benchmark (root): the real manager with 100 kwok nodes in its own network namespace; N = 10, 100, 1000 runners and 20 TestRuns x 50 (hack/scale/run.sh; SCALE_SIZES, SCALE_MULTI).
+	hack/scale/run.sh
+
 ##@ Build
 
 .PHONY: build
