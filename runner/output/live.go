@@ -27,7 +27,13 @@ func (o *Output) serveLive() error {
 		w.Write(b) //nolint:errcheck // the reader retries on its next evaluation
 	})
 	mux.HandleFunc("POST "+results.ReleasePath, func(w http.ResponseWriter, _ *http.Request) {
-		o.releaseOnce.Do(o.release)
+		o.releaseOnce.Do(func() {
+			// The load and teardown() are over: print the final envelope before ending the
+			// linger, so the log holds it however k6's shutdown goes (Stop prints it again,
+			// and a reader takes the last).
+			o.printFinal(nil)
+			o.release()
+		})
 		w.WriteHeader(http.StatusAccepted)
 	})
 	o.live = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,8 +100,9 @@ func startedWithRequests(t *testing.T, env map[string]string, stdout *bytes.Buff
 	return o
 }
 
-// TestReleaseEndsTheLingerOnce: the operator's POST after teardown interrupts the runner once,
-// however often it is repeated (a second interrupt would kill k6 before it flushes).
+// TestReleaseEndsTheLingerOnce: the operator's POST after teardown prints the final envelope and
+// interrupts the runner once, however often it is repeated (a second interrupt would kill k6
+// before it flushes).
 func TestReleaseEndsTheLingerOnce(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -108,7 +110,8 @@ func TestReleaseEndsTheLingerOnce(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_LIVE": addr}, StdOut: io.Discard})
+	var stdout lockedBuffer
+	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_LIVE": addr}, StdOut: &stdout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,10 +131,31 @@ func TestReleaseEndsTheLingerOnce(t *testing.T) {
 			t.Errorf("release answered %d", resp.StatusCode)
 		}
 	}
+	if env, err := results.ExtractEnvelope(stdout.Bytes()); err != nil || !env.Final {
+		t.Errorf("after the release, before k6 stops the output, stdout holds no final envelope: %v", err)
+	}
 	if err := o.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	if n := released.Load(); n != 1 {
 		t.Errorf("released %d times, want once", n)
 	}
+}
+
+// lockedBuffer is stdout written by the live server's goroutines and read by the test.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.buf.Bytes()...)
 }

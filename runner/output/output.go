@@ -284,21 +284,25 @@ func (o *Output) StopWithTestError(testErr error) error {
 	o.wg.Wait()
 	o.stopLive()
 
-	o.mu.Lock()
-	o.sampleCPU()
-	b := o.encode(true, testErr)
-	o.mu.Unlock()
-
-	var firstErr error
-	if _, err := o.stdout.Write(b); err != nil {
-		firstErr = fmt.Errorf("fleetbench: print envelope: %w", err)
-	}
+	b, firstErr := o.printFinal(testErr)
 	if o.cfg.File != "" {
 		if err := writeFileAtomic(o.cfg.File, b); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("fleetbench: write %s: %w", o.cfg.File, err)
 		}
 	}
 	return firstErr
+}
+
+// printFinal prints the final envelope on stdout and returns it.
+func (o *Output) printFinal(testErr error) ([]byte, error) {
+	o.mu.Lock()
+	o.sampleCPU()
+	b := o.encode(true, testErr)
+	o.mu.Unlock()
+	if _, err := o.stdout.Write(b); err != nil {
+		return b, fmt.Errorf("fleetbench: print envelope: %w", err)
+	}
+	return b, nil
 }
 
 // encode renders the envelope; callers hold o.mu.

@@ -20,6 +20,10 @@ type LogReader interface {
 // k6 may log after it (a slow teardown, warnings).
 const runnerLogLines = 2000
 
+// runnerLogLinesAll is the second read when the envelope is not in the tail (a long checkpoint
+// history, k6 warnings after it): enough for any envelope a ConfigMap could hold.
+const runnerLogLinesAll = 100000
+
 // APILogReader reads logs through the API server, so no network path to pods is needed.
 type APILogReader struct {
 	Clientset kubernetes.Interface

@@ -135,14 +135,19 @@ func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Env
 	envs := make([]*results.Envelope, len(pods))
 	errs := make([]error, len(pods))
 	onRunners(pods, func(i int, pod *corev1.Pod) {
-		tail, err := r.Logs.Tail(ctx, pod, runners.ContainerName, runnerLogLines, false)
-		if err == nil {
-			var env results.Envelope
-			if env, err = results.ExtractEnvelope(tail); err == nil {
-				envs[i] = &env
+		// The envelope ends the log, unless k6 logged much after it: then read much more.
+		for _, lines := range []int64{runnerLogLines, runnerLogLinesAll} {
+			tail, err := r.Logs.Tail(ctx, pod, runners.ContainerName, lines, false)
+			if err == nil {
+				var env results.Envelope
+				if env, err = results.ExtractEnvelope(tail); err == nil {
+					envs[i] = &env
+				}
+			}
+			if errs[i] = err; err == nil {
+				return
 			}
 		}
-		errs[i] = err
 	})
 	var out []results.Envelope
 	var problems []string
