@@ -127,6 +127,9 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		{Name: "FLEETBENCH_RUNNER_INDEX", Value: strconv.Itoa(i)},
 		{Name: "FLEETBENCH_RUNNERS", Value: strconv.Itoa(n)},
 		{Name: "K6_FLEETBENCH_LIVE", Value: ":" + strconv.Itoa(LivePort)},
+		// k6 would report usage to its vendor when the load ends, from the user's cluster, and
+		// wait for that call before exiting; spec.runner.env can turn it back on.
+		{Name: "K6_NO_USAGE_REPORT", Value: "true"},
 	}
 	if tags := ThresholdTags(spec.Thresholds); len(tags) > 0 {
 		// The runner splits series by these too, so spec thresholds on sub-metrics can be judged.

@@ -261,3 +261,12 @@ func TestRunnersAvoidTheTarget(t *testing.T) {
 		}
 	}
 }
+
+// Runners never call k6's vendor from the user's cluster unless the user's env says so (it
+// comes later, so it wins).
+func TestRunnersSendNoUsageReport(t *testing.T) {
+	env := Job(tw.MakeTestRun("quiet", "ns").Obj(), 0, 1, JobOptions{}).Spec.Template.Spec.Containers[0].Env
+	if !slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "K6_NO_USAGE_REPORT" && e.Value == "true" }) {
+		t.Errorf("env %v lacks K6_NO_USAGE_REPORT=true", env)
+	}
+}
