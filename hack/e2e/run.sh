@@ -4,7 +4,7 @@
 #                metrics-server and NetworkPolicy enforcement (remembered)
 #   2. images    hack/e2e/images.sh: build (cached) and import manager, runner, nginx
 #   3. install   hack/e2e/install.sh: helm upgrade --install, manager Available
-#   4. test      go test -tags e2e ./test/e2e/ -count=1 -v -timeout 20m
+#   4. test      go test -tags e2e ./test/e2e/ -count=1 -v -timeout 40m
 #   5. cleanup   e2e namespaces, helm uninstall (and the CRDs) when this script installed
 #                fleetbench, cluster down when this script booted it. Runs on failure and on
 #                Ctrl-C too. A crashed earlier run's leftovers are cleared on the next run.
@@ -133,7 +133,7 @@ hack/e2e/install.sh
 end install "$([ -n "$installed" ] && echo "installed (will be uninstalled)" || echo "upgraded an existing release (kept)")"
 
 begin test
-args=(-tags e2e ./test/e2e/ -count=1 -v -timeout 20m)
+args=(-tags e2e ./test/e2e/ -count=1 -v -timeout 40m)
 [ -z "${E2E_RUN:-}" ] || args+=(-run "$E2E_RUN")
 test_log=$(mktemp)
 set +e
