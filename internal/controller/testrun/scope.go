@@ -161,8 +161,10 @@ func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 		s.runners[i].index = i
 	}
 	selector := client.MatchingLabels(runners.RunnerLabels(run))
+	// A reconcile reads every runner's Job and pod and writes none of them: no deep copies of
+	// what a 1,000-runner fleet holds in the cache (the scope must not modify them).
 	var jobs batchv1.JobList
-	if err := r.List(ctx, &jobs, client.InNamespace(run.Namespace), selector); err != nil {
+	if err := r.List(ctx, &jobs, client.InNamespace(run.Namespace), selector, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	for i := range jobs.Items {
@@ -171,7 +173,7 @@ func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 		}
 	}
 	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), selector); err != nil {
+	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), selector, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	for i := range pods.Items {
