@@ -147,7 +147,7 @@ kube-bins: ## Build every Kubernetes component for the local cluster into bin/k8
 	hack/build-kube.sh $(KUBE_BINS)
 
 .PHONY: cluster-up
-cluster-up: kube-bins ## Boot a real single-node cluster on this machine (root; no traffic leaves it).
+cluster-up: kube-bins ## Boot a real cluster on this machine, one node unless FLEETBENCH_NODES=2..4 (root; no traffic leaves it).
 	hack/cluster/up.sh
 
 .PHONY: cluster-down

@@ -3,7 +3,9 @@
 # left: processes (recorded pids, then command-line patterns), pod processes (by cgroup),
 # containerd shims, mounts under the data dirs, network namespaces and veths, cgroups, CNI
 # cache files, the data dirs, and kubelet's rewrites of global sysctls.
-# Safe to run when nothing is up. up.sh runs it first.
+# Safe to run when nothing is up. up.sh runs it first. Works for any node count
+# (FLEETBENCH_NODES): it discovers every node's pid files, namespaces, mounts and cgroups rather
+# than trusting the current setting, so a crashed run with more nodes is cleared too.
 #
 # usage: hack/cluster/down.sh [--quiet]   (--quiet: skip the final "nothing left" report)
 # shellcheck source=hack/cluster/lib.sh
@@ -66,10 +68,17 @@ unmount_all() {
   log "warning: mounts left: $mounts"
 }
 
+# our_namespaces : every node namespace (fb-node, fb-node-2, ...) and the sink that exist now.
+our_namespaces() {
+  ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^($NODE_NS(-[0-9]+)?|$SINK_NS)$" || true
+}
+
 remove_network() {
-  ip netns delete "$NODE_NS" 2>/dev/null || true
-  ip netns delete "$SINK_NS" 2>/dev/null || true
-  # Deleting the node namespace destroys its veth ends and so their host peers; be explicit
+  local n
+  for n in $(our_namespaces); do
+    ip netns delete "$n" 2>/dev/null || true
+  done
+  # Deleting node 1's namespace destroys its veth ends and so their host peers; be explicit
   # anyway in case the namespace vanished while the host end stayed.
   ip link delete fb-host0 2>/dev/null || true
   # `ip netns add` turns /run/netns into a mount point of its own; drop it once it is empty.
@@ -117,7 +126,7 @@ report() {
   local bad=0 listeners mounts
   listeners=$(ss -Htln 2>/dev/null | awk '{print $4}' | grep -E ":($(IFS='|'; echo "${PORTS[*]}"))$" || true)
   [ -z "$listeners" ] || { echo "still listening: $listeners" >&2; bad=1; }
-  ip netns list | grep -qE "^($NODE_NS|$SINK_NS)( |$)" && { echo "netns left" >&2; bad=1; }
+  [ -z "$(our_namespaces)" ] || { echo "netns left: $(our_namespaces | tr '\n' ' ')" >&2; bad=1; }
   mounts=$(awk '{print $5}' /proc/self/mountinfo | grep -E "^($DATA|$RUNDIR)(/|$)" || true)
   [ -z "$mounts" ] || { echo "mounts left: $mounts" >&2; bad=1; }
   for c in "${COMPONENTS[@]}"; do

@@ -16,6 +16,12 @@ candidates=()
 for cfg in "${candidates[@]}"; do
   if reachable "$cfg"; then
     log "using the reachable cluster of KUBECONFIG=$cfg"
+    # A running local cluster is reused as it is: say so when it has another node count than asked.
+    if [ -n "${FLEETBENCH_NODES:-}" ]; then
+      have=$(KUBECONFIG="$cfg" "$(kubectl_bin)" --request-timeout=5s get nodes -o name 2>/dev/null | grep -c . || true)
+      [ "$have" = "$FLEETBENCH_NODES" ] ||
+        log "warning: it has $have node(s), FLEETBENCH_NODES=$FLEETBENCH_NODES asks for $FLEETBENCH_NODES (hack/cluster/down.sh first to reboot it)"
+    fi
     echo "export KUBECONFIG=$cfg"
     exit 0
   fi

@@ -4,9 +4,15 @@
 # Layout of a running cluster (everything one teardown has to find):
 #   /var/lib/fleetbench-cluster/   certificates, configs, etcd, containerd root, kubelet root,
 #                                  pod logs, CNI IPAM state, component logs (logs/) and pids (pids/)
+#   /var/lib/fleetbench-cluster/node-I/   node I's (I >= 2) containerd root, kubelet root, configs,
+#                                  pod logs, CNI IPAM state (node 1 uses the top level, as ever)
 #   /run/fleetbench-cluster/       containerd state, its socket, pod network namespaces
-#   /run/netns/fb-node, fb-sink    the node's network namespace and the dead-end next hop
+#                                  (node I >= 2: containerd-I/, runc-I/)
+#   /run/netns/fb-node, fb-sink    node 1's network namespace and the dead-end next hop that
+#                                  holds the nodes' shared L2 segment (bridge fb-br0)
+#   /run/netns/fb-node-I           node I's network namespace (FLEETBENCH_NODES=N, I = 2..N)
 #   /sys/fs/cgroup/*/fleetbench    kubelet's cgroupRoot: every pod process lives below it
+#                                  (node I >= 2: fleetbench/node-I)
 #   bin/cluster/kubeconfig         admin kubeconfig for the host (server https://10.200.1.2:6443)
 set -euo pipefail
 shopt -s inherit_errexit  # errexit inside $(...) too
@@ -23,22 +29,72 @@ KUBECONFIG_OUT="$OUT/kubeconfig"
 CONTAINERD_SOCK="$RUNDIR/containerd/containerd.sock"
 CGROUP_ROOT=fleetbench
 
-# Network: the node namespace owns 10.200.0.10 on a veth whose peer (10.200.0.1) sits in a
-# namespace that forwards nothing, so the node's default route is a dead end and no packet
-# leaves the machine. A second veth pair (host 10.200.1.1 <-> node 10.200.1.2) lets the host
-# reach the API server, and, through host routes, ClusterIPs and pod IPs.
+# Network: node 1's namespace owns 10.200.0.10 on a veth whose peer is a port of bridge fb-br0
+# (10.200.0.1) in a namespace that forwards nothing, so the node's default route is a dead end
+# and no packet leaves the machine. Node I (FLEETBENCH_NODES=N) owns 10.200.0.(9+I) on the same
+# bridge and pod CIDR 10.244.(I-1).0/24; every node routes the other nodes' pod CIDRs via their
+# node IPs on that segment. A second veth pair (host 10.200.1.1 <-> node 1 10.200.1.2) lets the
+# host reach the API server, and, through host routes via node 1, ClusterIPs, pod IPs and node IPs.
 NODE_NS=fb-node
 SINK_NS=fb-sink
 NODE_IP=10.200.0.10
 SINK_IP=10.200.0.1
+SEG_BRIDGE=fb-br0
 HOST_LINK_IP=10.200.1.1
 NODE_LINK_IP=10.200.1.2
+HOST_LINK_NET=10.200.1.0/30
 NODE_NAME=fleetbench-node
 POD_CIDR=10.244.0.0/24
 CLUSTER_CIDR=10.244.0.0/16
 SERVICE_CIDR=10.96.0.0/16
 KUBE_SVC_IP=10.96.0.1
 DNS_IP=10.96.0.10
+
+# FLEETBENCH_NODES bounds: every node is a kubelet, containerd, kube-proxy (and kube-router)
+# on the same 2 cores.
+MAX_NODES=4
+
+# node_set I : describe node I (1-based) in N_* variables. Node 1 keeps the single-node names
+# and paths; node I >= 2 adds the suffix -I.
+node_set() {
+  local i=$1
+  if [ "$i" = 1 ]; then
+    N_SFX= N_DIR=$DATA N_CGROUP=$CGROUP_ROOT
+  else
+    N_SFX=-$i N_DIR=$DATA/node-$i N_CGROUP=$CGROUP_ROOT/node-$i
+  fi
+  N_NAME=$NODE_NAME$N_SFX
+  N_NS=$NODE_NS$N_SFX
+  N_IP=10.200.0.$((9 + i))
+  N_POD_CIDR=10.244.$((i - 1)).0/24
+  N_STATE=$RUNDIR/containerd$N_SFX
+  N_SOCK=$N_STATE/containerd.sock
+  N_RUNC=$RUNDIR/runc$N_SFX
+}
+
+# node_ns_of NODENAME : the network namespace of a node (fleetbench-node-2 -> fb-node-2).
+node_ns_of() { echo "$NODE_NS${1#"$NODE_NAME"}"; }
+
+# node_sockets : the containerd sockets of the running nodes, node 1 first.
+node_sockets() {
+  local s
+  for s in "$RUNDIR"/containerd/containerd.sock "$RUNDIR"/containerd-[0-9]*/containerd.sock; do
+    if [ -S "$s" ]; then echo "$s"; fi
+  done
+}
+
+# import_images TAR... : import image tarballs into every node's containerd, nodes in parallel.
+import_images() {
+  local socks s pids=() p rc=0
+  socks=$(node_sockets)
+  [ -n "$socks" ] || die "no containerd socket under $RUNDIR (is the cluster up?)"
+  for s in $socks; do
+    CONTAINERD_ADDRESS=$s "$root/hack/images/import.sh" "$@" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  return $rc
+}
 
 # Processes we start, in start order (down.sh stops them in reverse).
 COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router)
@@ -54,6 +110,8 @@ die() { echo "error: $*" >&2; exit 1; }
 # in_node CMD... : run CMD inside the node's network namespace. nsenter, not `ip netns exec`:
 # the latter remounts /sys and hides the cgroup mounts from kubelet and containerd.
 in_node() { nsenter --net="/run/netns/$NODE_NS" -- "$@"; }
+# in_ns NS CMD... : the same for any of our namespaces (fb-node-2, ...).
+in_ns() { local ns=$1; shift; nsenter --net="/run/netns/$ns" -- "$@"; }
 
 # kubectl: the 1.34 build if hack/build-kube.sh made one, else the one on PATH.
 kubectl_bin() {
@@ -99,10 +157,11 @@ running() {
   state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ "$state" != Z ]
 }
 
-# stop_component NAME : SIGTERM the recorded pid and any pattern match, SIGKILL after 3 s (state is thrown away anyway).
+# stop_component NAME : SIGTERM the recorded pids (every node's: NAME.pid, NAME-I.pid) and any
+# pattern match, SIGKILL after 3 s (state is thrown away anyway).
 stop_component() {
   local name=$1 pids i
-  pids="$(cat "$DATA/pids/$name.pid" 2>/dev/null || true) $(pids_of "$name")"
+  pids="$(cat "$DATA/pids/$name.pid" "$DATA/pids/$name"-[0-9]*.pid 2>/dev/null || true) $(pids_of "$name")"
   pids=$(for p in $pids; do if running "$p"; then echo "$p"; fi; done | sort -u | tr '\n' ' ')
   [ -n "${pids// /}" ] || return 0
   # shellcheck disable=SC2086
@@ -118,11 +177,12 @@ stop_component() {
   kill -KILL $pids 2>/dev/null || true
 }
 
-# fbget_job NAMESPACE NAME URL ATTEMPTS [LABELS] : a Job whose one pod (labelled LABELS, a YAML
-# map, default none) fetches URL with fleetbench/fbget, expecting nginx's page; the smoke tests'
-# client.
+# fbget_job NAMESPACE NAME URL ATTEMPTS [LABELS] [NODE] : a Job whose one pod (labelled LABELS, a
+# YAML map, default none; on node NODE when given) fetches URL with fleetbench/fbget, expecting
+# nginx's page; the smoke tests' client.
 fbget_job() {
-  local labels=${5:-'{}'}
+  local labels=${5:-'{}'} selector='{}'
+  [ -z "${6:-}" ] || selector="{kubernetes.io/hostname: $6}"
   "$(kubectl_bin)" -n "$1" apply -f - >/dev/null <<EOF
 apiVersion: batch/v1
 kind: Job
@@ -134,6 +194,7 @@ spec:
     metadata: {labels: $labels}
     spec:
       restartPolicy: Never
+      nodeSelector: $selector
       containers:
       - name: fbget
         image: fleetbench/fbget:dev

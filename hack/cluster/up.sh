@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
-# Boots a real single-node Kubernetes cluster on this machine, from binaries built out of the
-# Go module proxy (hack/build-kube.sh) plus Debian's containerd, runc and CNI plugins:
-# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy
-# (iptables) and CoreDNS (a Deployment in kube-system, from a locally built image).
+# Boots a real Kubernetes cluster on this machine (one node by default, FLEETBENCH_NODES=N for
+# N nodes), from binaries built out of the Go module proxy (hack/build-kube.sh) plus Debian's
+# containerd, runc and CNI plugins: etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubelet, kube-proxy (iptables) and CoreDNS (a Deployment in kube-system, from
+# a locally built image).
 #
-# The node lives in its own network namespace (10.200.0.10) whose default route leads into a
-# namespace that forwards nothing: no packet leaves the machine. See lib.sh for the layout.
+# Each node lives in its own network namespace (10.200.0.10, .11, ...) whose default route leads
+# into a namespace that forwards nothing: no packet leaves the machine. The nodes share one L2
+# segment (a bridge in that dead-end namespace) and route each other's pod CIDRs. The control
+# plane runs in node 1's namespace. See lib.sh for the layout.
 #
 # Re-runnable: it first runs down.sh, which clears whatever a crashed run left behind.
 # usage: hack/cluster/up.sh            then: export KUBECONFIG=bin/cluster/kubeconfig
-# env:   FLEETBENCH_NO_DNS=1            skip CoreDNS (saves its ~3 min first build)
+# env:   FLEETBENCH_NODES=N             N nodes (1..4, default 1): fleetbench-node, fleetbench-node-2,
+#                                       ...; each its own containerd, kubelet, kube-proxy (and
+#                                       kube-router) in its own network namespace, labelled
+#                                       fleetbench.dev/node-index=I
+#        FLEETBENCH_NO_DNS=1            skip CoreDNS (saves its ~3 min first build)
 #        FLEETBENCH_METRICS_SERVER=1    also run metrics-server (metrics.k8s.io, kubectl top);
 #                                       off by default (its first build takes a few minutes)
 #        FLEETBENCH_NETPOL=1            enforce NetworkPolicy: kube-router's policy controller alone
-#                                       (iptables + ipset) in the node namespace; the bridge CNI
+#                                       (iptables + ipset) in every node namespace; the bridge CNI
 #                                       enforces none. Off by default (first build about 3 min)
 # shellcheck source=hack/cluster/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 t0=$(date +%s)
+
+NODES=${FLEETBENCH_NODES:-1}
+[[ "$NODES" =~ ^[1-9][0-9]*$ ]] && [ "$NODES" -le "$MAX_NODES" ] ||
+  die "FLEETBENCH_NODES must be a number from 1 to $MAX_NODES (got '$NODES')"
 
 metrics_server_enabled() { [ "${FLEETBENCH_METRICS_SERVER:-}" = 1 ]; }
 netpol_enabled() { [ "${FLEETBENCH_NETPOL:-}" = 1 ]; }
@@ -48,21 +59,44 @@ ensure_binaries() {
 }
 
 setup_network() {
-  log "network: $NODE_NS ($NODE_IP, default via dead-end $SINK_NS), host link $HOST_LINK_IP<->$NODE_LINK_IP"
-  ip netns add "$NODE_NS"
+  log "network: $NODES node(s) on $SEG_BRIDGE in the dead-end $SINK_NS ($SINK_IP), host link $HOST_LINK_IP<->$NODE_LINK_IP (node 1)"
+  # The sink: a bridge (the nodes' shared L2 segment) with the dead-end next hop's address, no
+  # routes beyond its /24 and forwarding off, so anything not for the cluster dies there.
+  # Bridging needs no forwarding; the sink's iptables must not see bridged frames.
   ip netns add "$SINK_NS"
-  # Node <-> sink: the node's default route. The sink has no routes beyond its /24 and
-  # forwarding off, so anything not for the cluster dies there.
-  ip link add fb-node0 netns "$NODE_NS" type veth peer name fb-sink0 netns "$SINK_NS"
   ip -n "$SINK_NS" link set lo up
-  ip -n "$SINK_NS" addr add "$SINK_IP/24" dev fb-sink0
-  ip -n "$SINK_NS" link set fb-sink0 up
+  ip -n "$SINK_NS" link add "$SEG_BRIDGE" type bridge
+  ip -n "$SINK_NS" addr add "$SINK_IP/24" dev "$SEG_BRIDGE"
+  ip -n "$SINK_NS" link set "$SEG_BRIDGE" up
   nsenter --net="/run/netns/$SINK_NS" sysctl -qw net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0
-  ip -n "$NODE_NS" link set lo up
-  ip -n "$NODE_NS" addr add "$NODE_IP/24" dev fb-node0
-  ip -n "$NODE_NS" link set fb-node0 up
-  ip -n "$NODE_NS" route add default via "$SINK_IP"
-  # Host <-> node: a point-to-point link only. The node has no route through it beyond the
+  nsenter --net="/run/netns/$SINK_NS" sysctl -qw net.bridge.bridge-nf-call-iptables=0 net.bridge.bridge-nf-call-ip6tables=0 2>/dev/null || true
+  local i j
+  for ((i = 1; i <= NODES; i++)); do
+    node_set "$i"
+    ip netns add "$N_NS"
+    # Node <-> segment: the node's default route (into the sink) and its path to the other nodes.
+    ip link add fb-node0 netns "$N_NS" type veth peer name "fb-sink$((i - 1))" netns "$SINK_NS"
+    ip -n "$SINK_NS" link set "fb-sink$((i - 1))" master "$SEG_BRIDGE"
+    ip -n "$SINK_NS" link set "fb-sink$((i - 1))" up
+    ip -n "$N_NS" link set lo up
+    ip -n "$N_NS" addr add "$N_IP/24" dev fb-node0
+    ip -n "$N_NS" link set fb-node0 up
+    ip -n "$N_NS" route add default via "$SINK_IP"
+    # The other nodes' pod CIDRs via their node IPs on the segment (static per-node ranges).
+    local ns=$N_NS
+    for ((j = 1; j <= NODES; j++)); do
+      if [ "$j" = "$i" ]; then continue; fi
+      node_set "$j"
+      ip -n "$ns" route add "$N_POD_CIDR" via "$N_IP"
+    done
+    node_set "$i"
+    # Node I >= 2 answers the host (10.200.1.1) through node 1; nothing else goes that way.
+    if [ "$i" != 1 ]; then ip -n "$N_NS" route add "$HOST_LINK_NET" via "$NODE_IP"; fi
+    # The node routes between pods, services and its links; bridged pod traffic must pass
+    # iptables for ClusterIP replies to be un-NATed (these sysctls are per namespace).
+    in_ns "$N_NS" sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
+  done
+  # Host <-> node 1: a point-to-point link only. Node 1 has no route through it beyond the
   # /30, so it can answer the host but never send anything onward via the host.
   ip link add fb-host0 type veth peer name fb-link0 netns "$NODE_NS"
   ip addr add "$HOST_LINK_IP/30" dev fb-host0
@@ -71,10 +105,10 @@ setup_network() {
   ip -n "$NODE_NS" link set fb-link0 up
   ip route add "$CLUSTER_CIDR" via "$NODE_LINK_IP" dev fb-host0
   ip route add "$SERVICE_CIDR" via "$NODE_LINK_IP" dev fb-host0
-  ip route add "$NODE_IP/32" via "$NODE_LINK_IP" dev fb-host0
-  # The node routes between pods, services and its links; bridged pod traffic must pass
-  # iptables for ClusterIP replies to be un-NATed (these sysctls are per namespace).
-  in_node sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
+  for ((i = 1; i <= NODES; i++)); do
+    node_set "$i"
+    ip route add "$N_IP/32" via "$NODE_LINK_IP" dev fb-host0
+  done
 }
 
 # cert NAME CN O EKU [SANS] : key + certificate signed by our CA.
@@ -136,31 +170,39 @@ make_pki() {
   # Aggregation layer (front proxy): lets API extensions such as metrics-server authenticate
   # the API server, and keeps controller-manager from complaining about a missing CA bundle.
   cert front-proxy-client front-proxy-client "" clientAuth
-  cert kubelet "system:node:$NODE_NAME" system:nodes clientAuth
-  cert kubelet-serving "system:node:$NODE_NAME" system:nodes serverAuth "DNS:$NODE_NAME,IP:$NODE_IP"
+  # One identity per node: the Node authorizer and NodeRestriction tie kubelet I to its Node.
+  local i
+  for ((i = 1; i <= NODES; i++)); do
+    node_set "$i"
+    mkdir -p "$N_DIR"
+    cert "kubelet$N_SFX" "system:node:$N_NAME" system:nodes clientAuth
+    cert "kubelet-serving$N_SFX" "system:node:$N_NAME" system:nodes serverAuth "DNS:$N_NAME,IP:$N_IP"
+    kubeconfig "$N_DIR/kubelet.kubeconfig" "https://$NODE_IP:6443" "kubelet$N_SFX"
+  done
   openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
   openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
-  # Control plane talks to the API server over the node's loopback; node agents over its IP;
-  # the host over the host link.
+  # Control plane talks to the API server over node 1's loopback; node agents over node 1's IP
+  # (across the segment from the other nodes); the host over the host link.
   kubeconfig "$DATA/controller-manager.kubeconfig" https://127.0.0.1:6443 controller-manager
   kubeconfig "$DATA/scheduler.kubeconfig" https://127.0.0.1:6443 scheduler
-  kubeconfig "$DATA/kubelet.kubeconfig" "https://$NODE_IP:6443" kubelet
   kubeconfig "$DATA/kube-proxy.kubeconfig" "https://$NODE_IP:6443" kube-proxy
   kubeconfig "$DATA/admin.kubeconfig" "https://$NODE_LINK_IP:6443" admin
 }
 
+# write_configs I : node I's containerd, CNI, kubelet and kube-proxy configs under its N_DIR.
 write_configs() {
-  mkdir -p "$DATA/cni/net.d" "$DATA/cni/ipam" "$DATA/opt" "$DATA/pod-logs" "$RUNDIR/containerd"
-  cat >"$DATA/containerd.toml" <<EOF
-# containerd for the fleetbench node: its own root, state and socket, so it cannot collide
-# with another containerd on the machine and teardown knows every file it wrote.
+  node_set "$1"
+  mkdir -p "$N_DIR/cni/net.d" "$N_DIR/cni/ipam" "$N_DIR/opt" "$N_DIR/pod-logs" "$N_STATE"
+  cat >"$N_DIR/containerd.toml" <<EOF
+# containerd for fleetbench node $N_NAME: its own root, state and socket, so it cannot collide
+# with another containerd on the machine (or another node's) and teardown knows every file it wrote.
 version = 2
-root = "$DATA/containerd"
-state = "$RUNDIR/containerd"
+root = "$N_DIR/containerd"
+state = "$N_STATE"
 [grpc]
-  address = "$CONTAINERD_SOCK"
+  address = "$N_SOCK"
 [plugins."io.containerd.internal.v1.opt"]
-  path = "$DATA/opt"
+  path = "$N_DIR/opt"
 [plugins."io.containerd.grpc.v1.cri"]
   # No registry is reachable: the sandbox image is built locally (hack/images/pause.sh).
   sandbox_image = "$PAUSE_IMAGE"
@@ -177,14 +219,16 @@ state = "$RUNDIR/containerd"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         BinaryName = "$(command -v runc)"
         # runc's state (default /run/containerd/runc) under our state dir too.
-        Root = "$RUNDIR/runc"
+        Root = "$N_RUNC"
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
-    conf_dir = "$DATA/cni/net.d"
+    conf_dir = "$N_DIR/cni/net.d"
 EOF
-  # Pods on a bridge in the node namespace; IPAM state under our data dir.
-  cat >"$DATA/cni/net.d/10-fleetbench.conflist" <<EOF
+  # Pods on a bridge in the node namespace; IPAM state under the node's data dir. No ipMasq:
+  # pods keep their source address across nodes (NetworkPolicy matches it; there is no
+  # outside to masquerade for), and kube-proxy masquerades what needs it for Services.
+  cat >"$N_DIR/cni/net.d/10-fleetbench.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "fleetbench",
@@ -193,12 +237,12 @@ EOF
       "type": "bridge",
       "bridge": "cni0",
       "isGateway": true,
-      "ipMasq": true,
+      "ipMasq": false,
       "hairpinMode": true,
       "ipam": {
         "type": "host-local",
-        "dataDir": "$DATA/cni/ipam",
-        "ranges": [[{"subnet": "$POD_CIDR"}]],
+        "dataDir": "$N_DIR/cni/ipam",
+        "ranges": [[{"subnet": "$N_POD_CIDR"}]],
         "routes": [{"dst": "0.0.0.0/0"}]
       }
     },
@@ -206,14 +250,15 @@ EOF
   ]
 }
 EOF
-  cat >"$DATA/kubelet.yaml" <<EOF
+  cat >"$N_DIR/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
+containerRuntimeEndpoint: unix://$N_SOCK
 # Debian's containerd runs without systemd here: cgroupfs on the v1 hierarchies.
 cgroupDriver: cgroupfs
-# Our own subtree (/sys/fs/cgroup/*/$CGROUP_ROOT) so teardown finds every pod process.
-cgroupRoot: /$CGROUP_ROOT
+# Our own subtree (/sys/fs/cgroup/*/$CGROUP_ROOT, node I >= 2 below it in node-I) so teardown
+# finds every pod process; one per node, or each kubelet would reap the others' pod cgroups.
+cgroupRoot: /$N_CGROUP
 failSwapOn: false
 failCgroupV1: false
 authentication:
@@ -221,26 +266,26 @@ authentication:
   webhook: {enabled: true}
   x509: {clientCAFile: $DATA/pki/ca.crt}
 authorization: {mode: Webhook}
-tlsCertFile: $DATA/pki/kubelet-serving.crt
-tlsPrivateKeyFile: $DATA/pki/kubelet-serving.key
+tlsCertFile: $DATA/pki/kubelet-serving$N_SFX.crt
+tlsPrivateKeyFile: $DATA/pki/kubelet-serving$N_SFX.key
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
 clusterDNS: [$DNS_IP]
 clusterDomain: cluster.local
 # Pods with dnsPolicy Default (CoreDNS) get no upstream: nothing may resolve outside.
 resolvConf: ""
-podLogsDir: $DATA/pod-logs
+podLogsDir: $N_DIR/pod-logs
 # Imported images cannot be pulled again: never garbage-collect them, and evict late.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 100Mi, nodefs.available: 2%, imagefs.available: 2%, nodefs.inodesFree: 2%}
 serializeImagePulls: false
 EOF
-  cat >"$DATA/kube-proxy.yaml" <<EOF
+  cat >"$N_DIR/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
-hostnameOverride: $NODE_NAME
+hostnameOverride: $N_NAME
 clusterCIDR: $CLUSTER_CIDR
 clientConnection: {kubeconfig: $DATA/kube-proxy.kubeconfig}
 metricsBindAddress: 127.0.0.1:10249
@@ -257,37 +302,56 @@ conntrack:
 EOF
 }
 
-# start NAME CMD... : run CMD detached inside the node namespace, log and pid under $DATA.
-start() {
-  local name=$1
-  shift
+# start_in NS NAME CMD... : run CMD detached inside network namespace NS, log and pid under $DATA.
+start_in() {
+  local ns=$1 name=$2
+  shift 2
   # 9>&-: the daemons must not inherit (and so hold) the up/down lock.
-  setsid nsenter --net="/run/netns/$NODE_NS" -- "$@" >"$DATA/logs/$name.log" 2>&1 </dev/null 9>&- &
+  setsid nsenter --net="/run/netns/$ns" -- "$@" >"$DATA/logs/$name.log" 2>&1 </dev/null 9>&- &
   echo $! >"$DATA/pids/$name.pid"
 }
+# start NAME CMD... : the same in node 1's namespace (the control plane).
+start() { start_in "$NODE_NS" "$@"; }
 
 alive() { kill -0 "$(cat "$DATA/pids/$1.pid")" 2>/dev/null || { tail -20 "$DATA/logs/$1.log" >&2; die "$1 exited"; }; }
 
 make_cgroups() {
   # kubelet requires its cgroupRoot to exist in every hierarchy. A new v1 cpuset starts with
-  # no cpus/mems (clone_children is 0): copy the root's.
-  local d
-  for d in /sys/fs/cgroup/*/; do
-    mkdir -p "$d$CGROUP_ROOT"
+  # no cpus/mems (clone_children is 0): copy the parent's, level by level.
+  local d i cs=/sys/fs/cgroup/cpuset
+  for ((i = 1; i <= NODES; i++)); do
+    node_set "$i"
+    for d in /sys/fs/cgroup/*/; do
+      mkdir -p "$d$N_CGROUP"
+    done
   done
-  cat /sys/fs/cgroup/cpuset/cpuset.cpus >"/sys/fs/cgroup/cpuset/$CGROUP_ROOT/cpuset.cpus"
-  cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset/$CGROUP_ROOT/cpuset.mems"
+  cat "$cs/cpuset.cpus" >"$cs/$CGROUP_ROOT/cpuset.cpus"
+  cat "$cs/cpuset.mems" >"$cs/$CGROUP_ROOT/cpuset.mems"
+  for ((i = 2; i <= NODES; i++)); do
+    node_set "$i"
+    cat "$cs/$CGROUP_ROOT/cpuset.cpus" >"$cs/$N_CGROUP/cpuset.cpus"
+    cat "$cs/$CGROUP_ROOT/cpuset.mems" >"$cs/$N_CGROUP/cpuset.mems"
+  done
 }
 
 start_containerd() {
-  log "containerd"
-  start containerd containerd --config "$DATA/containerd.toml"
-  wait_for "containerd socket" 30 timeout 5 ctr --address "$CONTAINERD_SOCK" version
-  alive containerd
+  log "containerd ($NODES node(s))"
+  local i t
+  for ((i = 1; i <= NODES; i++)); do
+    node_set "$i"
+    start_in "$N_NS" "containerd$N_SFX" containerd --config "$N_DIR/containerd.toml"
+  done
+  for ((i = 1; i <= NODES; i++)); do
+    node_set "$i"
+    wait_for "containerd socket of $N_NAME" 30 timeout 5 ctr --address "$N_SOCK" version
+    alive "containerd$N_SFX"
+  done
   local images=("$root/bin/images/pause.tar")
   [ -n "${FLEETBENCH_NO_DNS:-}" ] || images+=("$root/bin/images/coredns.tar")
   if metrics_server_enabled; then images+=("$root/bin/images/metrics-server.tar"); fi
-  "$root/hack/images/import.sh" "${images[@]}"
+  t=$(date +%s)
+  import_images "${images[@]}"
+  log "images imported into $NODES containerd(s) in $(($(date +%s) - t))s"
 }
 
 start_control_plane() {
@@ -330,15 +394,26 @@ start_control_plane() {
 }
 
 start_node() {
-  log "kubelet, kube-proxy"
+  log "kubelet, kube-proxy ($NODES node(s))"
   # kubelet rewrites these machine-wide sysctls at start: remember them for down.sh.
-  local k
+  local k v i
   for k in "${KUBELET_SYSCTLS[@]}"; do echo "$k $(sysctl -n "$k")"; done >"$DATA/sysctl.orig"
-  start kubelet "$KBIN/kubelet" --config "$DATA/kubelet.yaml" --kubeconfig "$DATA/kubelet.kubeconfig" \
-    --root-dir "$DATA/kubelet" --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --v=1
-  start kube-proxy "$KBIN/kube-proxy" --config "$DATA/kube-proxy.yaml" --v=1
-  wait_for "node $NODE_NAME Ready" 90 kc wait --for=condition=Ready "node/$NODE_NAME" --timeout=1s
-  alive kube-proxy
+  for ((i = 1; i <= NODES; i++)); do
+    node_set "$i"
+    # fleetbench.dev/node-index lets tests place pods (kubernetes.io/hostname works too).
+    start_in "$N_NS" "kubelet$N_SFX" "$KBIN/kubelet" --config "$N_DIR/kubelet.yaml" \
+      --kubeconfig "$N_DIR/kubelet.kubeconfig" --root-dir "$N_DIR/kubelet" \
+      --hostname-override "$N_NAME" --node-ip "$N_IP" --node-labels "fleetbench.dev/node-index=$i" --v=1
+    start_in "$N_NS" "kube-proxy$N_SFX" "$KBIN/kube-proxy" --config "$N_DIR/kube-proxy.yaml" --v=1
+  done
+  for ((i = 1; i <= NODES; i++)); do
+    node_set "$i"
+    wait_for "node $N_NAME Ready" 90 kc wait --for=condition=Ready "node/$N_NAME" --timeout=1s
+    alive "kube-proxy$N_SFX"
+    alive "kubelet$N_SFX"
+    # Record the static range in the Node (informational: the bridge CNI config holds it).
+    kc patch node "$N_NAME" --type merge -p "{\"spec\":{\"podCIDR\":\"$N_POD_CIDR\",\"podCIDRs\":[\"$N_POD_CIDR\"]}}" >/dev/null
+  done
   # Put back what kubelet changed (it only writes them once, at start).
   while read -r k v; do sysctl -qw "$k=$v"; done <"$DATA/sysctl.orig"
   # Pods created before the default ServiceAccount exists are rejected.
@@ -356,20 +431,40 @@ start_node() {
 # node namespace, so deleting it (down.sh) removes them; kube-router leaves them on SIGTERM.
 start_netpol() {
   netpol_enabled || return 0
-  log "kube-router (network policy controller only)"
+  log "kube-router (network policy controller only, $NODES node(s))"
   cert kube-router system:kube-router "" clientAuth
   kubeconfig "$DATA/kube-router.kubeconfig" "https://$NODE_IP:6443" kube-router
   kc apply -f "$root/hack/cluster/kube-router-rbac.yaml" >/dev/null
-  # Started through the bin/kube-router link: pids_of matches "kube-router " on the command line.
-  start kube-router "$root/bin/kube-router" --kubeconfig "$DATA/kube-router.kubeconfig" \
-    --hostname-override "$NODE_NAME" \
-    --run-firewall=true --run-router=false --run-service-proxy=false --run-loadbalancer=false \
-    --enable-ipv4=true --enable-ipv6=false --service-cluster-ip-range "$SERVICE_CIDR" \
-    --health-port 20244 --metrics-port 0 --v=1
+  local i
+  for ((i = 1; i <= NODES; i++)); do
+    node_set "$i"
+    # Started through the bin/kube-router link: pids_of matches "kube-router " on the command line.
+    start_in "$N_NS" "kube-router$N_SFX" "$root/bin/kube-router" --kubeconfig "$DATA/kube-router.kubeconfig" \
+      --hostname-override "$N_NAME" \
+      --run-firewall=true --run-router=false --run-service-proxy=false --run-loadbalancer=false \
+      --enable-ipv4=true --enable-ipv6=false --service-cluster-ip-range "$SERVICE_CIDR" \
+      --health-port 20244 --metrics-port 0 --v=1
+  done
   # The default policy chain is created once the informers synced, after the jumps from
   # INPUT/FORWARD/OUTPUT; the first full sync follows within milliseconds.
-  wait_for "kube-router policy chains" 60 in_node iptables -t filter -S KUBE-NWPLCY-DEFAULT
-  alive kube-router
+  for ((i = 1; i <= NODES; i++)); do
+    node_set "$i"
+    wait_for "kube-router policy chains on $N_NAME" 60 in_ns "$N_NS" iptables -t filter -S KUBE-NWPLCY-DEFAULT
+    alive "kube-router$N_SFX"
+  done
+  # kube-router admits traffic to a pod from the pod's own node (--src-type LOCAL). On one node
+  # that covers the control plane (API server service/pod proxy, the aggregator) and host
+  # traffic kube-proxy masquerades to the node address; on node I >= 2 all of it would come
+  # from 10.200.0.10, a remote host, and a policy admitting only pods would refuse it. Keep the
+  # single-node semantics: premark node 1's packets to node I's pods with the bit kube-router
+  # sets for "a policy admitted it" (0x10000; v2.1.0's pod chains REJECT only packets without
+  # it and never clear it before). Pod-to-pod traffic keeps its pod source and is unaffected.
+  for ((i = 2; i <= NODES; i++)); do
+    node_set "$i"
+    in_ns "$N_NS" iptables -t mangle -A PREROUTING -s "$NODE_IP/32" -d "$N_POD_CIDR" \
+      -m comment --comment "fleetbench: admit the control plane (node 1) as if local" \
+      -j MARK --set-xmark 0x10000/0x10000
+  done
 }
 
 start_dns() {
@@ -379,12 +474,14 @@ start_dns() {
   wait_for "CoreDNS available" 90 kc -n kube-system wait --for=condition=Available deployment/coredns --timeout=1s
 }
 
-# metrics_served POD : metrics.k8s.io answers through the aggregator and `kubectl top` lists a
-# kube-system pod whose name starts with POD (so CPU and memory were scraped for it).
+# metrics_served POD : metrics.k8s.io answers through the aggregator, `kubectl top` lists a
+# kube-system pod whose name starts with POD (so CPU and memory were scraped for it) and every
+# node (so metrics-server reached every kubelet, across the nodes' segment).
 metrics_served() {
-  local top
+  local top nodes
   kc get --raw /apis/metrics.k8s.io/v1beta1/pods >/dev/null &&
-    top=$(kc top pod -n kube-system --no-headers) && grep -q "^$1" <<<"$top"
+    top=$(kc top pod -n kube-system --no-headers) && grep -q "^$1" <<<"$top" &&
+    nodes=$(kc top node --no-headers) && [ "$(grep -c . <<<"$nodes")" -ge "$NODES" ]
 }
 
 start_metrics_server() {
@@ -413,7 +510,7 @@ ensure_binaries
 mkdir -p "$DATA/logs" "$DATA/pids" "$OUT"
 setup_network
 make_pki
-write_configs
+for ((i = 1; i <= NODES; i++)); do write_configs "$i"; done
 make_cgroups
 start_containerd
 start_control_plane
@@ -422,5 +519,5 @@ start_netpol
 start_dns
 start_metrics_server
 cp "$DATA/admin.kubeconfig" "$KUBECONFIG_OUT"
-log "cluster up in $(($(date +%s) - t0))s (logs: $DATA/logs)"
+log "cluster up in $(($(date +%s) - t0))s with $NODES node(s) (logs: $DATA/logs)"
 echo "export KUBECONFIG=$KUBECONFIG_OUT"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the images the end-to-end tests (or, with --demo, just the demo) need, and imports them
-# into the local cluster's containerd (pause and CoreDNS are up.sh's business):
+# into every node's containerd of the local cluster (pause and CoreDNS are up.sh's business):
 #   fleetbench/manager:dev  (make manager-image)      bin/images/manager.tar
 #   fleetbench/runner:dev   (hack/runner-image.sh)    bin/images/runner.tar
 #   fleetbench/nginx:dev    (hack/images/nginx.sh)    bin/images/nginx.tar     (the demo stops here)
@@ -78,7 +78,22 @@ if ! [[ " $* " == *" --demo "* ]]; then
 fi
 
 if ! [[ " $* " == *" --no-import "* ]]; then
-  hack/images/import.sh "${built[@]}"
-  step "imported"
+  # Every node of the local cluster has its own containerd (hack/cluster/up.sh,
+  # FLEETBENCH_NODES): node 1's socket is containerd/, node I's containerd-I/. Import into all
+  # of them, nodes in parallel.
+  socks=()
+  for sock in /run/fleetbench-cluster/containerd/containerd.sock /run/fleetbench-cluster/containerd-[0-9]*/containerd.sock; do
+    if [ -S "$sock" ]; then socks+=("$sock"); fi
+  done
+  [ ${#socks[@]} -gt 0 ] || { echo "error: no containerd socket under /run/fleetbench-cluster (is the cluster up? hack/cluster/up.sh)" >&2; exit 1; }
+  pids=()
+  for sock in "${socks[@]}"; do
+    CONTAINERD_ADDRESS=$sock hack/images/import.sh "${built[@]}" &
+    pids+=($!)
+  done
+  failed=0
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  [ "$failed" = 0 ] || { echo "error: importing the images failed on at least one node" >&2; exit 1; }
+  step "imported into ${#socks[@]} node(s)"
 fi
 log "images ready in $(($(date +%s) - t0))s"

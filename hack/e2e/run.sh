@@ -84,6 +84,11 @@ begin cluster
 # With metrics-server (the metrics.k8s.io source's test) and kube-router's policy controller
 # (the NetworkPolicy test); `make demo` needs neither.
 export FLEETBENCH_METRICS_SERVER=${FLEETBENCH_METRICS_SERVER:-1} FLEETBENCH_NETPOL=${FLEETBENCH_NETPOL:-1}
+# Two nodes: every cross-node path (pod to pod, Services, DNS, NetworkPolicy) and the placement
+# tests (test/e2e/placement_test.go) for about 40 s more than one (hack/cluster/NOTES.md).
+export FLEETBENCH_NODES=${FLEETBENCH_NODES:-2}
+# Tells the tests how many nodes were booted: fewer Ready is then a failure, not a skip.
+export FLEETBENCH_E2E_NODES=$FLEETBENCH_NODES
 ensure_log=$(mktemp)
 if ! env_line=$(hack/cluster/ensure.sh 2> >(tee "$ensure_log" >&2)); then
   grep -q "cluster up in" "$ensure_log" && booted=1

@@ -95,22 +95,24 @@ func (e *env) nodesOf(t *testing.T, ns, run, role string) map[string]string {
 	return out
 }
 
+func len32(nodes []corev1.Node) int32 { return int32(len(nodes)) }
+
 // TestPlacementAcrossNodes runs on the multi-node cluster: a Profile's nodeSelector places the
 // target; spec.separate puts each runner on its own node; runner.avoidTarget: required keeps
 // every runner off the target's node; a separate fleet larger than the cluster fails at once
 // with the node count; and across nodes the merged request count is what nginx served.
 func TestPlacementAcrossNodes(t *testing.T) {
 	e := newEnv(t)
-	nodes := e.readyNodes(t, 3)
+	nodes := e.readyNodes(t, 2)
 	ns := e.namespace(t, "e2e-placement")
 	targetNode := nodes[len(nodes)-1]
 	e.pinnedProfile(t, "e2e-pinned", targetNode)
 
-	separate := tw.MakeTestRun("separate", ns).Profile("e2e-pinned").Inline(arrivalScript).Parallelism(3).Separate().
+	separate := tw.MakeTestRun("separate", ns).Profile("e2e-pinned").Inline(arrivalScript).Parallelism(len32(nodes)).Separate().
 		Threshold("http_req_failed", "rate<0.01").Cleanup(v1alpha1.TargetKeepUntilDeleted).Obj()
-	avoiding := tw.MakeTestRun("avoiding", ns).Profile("e2e-pinned").Inline(arrivalScript).Parallelism(2).Obj()
+	avoiding := tw.MakeTestRun("avoiding", ns).Profile("e2e-pinned").Inline(arrivalScript).Parallelism(len32(nodes) - 1).Obj()
 	avoiding.Spec.Runner = &v1alpha1.RunnerSpec{AvoidTarget: v1alpha1.AvoidTargetRequired}
-	tooMany := tw.MakeTestRun("too-many", ns).Profile("e2e-pinned").Parallelism(int32(len(nodes) + 1)).Separate().Duration("20s").Obj()
+	tooMany := tw.MakeTestRun("too-many", ns).Profile("e2e-pinned").Inline(arrivalScript).Parallelism(len32(nodes) + 1).Separate().Obj()
 	for _, run := range []*v1alpha1.TestRun{separate, avoiding, tooMany} {
 		if err := e.c.Create(e.ctx, run); err != nil {
 			t.Fatal(err)
@@ -146,8 +148,8 @@ func TestPlacementAcrossNodes(t *testing.T) {
 				t.Errorf("avoidTarget required: runner %s shares node %s with the target", pod, node)
 			}
 		}
-		if run == separate && (len(runnerNodes) != 3 || len(distinct) != 3) {
-			t.Errorf("separate: 3 runners on nodes %v, want 3 distinct nodes", runnerNodes)
+		if run == separate && (len(runnerNodes) != len(nodes) || len(distinct) != len(nodes)) {
+			t.Errorf("separate: %d runners on nodes %v, want %d distinct nodes", len(nodes), runnerNodes, len(nodes))
 		}
 		if run == separate {
 			served := e.nginxRequests(t, targetNS, "web") - 1 // minus this read
