@@ -201,7 +201,23 @@ func TestFleetTimingAcrossNodes(t *testing.T) {
 		"created → started %s; target Ready → started %s (condition times have 1 s resolution)",
 		len(runnerNodes), len(nodes), got.Status.Runners.StartSkew, succeeded.Sub(tl.LoadEnd).Round(time.Millisecond),
 		got.Status.StartTime.Sub(created).Round(time.Millisecond), got.Status.StartTime.Sub(ready.LastTransitionTime.Time).Round(time.Millisecond))
-	if len(nodes) > 1 && len(runnerNodes) < 2 {
-		t.Errorf("8 runners all on one of %d nodes: they are spread by default", len(nodes))
+	// By default runners keep off the target's node (preferred) and spread over the others.
+	targetNodes := map[string]bool{}
+	for _, node := range e.nodesOf(t, naming.TargetNamespace(ns, run.Name), run.Name, naming.RoleTarget) {
+		targetNodes[node] = true
+	}
+	free := 0
+	for _, n := range nodes {
+		if !targetNodes[n.Name] {
+			free++
+		}
+	}
+	if free > 1 && len(runnerNodes) < 2 {
+		t.Errorf("8 runners all on one node although %d nodes hold no target: they are spread by default", free)
+	}
+	for node := range runnerNodes {
+		if targetNodes[node] && free > 0 {
+			t.Errorf("a runner shares node %s with the target although %d nodes hold none", node, free)
+		}
 	}
 }
