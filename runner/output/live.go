@@ -31,7 +31,7 @@ func (o *Output) serveLive() error {
 			// The load and teardown() are over: print the final envelope before ending the
 			// linger, so the log holds it however k6's shutdown goes (Stop prints it again,
 			// and a reader takes the last).
-			o.printFinal(nil)
+			_, _ = o.printFinal(nil) // Stop prints it again and reports a failing stdout
 			o.release()
 		})
 		w.WriteHeader(http.StatusAccepted)
