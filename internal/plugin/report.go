@@ -90,7 +90,7 @@ func writeReport(ctx context.Context, c client.Client, w io.Writer, obj object, 
 		if obj.run != nil {
 			in := htmlreport.TestRunInput{Run: obj.run}
 			var err error
-			if in.Summary, in.Timeline, err = fullResult(ctx, c, obj.run); err != nil {
+			if in.Summary, in.Timeline, err = FullResult(ctx, c, obj.run); err != nil {
 				return err
 			}
 			return htmlreport.WriteTestRun(w, in)
@@ -144,9 +144,9 @@ func writeReport(ctx context.Context, c client.Client, w io.Writer, obj object, 
 	return fmt.Errorf("unknown format %q", format)
 }
 
-// fullResult reads the k6 summary and the timeline from the TestRun's results ConfigMap; both
+// FullResult reads the k6 summary and the timeline from the TestRun's results ConfigMap; both
 // are nil when the run kept none (or not yet).
-func fullResult(ctx context.Context, c client.Client, run *v1alpha1.TestRun) (*report.K6Summary, *report.Timeline, error) {
+func FullResult(ctx context.Context, c client.Reader, run *v1alpha1.TestRun) (*report.K6Summary, *report.Timeline, error) {
 	if run.Status.Results == nil || run.Status.Results.FullResult == nil || run.Status.Results.FullResult.ConfigMap == "" {
 		return nil, nil, nil
 	}
@@ -253,7 +253,7 @@ func specSummary(s *v1alpha1.TestRunSpec) SpecSummary {
 }
 
 func testRunDocument(ctx context.Context, c client.Client, run *v1alpha1.TestRun) (*TestRunDocument, error) {
-	summary, timeline, err := fullResult(ctx, c, run)
+	summary, timeline, err := FullResult(ctx, c, run)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/plugin"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/htmlreport/browsertest"
 	"fleetbench.dev/fleetbench/pkg/report"
@@ -229,19 +230,12 @@ func (e *env) checkInBrowser(t *testing.T, html, screenshot string, want map[str
 	}
 }
 
-// timeline reads a finished TestRun's timeline from its results ConfigMap.
+// timeline reads a finished TestRun's timeline from its results ConfigMap, as the plugin does.
 func (e *env) timeline(t *testing.T, run *v1alpha1.TestRun) *report.Timeline {
 	t.Helper()
-	if run.Status.Results == nil || run.Status.Results.FullResult == nil {
-		t.Fatalf("%s has no full result", run.Name)
+	_, tl, err := plugin.FullResult(e.ctx, e.c, run)
+	if err != nil || tl == nil {
+		t.Fatalf("%s's timeline: %v (kept: %v)", run.Name, err, tl != nil)
 	}
-	var cm corev1.ConfigMap
-	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: run.Namespace, Name: run.Status.Results.FullResult.ConfigMap}, &cm); err != nil {
-		t.Fatal(err)
-	}
-	var tl report.Timeline
-	if err := report.DecodeGzipJSON(cm.BinaryData[report.TimelineKey], &tl); err != nil {
-		t.Fatalf("%s's timeline: %v", run.Name, err)
-	}
-	return &tl
+	return tl
 }

@@ -154,8 +154,12 @@ func (k *k6API) patchStatus(ctx context.Context, pod *corev1.Pod, attrs map[stri
 	return err
 }
 
+func (k *k6API) status(ctx context.Context, pod *corev1.Pod) ([]byte, error) {
+	return k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodGet, "/v1/status", nil)
+}
+
 func (k *k6API) Warm(ctx context.Context, pod *corev1.Pod) error {
-	_, err := k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodGet, "/v1/status", nil)
+	_, err := k.status(ctx, pod)
 	return err
 }
 
@@ -202,7 +206,7 @@ func (k *k6API) SetSetupData(ctx context.Context, pod *corev1.Pod, data json.Raw
 }
 
 func (k *k6API) Ended(ctx context.Context, pod *corev1.Pod) (bool, error) {
-	b, err := k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodGet, "/v1/status", nil)
+	b, err := k.status(ctx, pod)
 	if err != nil {
 		return false, err
 	}

@@ -68,7 +68,7 @@ func (r *Reconciler) separateFailure(ctx context.Context, s *scope) (*failure, e
 	if err := r.apiReader.List(ctx, &nodes); err != nil {
 		return nil, err
 	}
-	return s.summary.separateFailure(true, schedulableNodes(nodes.Items, s.run.Spec.Runner)), nil
+	return s.summary.separateFailure(s.run.Spec.Separate, schedulableNodes(nodes.Items, s.run.Spec.Runner)), nil
 }
 
 // schedulableNodes counts the Ready nodes open to runners: not cordoned, matching the runners'

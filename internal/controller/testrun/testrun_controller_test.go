@@ -1,10 +1,7 @@
 package testrun
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -22,6 +19,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/report"
 )
 
 var ctx = context.Background()
@@ -105,17 +103,13 @@ func TestHappyPathMergesAllRunners(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: r.FullResult.ConfigMap}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[r.FullResult.Key]))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var k6 struct {
 		Metrics map[string]struct {
 			Values     map[string]float64
 			Thresholds map[string]struct{ OK bool }
 		}
 	}
-	if err := json.NewDecoder(zr).Decode(&k6); err != nil {
+	if err := report.DecodeGzipJSON(cm.BinaryData[r.FullResult.Key], &k6); err != nil {
 		t.Fatal(err)
 	}
 	if k6.Metrics["http_reqs"].Values["count"] != 300 || !k6.Metrics["http_req_duration"].Thresholds["p(95)<200"].OK {
