@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Writes the chart's generated templates from config/: the CRDs (behind crds.install), the
-# built-in Profiles (behind builtinProfiles.install) and the manager's ClusterRole rules.
+# built-in Profiles (behind builtinProfiles.install), the manager's ClusterRole rules and the
+# aggregated user roles (behind rbac.userRoles).
 # config/ is the one source; `make manifests` runs this so the chart cannot drift from it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,3 +43,10 @@ done
   echo '    {{- include "fleetbench.labels" . | nindent 4 }}'
   sed -n '/^rules:/,$p' "$root/config/rbac/role.yaml"
 } >"$tpl/clusterrole.yaml"
+
+{
+  echo "$header"
+  echo '{{- if .Values.rbac.userRoles }}'
+  cat "$root/config/rbac/user_roles.yaml"
+  echo '{{- end }}'
+} >"$tpl/user-roles.yaml"

@@ -15,6 +15,12 @@ for kind in Deployment ClusterRole ClusterRoleBinding ServiceAccount Service; do
 done
 grep -q 'helm.sh/resource-policy: keep' <<<"$all" || { echo "chart: CRDs should be kept on uninstall by default"; exit 1; }
 
+for role in fleetbench-edit fleetbench-view; do
+  grep -q "^  name: $role\$" <<<"$all" || { echo "chart: no aggregated user role $role by default"; exit 1; }
+done
+if grep -nE "^ *- ['\"]?\*['\"]?\$" <<<"$all"; then echo "chart: a rendered rule holds a wildcard; name each verb and resource"; exit 1; fi
+! grep -q "fleetbench-edit" <<<"$("$helm" template fb "$chart" --set rbac.userRoles=false)" || { echo "chart: rbac.userRoles=false still renders the user roles"; exit 1; }
+
 bare=$("$helm" template fb "$chart" --set crds.install=false --set builtinProfiles.install=false)
 [ "$(count CustomResourceDefinition <<<"$bare")" = 0 ] || { echo "chart: crds.install=false still renders CRDs"; exit 1; }
 [ "$(count Profile <<<"$bare")" = 0 ] || { echo "chart: builtinProfiles.install=false still renders Profiles"; exit 1; }

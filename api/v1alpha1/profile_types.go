@@ -34,6 +34,12 @@ type ProfileSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// namespaceSelector limits which namespaces' TestRuns may use this profile, as a Gateway's
+	// allowedRoutes does: a TestRun elsewhere ends Failed NotPermitted. Unset, any namespace may
+	// (the built-in profiles); an empty selector also matches every namespace.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 }
 
 // +kubebuilder:object:root=true

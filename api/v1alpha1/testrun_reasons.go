@@ -26,6 +26,9 @@ const (
 const (
 	// ReasonProfileNotFound: spec.profile names no Profile, still after the provisioning timeout.
 	ReasonProfileNotFound = "ProfileNotFound"
+	// ReasonNotPermitted: the TestRun asks for more than its namespace may have: a target Pod
+	// Security level above the namespace's, or a Profile whose namespaceSelector excludes it.
+	ReasonNotPermitted = "NotPermitted"
 	// ReasonInvalidTarget: the target cannot be built from the spec and profile.
 	ReasonInvalidTarget = "InvalidTarget"
 	// ReasonTargetNamespaceConflict: the target namespace exists and belongs to someone else.
@@ -75,7 +78,7 @@ const (
 
 // FailureReasons lists every reason a TestRun can end Failed with.
 var FailureReasons = []string{
-	ReasonProfileNotFound, ReasonInvalidTarget, ReasonTargetNamespaceConflict, ReasonTargetImageNotPresent,
+	ReasonProfileNotFound, ReasonNotPermitted, ReasonInvalidTarget, ReasonTargetNamespaceConflict, ReasonTargetImageNotPresent,
 	ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonInvalidLoad, ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,

@@ -23,6 +23,7 @@ const (
 // and what counts as passing. Field names shared with k6-operator's TestRun (script.configMap,
 // parallelism, separate, arguments, runner) mean the same so manifests migrate easily.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.arguments) || !has(self.args)",message="set spec.args or spec.arguments, not both: spec.args is the argv form that replaces arguments"
 // +kubebuilder:validation:XValidation:rule="self.type != 'stability' || (has(self.load) && has(self.load.duration))",message="spec.load.duration is required when spec.type is stability (for example 2h)"
 // +kubebuilder:validation:XValidation:rule="self.type != 'stability' || !has(self.load.iterations)",message="spec.load.iterations cannot be used when spec.type is stability; a stability test is bounded by spec.load.duration"
 // +kubebuilder:validation:XValidation:rule="self.type != 'benchmark' || (has(self.load) && has(self.load.devices) && has(self.load.iterations))",message="spec.load.devices and spec.load.iterations are required when spec.type is benchmark (a benchmark times a fixed amount of device work)"
@@ -73,12 +74,25 @@ type TestRunSpec struct {
 	// +optional
 	Separate bool `json:"separate,omitempty"`
 
-	// arguments are extra k6 run flags, e.g. "--tag team=checkout --summary-trend-stats=avg,p(99)".
+	// arguments are extra k6 run flags as one string split at spaces, e.g. "--tag team=checkout
+	// --summary-trend-stats=avg,p(99)"; kept for manifests from k6-operator. A value with a space
+	// cannot be written here (quotes are refused: nothing would remove them): use args.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.contains('\"') && !self.contains(\"'\")",message="must not contain quotes: arguments is split at spaces, so a quoted value would reach k6 in pieces, quotes included; write the flags as an argv array in spec.args instead, e.g. args: [\"--tag\", \"team=a b\"]"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|\\\\s)--(execution-segment|execution-segment-sequence|paused)(=|\\\\s|$)')",message="must not set --execution-segment, --execution-segment-sequence or --paused: fleetbench sets them to split and synchronize the runners"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|\\\\s)--(out|o|address|a)(=|\\\\s|$)') && !self.matches('(^|\\\\s)-[oa]')",message="must not set --out, -o, --address or -a: the runners keep fleetbench's own output and REST address; list k6 outputs (Prometheus remote write, OpenTelemetry) in spec.outputs instead"
 	Arguments string `json:"arguments,omitempty"`
+
+	// args are extra k6 run flags as an argv array, one element per argument, passed to k6 as
+	// they are (no shell, no splitting), e.g. ["--tag", "team=a b"]; as k6-operator 1.6's args.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(execution-segment|execution-segment-sequence|paused)(=|$)'))",message="must not set --execution-segment, --execution-segment-sequence or --paused: fleetbench sets them to split and synchronize the runners"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(out|address)(=|$)') && !a.matches('^-[oa]'))",message="must not set --out, -o, --address or -a: the runners keep fleetbench's own output and REST address; list k6 outputs (Prometheus remote write, OpenTelemetry) in spec.outputs instead"
+	Args []string `json:"args,omitempty"`
 
 	// outputs stream every runner's samples to k6's own outputs too, each tagged with
 	// testid=status.testID so the runners of one run are one test in Grafana.

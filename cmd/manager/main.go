@@ -29,7 +29,7 @@ func envOr(key, fallback string) string {
 }
 
 func main() {
-	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics string
+	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics, defaultPodSecurity string
 	var leaderElect, podLevelResources bool
 	var apiQPS float64
 	var apiBurst int
@@ -42,6 +42,8 @@ func main() {
 		"through the node proxy: RSS, exact CPU time), metrics-api (metrics.k8s.io: working set, CPU rates), or auto (kubelet, else metrics-api).")
 	flag.BoolVar(&podLevelResources, "pod-level-resources", true, "Size one-machine targets with pod-level resources (Kubernetes 1.34+); "+
 		"where the API server drops them, targets fall back to splitting the profile among containers.")
+	flag.StringVar(&defaultPodSecurity, "default-pod-security", testrun.DefaultPodSecurityLevel, "The Pod Security level the API server enforces in "+
+		"namespaces without a pod-security.kubernetes.io/enforce label; a TestRun's target never gets a higher one than its namespace.")
 	// client-go's 5 QPS (controller-runtime's 20) would queue a 1,000-runner fleet's Job creates
 	// for a minute; the API server's priority and fairness still protects the cluster.
 	flag.Float64Var(&apiQPS, "kube-api-qps", 200, "Queries per second the manager's client may send to the API server.")
@@ -51,6 +53,12 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
+	switch defaultPodSecurity {
+	case "restricted", "baseline", "privileged":
+	default:
+		log.Error(nil, "--default-pod-security must be restricted, baseline or privileged", "got", defaultPodSecurity)
+		os.Exit(2)
+	}
 	switch targetMetrics {
 	case testrun.TargetMetricsAuto, testrun.TargetMetricsKubelet, testrun.TargetMetricsMetricsAPI:
 	default:
@@ -102,13 +110,14 @@ func main() {
 		api = testrun.NewProxyRunnerAPI(clientset.CoreV1().RESTClient())
 	}
 	if err := testrun.New(mgr, testrun.Options{
-		RunnerAPI:         api,
-		Logs:              &testrun.APILogReader{Clientset: clientset},
-		Stats:             &testrun.APITargetStats{Clientset: clientset},
-		RunnerImage:       runnerImage,
-		Timeouts:          testrun.DefaultTimeouts,
-		PodLevelResources: podLevelResources,
-		TargetMetrics:     targetMetrics,
+		RunnerAPI:          api,
+		Logs:               &testrun.APILogReader{Clientset: clientset},
+		Stats:              &testrun.APITargetStats{Clientset: clientset},
+		RunnerImage:        runnerImage,
+		Timeouts:           testrun.DefaultTimeouts,
+		PodLevelResources:  podLevelResources,
+		TargetMetrics:      targetMetrics,
+		DefaultPodSecurity: defaultPodSecurity,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)

@@ -32,14 +32,41 @@ func OwnedSelector() labels.Selector {
 func CacheOptions() cache.Options {
 	owned := cache.ByObject{Label: OwnedSelector()}
 	// Managed fields are a third of a small object and nothing here reads them.
+	runnerPods := cache.ByObject{Label: OwnedSelector(), Transform: SlimRunners}
 	return cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:                 owned,
+		&corev1.Pod{}:                 runnerPods,
 		&corev1.ConfigMap{}:           owned,
 		&corev1.Namespace{}:           owned,
 		&corev1.Service{}:             owned,
 		&corev1.ResourceQuota{}:       owned,
-		&batchv1.Job{}:                owned,
+		&batchv1.Job{}:                runnerPods,
 		&appsv1.Deployment{}:          owned,
 		&networkingv1.NetworkPolicy{}: owned,
 	}}
+}
+
+// SlimRunners is the cache's transform for pods and Jobs: besides the managed fields, a runner's
+// or pre-flight's pod keeps no spec but its node, and its Job no pod template. The operator wrote
+// them once and reads only their status, labels and node; at 1,000 runners they were most of
+// the manager's memory. Target pods stay whole (their containers are measured).
+func SlimRunners(obj any) (any, error) {
+	obj, err := cache.TransformStripManagedFields()(obj)
+	if err != nil {
+		return obj, err
+	}
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		if isRunnerOrPreflight(o.Labels) {
+			o.Spec = corev1.PodSpec{NodeName: o.Spec.NodeName}
+		}
+	case *batchv1.Job:
+		if isRunnerOrPreflight(o.Labels) {
+			o.Spec.Template = corev1.PodTemplateSpec{}
+		}
+	}
+	return obj, nil
+}
+
+func isRunnerOrPreflight(l map[string]string) bool {
+	return l[naming.LabelRole] == naming.RoleRunner || l[naming.LabelRole] == naming.RolePreflight
 }

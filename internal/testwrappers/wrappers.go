@@ -49,6 +49,7 @@ func (w *TestRunWrapper) Annotation(k, v string) *TestRunWrapper {
 func (w *TestRunWrapper) Profile(p string) *TestRunWrapper    { w.Spec.Profile = p; return w }
 func (w *TestRunWrapper) Parallelism(n int32) *TestRunWrapper { w.Spec.Parallelism = n; return w }
 func (w *TestRunWrapper) Arguments(a string) *TestRunWrapper  { w.Spec.Arguments = a; return w }
+func (w *TestRunWrapper) Args(a ...string) *TestRunWrapper    { w.Spec.Args = a; return w }
 
 // Separate puts every runner on its own node.
 func (w *TestRunWrapper) Separate() *TestRunWrapper { w.Spec.Separate = true; return w }
@@ -190,6 +191,12 @@ func MakeProfile(name, cpu, memory string) *ProfileWrapper {
 func (w *ProfileWrapper) Obj() *v1alpha1.Profile { return &w.Profile }
 
 func (w *ProfileWrapper) Description(d string) *ProfileWrapper { w.Spec.Description = d; return w }
+
+// ForNamespaces lets only namespaces with these labels use the profile.
+func (w *ProfileWrapper) ForNamespaces(labels map[string]string) *ProfileWrapper {
+	w.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: labels}
+	return w
+}
 
 // CapacityPlanWrapper wraps a CapacityPlan under construction.
 type CapacityPlanWrapper struct{ v1alpha1.CapacityPlan }

@@ -490,6 +490,20 @@ const LivePath = "/v1/fleetbench/envelope"
 // flushes its outputs and exits. (k6's REST API cannot end a linger.)
 const ReleasePath = "/v1/fleetbench/release"
 
+// A runner given ReachEnv (comma-separated host:port) waits, before k6 starts, until each
+// accepts a TCP connection from its pod, for at most ReachTimeoutEnv (a Go duration); if one
+// never does, it exits with ExitTargetUnreachable, saying which, instead of running k6.
+const (
+	ReachEnv              = "FLEETBENCH_REACH"
+	ReachTimeoutEnv       = "FLEETBENCH_REACH_TIMEOUT"
+	ExitTargetUnreachable = 90
+)
+
+// FinalPath answers a GET, held open until the runner's output stops, with the final envelope
+// (the one the log ends with): the operator learns a runner's end and its results the moment
+// k6 has them, instead of after the container's exit reaches pod status.
+const FinalPath = "/v1/fleetbench/final"
+
 // AbortThreshold is a threshold whose failure ends the whole test, as k6's abortOnFail does.
 type AbortThreshold struct {
 	Metric     string `json:"metric"`

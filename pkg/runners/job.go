@@ -49,8 +49,14 @@ type JobOptions struct {
 	TargetEnv []corev1.EnvVar
 	// TargetNamespace holds the target's pods, which runners are kept away from.
 	TargetNamespace string
+	// TargetNodes are the nodes the target's pods run on, where known: with avoidTarget
+	// preferred, runners also prefer other nodes by node affinity.
+	TargetNodes []string
 	// ActiveDeadlineSeconds is the kubelet-side backstop for a runner that never ends.
 	ActiveDeadlineSeconds int64
+	// TargetStarting is how long the target may still take to become Ready when the runners
+	// are created while it starts: their wait to reach it is that much longer.
+	TargetStarting time.Duration
 }
 
 // Job builds runner i of n. Runners never retry (backoffLimit 0): a rerun would send the
@@ -116,7 +122,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	}
 	outArgs, outEnv := OutputArgs(tr)
 	args = append(args, outArgs...)
-	args = append(args, strings.Fields(spec.Arguments)...)
+	args = append(args, UserArgs(spec)...)
 	args = append(args, scriptPath)
 
 	env := []corev1.EnvVar{
@@ -160,6 +166,15 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	}
 	env = append(env, outEnv...)
 	env = append(env, opts.TargetEnv...)
+	if addrs := targetAddrs(opts.TargetEnv); len(addrs) > 0 {
+		// The runner turns Ready (and so the load starts) only once this pod reaches every
+		// component: a NetworkPolicy controller may admit a new pod a moment after it starts.
+		// The runner binary waits before starting k6, in this container: an init container
+		// would cost each pod another container start.
+		env = append(env,
+			corev1.EnvVar{Name: results.ReachEnv, Value: strings.Join(addrs, ",")},
+			corev1.EnvVar{Name: results.ReachTimeoutEnv, Value: (reachTimeout + opts.TargetStarting.Round(time.Second)).String()})
+	}
 	env = append(env, runner.Env...)
 
 	container := corev1.Container{
@@ -189,26 +204,8 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	if runner.Resources != nil {
 		container.Resources = *runner.Resources
 	}
-	var initContainers []corev1.Container
-	if addrs := targetAddrs(opts.TargetEnv); len(addrs) > 0 {
-		// The runner turns Ready (and so the load starts) only once this pod reaches every
-		// component: a NetworkPolicy controller may admit a new pod a moment after it starts.
-		reach := corev1.Container{
-			Name:            ReachContainerName,
-			Image:           image,
-			ImagePullPolicy: pullPolicy,
-			// runner/preflight.Command (another module): the runner binary runs it instead of k6.
-			Args:                     append([]string{"wait-for-target", "--timeout", reachTimeout.String()}, addrs...),
-			Resources:                container.Resources,
-			SecurityContext:          container.SecurityContext,
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		}
-		initContainers = append(initContainers, reach)
-	}
-
 	podSpec := corev1.PodSpec{
 		RestartPolicy:      corev1.RestartPolicyNever,
-		InitContainers:     initContainers,
 		Containers:         []corev1.Container{container},
 		Volumes:            volumes,
 		NodeSelector:       runner.NodeSelector,
@@ -223,7 +220,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			Sysctls:        runner.Sysctls,
 		},
-		Affinity:                  placement(tr, runner.Affinity, runner.AvoidTarget, opts.TargetNamespace),
+		Affinity:                  placement(tr, runner.Affinity, runner.AvoidTarget, opts.TargetNamespace, opts.TargetNodes),
 		TopologySpreadConstraints: append(spread(tr), runner.TopologySpreadConstraints...),
 	}
 
@@ -297,8 +294,6 @@ func scriptVolumes(spec *v1alpha1.TestRunSpec, generated string) ([]corev1.Volum
 	}
 }
 
-// spread keeps a TestRun's runners on different nodes where the cluster has them: preferred,
-// or required with spec.separate (k6-operator's meaning).
 // spread asks the scheduler to spread the runners over the nodes; it may still stack them where
 // nodes are few (separate is the hard rule).
 func spread(tr *v1alpha1.TestRun) []corev1.TopologySpreadConstraint {
@@ -312,7 +307,12 @@ func spread(tr *v1alpha1.TestRun) []corev1.TopologySpreadConstraint {
 
 // placement adds fleetbench's rules to the user's affinity: with spec.separate no two runners
 // of the run share a node, and runners keep off the target's nodes, preferably or required.
-func placement(tr *v1alpha1.TestRun, user *corev1.Affinity, avoid v1alpha1.AvoidTarget, targetNamespace string) *corev1.Affinity {
+//
+// Preferred pod anti-affinity alone loses to the spread: once most runners sit on the free
+// nodes, the scheduler's spread score favours the target's node as much as the anti-affinity
+// score disfavours it. A preferred node affinity away from the target's nodes (a second scoring
+// plugin of the same weight) keeps them off it wherever another node fits.
+func placement(tr *v1alpha1.TestRun, user *corev1.Affinity, avoid v1alpha1.AvoidTarget, targetNamespace string, targetNodes []string) *corev1.Affinity {
 	affinity := &corev1.Affinity{}
 	if user != nil {
 		affinity = user.DeepCopy()
@@ -336,6 +336,16 @@ func placement(tr *v1alpha1.TestRun, user *corev1.Affinity, avoid v1alpha1.Avoid
 		} else {
 			anti.PreferredDuringSchedulingIgnoredDuringExecution = append(anti.PreferredDuringSchedulingIgnoredDuringExecution,
 				corev1.WeightedPodAffinityTerm{Weight: 100, PodAffinityTerm: offTarget})
+			if len(targetNodes) > 0 {
+				if affinity.NodeAffinity == nil {
+					affinity.NodeAffinity = &corev1.NodeAffinity{}
+				}
+				na := affinity.NodeAffinity
+				na.PreferredDuringSchedulingIgnoredDuringExecution = append(na.PreferredDuringSchedulingIgnoredDuringExecution,
+					corev1.PreferredSchedulingTerm{Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+						{Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpNotIn, Values: targetNodes},
+					}}})
+			}
 		}
 	}
 	if len(anti.RequiredDuringSchedulingIgnoredDuringExecution)+len(anti.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
@@ -343,9 +353,6 @@ func placement(tr *v1alpha1.TestRun, user *corev1.Affinity, avoid v1alpha1.Avoid
 	}
 	return affinity
 }
-
-// ReachContainerName is the init container that waits until the runner reaches the target.
-const ReachContainerName = "reach-target"
 
 // reachTimeout bounds the wait; past it the runner fails before the start, naming the
 // unreachable addresses.
@@ -388,4 +395,10 @@ func ThresholdTags(thresholds map[string]v1alpha1.ThresholdList) []string {
 	}
 	sort.Strings(tags)
 	return tags
+}
+
+// UserArgs are the k6 flags the user added: spec.args as they are, or spec.arguments split at
+// spaces (admission refuses both at once, and quotes in arguments).
+func UserArgs(spec *v1alpha1.TestRunSpec) []string {
+	return append(strings.Fields(spec.Arguments), spec.Args...)
 }

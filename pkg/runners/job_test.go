@@ -4,12 +4,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 func envOf(c corev1.Container) map[string]string {
@@ -161,24 +164,36 @@ func TestRunnersWaitUntilTheyReachTheTarget(t *testing.T) {
 		{Name: "TARGET_WEB_URL", Value: "https://web.ns.svc:443"}, {Name: "TARGET_WEB_HOST", Value: "web.ns.svc"}, {Name: "TARGET_WEB_PORT", Value: "443"},
 		{Name: "TARGET_APP_DB_URL", Value: "postgres://app-db.ns.svc:5432"}, {Name: "TARGET_APP_DB_HOST", Value: "app-db.ns.svc"}, {Name: "TARGET_APP_DB_PORT", Value: "5432"},
 	}
-	job := Job(tr, 0, 1, JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "c", TargetEnv: env})
-	inits := job.Spec.Template.Spec.InitContainers
-	if len(inits) != 1 || inits[0].Name != ReachContainerName || inits[0].Image != "fleetbench/runner:dev" {
-		t.Fatalf("init containers = %+v", inits)
+	reachEnv := func(job *batchv1.Job) (addrs, timeout string) {
+		spec := job.Spec.Template.Spec
+		if len(spec.InitContainers) != 0 {
+			t.Errorf("init containers %+v: the runner waits in k6's own container", spec.InitContainers)
+		}
+		for _, e := range spec.Containers[0].Env {
+			switch e.Name {
+			case results.ReachEnv:
+				addrs = e.Value
+			case results.ReachTimeoutEnv:
+				timeout = e.Value
+			}
+		}
+		return addrs, timeout
 	}
-	want := []string{"wait-for-target", "--timeout", "1m0s", "web.ns.svc:443", "app-db.ns.svc:5432"}
-	if !slices.Equal(inits[0].Args, want) {
-		t.Errorf("reach-target args = %q, want %q", inits[0].Args, want)
+	addrs, timeout := reachEnv(Job(tr, 0, 1, JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "c", TargetEnv: env}))
+	if addrs != "web.ns.svc:443,app-db.ns.svc:5432" || timeout != "1m0s" {
+		t.Errorf("%s=%q %s=%q, want every component's address within 1m0s", results.ReachEnv, addrs, results.ReachTimeoutEnv, timeout)
 	}
-	if sc := inits[0].SecurityContext; sc == nil || !*sc.RunAsNonRoot || *sc.AllowPrivilegeEscalation {
-		t.Errorf("the init container must be as locked down as k6: %+v", sc)
+	// Created while the target starts, a runner waits for it as long as provisioning may take.
+	_, timeout = reachEnv(Job(tr, 0, 1, JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "c", TargetEnv: env, TargetStarting: 9*time.Minute + 58400*time.Millisecond}))
+	if timeout != "10m58s" {
+		t.Errorf("%s=%s while the target has 9m58.4s left to start, want 10m58s", results.ReachTimeoutEnv, timeout)
 	}
 
 	// An external target is only a URL: nothing to wait for.
 	external := Job(tr, 0, 1, JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "c",
 		TargetEnv: []corev1.EnvVar{{Name: "TARGET_URL", Value: "http://api.example.svc:8080"}}})
-	if n := len(external.Spec.Template.Spec.InitContainers); n != 0 {
-		t.Errorf("external target: %d init containers, want none", n)
+	if addrs, _ := reachEnv(external); addrs != "" {
+		t.Errorf("external target: %s=%q, want nothing to wait for", results.ReachEnv, addrs)
 	}
 }
 
@@ -245,8 +260,16 @@ func TestRunnersAvoidTheTarget(t *testing.T) {
 	} {
 		tr := tw.MakeTestRun("a", "ns").Obj()
 		tr.Spec.Runner = &v1alpha1.RunnerSpec{AvoidTarget: tc.avoid}
-		aff := Job(tr, 0, 2, JobOptions{TargetNamespace: tc.targetNS}).Spec.Template.Spec.Affinity
+		aff := Job(tr, 0, 2, JobOptions{TargetNamespace: tc.targetNS, TargetNodes: []string{"node-1"}}).Spec.Template.Spec.Affinity
 		var required, preferred int
+		var preferredNodes []corev1.PreferredSchedulingTerm
+		if aff.NodeAffinity != nil {
+			preferredNodes = aff.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+		}
+		if wantNodeTerm := tc.preferred > 0; (len(preferredNodes) == 1) != wantNodeTerm ||
+			wantNodeTerm && preferredNodes[0].Preference.MatchExpressions[0].Operator != corev1.NodeSelectorOpNotIn {
+			t.Errorf("avoidTarget %q: node affinity %+v; want a preferred NotIn the target's node exactly when avoiding it preferably", tc.avoid, preferredNodes)
+		}
 		if anti := aff.PodAntiAffinity; anti != nil {
 			required, preferred = len(anti.RequiredDuringSchedulingIgnoredDuringExecution), len(anti.PreferredDuringSchedulingIgnoredDuringExecution)
 			for _, term := range anti.RequiredDuringSchedulingIgnoredDuringExecution {
@@ -268,5 +291,28 @@ func TestRunnersSendNoUsageReport(t *testing.T) {
 	env := Job(tw.MakeTestRun("quiet", "ns").Obj(), 0, 1, JobOptions{}).Spec.Template.Spec.Containers[0].Env
 	if !slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "K6_NO_USAGE_REPORT" && e.Value == "true" }) {
 		t.Errorf("env %v lacks K6_NO_USAGE_REPORT=true", env)
+	}
+}
+
+// spec.args reach k6 element by element, a value with a space as one argument; spec.arguments
+// is split at spaces, as before; the pre-flight sees the same -e variables either way.
+func TestUserArgsReachK6AsArgv(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tr   *v1alpha1.TestRun
+		want []string
+	}{
+		{"args", tw.MakeTestRun("a", "ns").Args("--tag", "team=a b", "-e", "MODE=x y").Obj(), []string{"--tag", "team=a b", "-e", "MODE=x y"}},
+		{"arguments", tw.MakeTestRun("a", "ns").Arguments("--tag team=a  -e MODE=x").Obj(), []string{"--tag", "team=a", "-e", "MODE=x"}},
+	} {
+		args := Job(tc.tr, 0, 1, JobOptions{}).Spec.Template.Spec.Containers[0].Args
+		script := args[len(args)-1]
+		if got := args[len(args)-1-len(tc.want) : len(args)-1]; !slices.Equal(got, tc.want) {
+			t.Errorf("%s: k6 args end %q before the script %s, want %q", tc.name, got, script, tc.want)
+		}
+		pre := PreflightJob(tc.tr, JobOptions{}).Spec.Template.Spec.Containers[0].Args
+		if !slices.Contains(pre, tc.want[len(tc.want)-1]) {
+			t.Errorf("%s: pre-flight args %q lack the -e variable %q", tc.name, pre, tc.want[len(tc.want)-1])
+		}
 	}
 }

@@ -1,14 +1,17 @@
 package runners
 
 import (
+	"slices"
 	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 // PreflightDeadline bounds the pre-flight pod: k6 loads the script once and exits.
@@ -29,10 +32,11 @@ func PreflightJob(tr *v1alpha1.TestRun, opts JobOptions) *batchv1.Job {
 		tmpl.Labels[k] = v
 	}
 	spec := &tmpl.Spec
-	// Nothing to reach yet, and nothing to spread: one short pod.
-	spec.InitContainers, spec.TopologySpreadConstraints = nil, nil
+	// Nothing to reach yet (the target comes after), and nothing to spread: one short pod.
+	spec.TopologySpreadConstraints = nil
 	c := &spec.Containers[0]
-	c.Args = preflightArgs(c.Args, strings.Fields(tr.Spec.Arguments))
+	c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == results.ReachEnv || e.Name == results.ReachTimeoutEnv })
+	c.Args = preflightArgs(c.Args, UserArgs(&tr.Spec))
 	c.Ports, c.ReadinessProbe = nil, nil
 	job.Spec.ActiveDeadlineSeconds = ptr.To(int64(PreflightDeadline.Seconds()))
 	return job

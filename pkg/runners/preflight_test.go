@@ -5,16 +5,20 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 // The pre-flight loads the runner's script with the runner's config and -e variables, in the
-// runner's image, and nothing else: no REST API, no reach-target step, one short pod.
+// runner's image, and nothing else: no REST API, no wait for the target, one short pod.
 func TestPreflightJobInspectsTheRunnersScript(t *testing.T) {
 	tr := tw.MakeTestRun("check", "ns").Devices(10, "10s").Duration("1m").Inline("export default function () {}").Obj()
 	tr.Spec.Arguments = "-e MODE=fast --tag team=a --env=REGION=eu"
-	opts := JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "check-script", HasConfig: true}
+	opts := JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "check-script", HasConfig: true,
+		TargetEnv: []corev1.EnvVar{{Name: "TARGET_WEB_HOST", Value: "web.fb"}, {Name: "TARGET_WEB_PORT", Value: "80"}}}
 	runner := Job(tr, 0, 1, opts)
 	job := PreflightJob(tr, opts)
 	c := job.Spec.Template.Spec.Containers[0]
@@ -29,6 +33,11 @@ func TestPreflightJobInspectsTheRunnersScript(t *testing.T) {
 	}
 	if c.Image != "fleetbench/runner:dev" || c.ReadinessProbe != nil || len(c.Ports) != 0 || len(job.Spec.Template.Spec.InitContainers) != 0 {
 		t.Errorf("container %+v", c)
+	}
+	for _, e := range c.Env {
+		if e.Name == results.ReachEnv || e.Name == results.ReachTimeoutEnv {
+			t.Errorf("env %s=%s: the pre-flight runs before the target exists and must not wait for it", e.Name, e.Value)
+		}
 	}
 	if *job.Spec.BackoffLimit != 0 || *job.Spec.ActiveDeadlineSeconds != 120 || c.TerminationMessagePolicy != "FallbackToLogsOnError" {
 		t.Errorf("the pre-flight runs once, bounded, and keeps k6's error: %+v", job.Spec)

@@ -26,6 +26,14 @@ func (o *Output) serveLive() error {
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write(b) //nolint:errcheck // the reader retries on its next evaluation
 	})
+	mux.HandleFunc("GET "+results.FinalPath, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-o.finalReady:
+			w.Header().Set("Content-Type", "text/plain")
+			w.Write(o.final) //nolint:errcheck // the operator falls back to the log
+		case <-r.Context().Done():
+		}
+	})
 	mux.HandleFunc("POST "+results.ReleasePath, func(w http.ResponseWriter, _ *http.Request) {
 		o.releaseOnce.Do(func() {
 			// The load and teardown() are over: print the final envelope before ending the

@@ -19,12 +19,7 @@ import (
 // TestLiveEndpointServesTheEnvelopeSoFar: mid-run the endpoint returns what was folded so far
 // (not final), in the log's encoding; after Stop it is closed.
 func TestLiveEndpointServesTheEnvelopeSoFar(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	var stdout bytes.Buffer
 	o := startedWithRequests(t, map[string]string{"K6_FLEETBENCH_WINDOW": "1s", "K6_FLEETBENCH_LIVE": addr}, &stdout, make([]string, 42))
 	client := &http.Client{Timeout: 5 * time.Second}
@@ -52,6 +47,62 @@ func TestLiveEndpointServesTheEnvelopeSoFar(t *testing.T) {
 		resp.Body.Close()
 		t.Error("the live endpoint still answers after the output stopped")
 	}
+}
+
+// TestFinalEndpointAnswersWhenTheOutputStops: a GET of the final envelope is held until Stop and
+// then answered with exactly what the log ends with; nothing answers it before.
+func TestFinalEndpointAnswersWhenTheOutputStops(t *testing.T) {
+	addr := freeAddr(t)
+	var stdout bytes.Buffer
+	o := startedWithRequests(t, map[string]string{"K6_FLEETBENCH_LIVE": addr}, &stdout, make([]string, 7))
+	type answer struct {
+		body []byte
+		err  error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := (&http.Client{Timeout: time.Minute}).Get("http://" + addr + results.FinalPath)
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		answered <- answer{body, err}
+	}()
+	select {
+	case a := <-answered:
+		t.Fatalf("the final request was answered before the output stopped: %q %v", a.body, a.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := o.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	a := <-answered
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if !bytes.Equal(a.body, stdout.Bytes()) {
+		t.Errorf("the final endpoint answered %d bytes, the log holds %d: they must be the same envelope", len(a.body), stdout.Len())
+	}
+	env, err := results.ExtractEnvelope(a.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !env.Final {
+		t.Error("the answer is not the final envelope")
+	}
+}
+
+// freeAddr is a loopback address nothing listens on, for the output's live endpoint.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // TestExcludedScenariosDoNotCount: a benchmark's warm-up runs, and none of it is counted.
@@ -104,12 +155,7 @@ func startedWithRequests(t *testing.T, env map[string]string, stdout *bytes.Buff
 // interrupts the runner once, however often it is repeated (a second interrupt would kill k6
 // before it flushes).
 func TestReleaseEndsTheLingerOnce(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	var stdout lockedBuffer
 	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_LIVE": addr}, StdOut: &stdout})
 	if err != nil {

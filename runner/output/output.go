@@ -123,6 +123,9 @@ type Output struct {
 	// release ends a linger (ReleasePath), once; replaceable in tests.
 	release     func()
 	releaseOnce sync.Once
+	// final is the final envelope, set before finalReady is closed (FinalPath).
+	final      []byte
+	finalReady chan struct{}
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -143,7 +146,8 @@ func New(p output.Params) (*Output, error) {
 	if w == nil {
 		w = os.Stdout
 	}
-	o := &Output{cfg: cfg, stdout: w, now: time.Now, done: make(chan struct{}), keep: map[string]bool{}, release: interruptSelf}
+	o := &Output{cfg: cfg, stdout: w, now: time.Now, done: make(chan struct{}), keep: map[string]bool{}, release: interruptSelf,
+		finalReady: make(chan struct{})}
 	for _, tag := range append(append([]string(nil), results.KeptTags...), cfg.Tags...) {
 		o.keep[tag] = true
 	}
@@ -282,9 +286,13 @@ func (o *Output) StopWithTestError(testErr error) error {
 	o.mu.Unlock()
 	close(o.done)
 	o.wg.Wait()
-	o.stopLive()
 
 	b, firstErr := o.printFinal(testErr)
+	// Answer the held final requests before the live endpoint closes: shutting it down waits
+	// for them.
+	o.final = b
+	close(o.finalReady)
+	o.stopLive()
 	if o.cfg.File != "" {
 		if err := writeFileAtomic(o.cfg.File, b); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("fleetbench: write %s: %w", o.cfg.File, err)

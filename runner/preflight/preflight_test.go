@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 func TestWaitReturnsOnceEveryAddressAccepts(t *testing.T) {
@@ -61,5 +63,38 @@ func TestWaitNamesWhatStayedUnreachable(t *testing.T) {
 	}
 	if code := Main(nil, &out); code != 2 {
 		t.Errorf("no address: exit %d, want 2", code)
+	}
+}
+
+// FromEnv: nothing to reach goes on at once; a reachable target goes on; an unreachable one
+// ends the runner with ExitTargetUnreachable and says which address.
+func TestFromEnvWaitsBeforeK6(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := closed.Addr().String()
+	closed.Close()
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want int
+		says string
+	}{
+		{name: "nothing to reach", env: map[string]string{}, want: 0},
+		{name: "reachable", env: map[string]string{results.ReachEnv: ln.Addr().String(), results.ReachTimeoutEnv: "5s"}, want: 0},
+		{name: "unreachable", env: map[string]string{results.ReachEnv: ln.Addr().String() + "," + refused, results.ReachTimeoutEnv: "600ms"},
+			want: results.ExitTargetUnreachable, says: refused},
+	} {
+		var out bytes.Buffer
+		got := FromEnv(func(k string) string { return tc.env[k] }, &out)
+		if got != tc.want || !strings.Contains(out.String(), tc.says) {
+			t.Errorf("%s: exit %d, said %q; want %d saying %q", tc.name, got, out.String(), tc.want, tc.says)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,6 +76,10 @@ func (e *env) pinnedProfile(t *testing.T, name string, node corev1.Node) {
 		NodeSelector: map[string]string{targetNodeLabel: name},
 		Description:  "e2e: C1's shape, scaled down, pinned to the node labelled " + targetNodeLabel + "=" + name,
 	}}
+	// One left by an earlier run (E2E_KEEP, a crash) goes first; its TestRuns went with their namespace.
+	if err := e.c.Delete(e.ctx, p.DeepCopy()); err == nil || !apierrors.IsNotFound(err) {
+		e.waitGone(t, p.DeepCopy(), 2*time.Minute)
+	}
 	if err := e.c.Create(e.ctx, p); err != nil {
 		t.Fatal(err)
 	}

@@ -121,7 +121,8 @@ func (s *server) k6API(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// live is fleetbench's live port: an empty but valid envelope, and the linger release.
+// live is fleetbench's live port: an empty but valid envelope, the linger release and the
+// final envelope's held request.
 func (s *server) live(w http.ResponseWriter, r *http.Request) {
 	ip := s.ip(r)
 	s.mu.Lock()
@@ -147,6 +148,9 @@ func (s *server) live(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(b.Bytes())
 	case r.URL.Path == results.ReleasePath && r.Method == http.MethodPost:
 		w.WriteHeader(http.StatusOK)
+	case r.URL.Path == results.FinalPath && r.Method == http.MethodGet:
+		// These runners never end by themselves: held, as k6 holds it, until the caller gives up.
+		<-r.Context().Done()
 	default:
 		http.NotFound(w, r)
 	}

@@ -9,13 +9,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/results"
 )
 
-// runnerState is one runner as the world shows it: its Job and the Job's pod, either missing.
+// runnerState is one runner as the world shows it: its Job and the Job's pod, either missing,
+// and the clean final envelope the runner answered with, if it did (finalEnvelopes).
 type runnerState struct {
 	index int
 	job   *batchv1.Job
 	pod   *corev1.Pod
+	final *results.Envelope
 }
 
 // runnerClass is what one runner is doing. Every decision about runners reads this, and only
@@ -36,7 +39,7 @@ const (
 	// runnerStopped: exit 103, stopped through its REST API: the operator did that, so such a
 	// runner is never the cause of a failure, only a witness of one.
 	runnerStopped
-	// runnerFailed: k6, or the reach-target step before it, ended with an error of its own.
+	// runnerFailed: k6, or the wait to reach the target before it, ended with an error of its own.
 	runnerFailed
 	// runnerOOMKilled: killed for exceeding its memory limit.
 	runnerOOMKilled
@@ -63,20 +66,21 @@ const (
 	exitMarkedAsFailed   = 110
 )
 
-// k6ExitMeaning names k6's exit codes for messages.
+// k6ExitMeaning names k6's exit codes, and the runner binary's own, for messages.
 var k6ExitMeaning = map[int32]string{
-	exitThresholdsFailed: "thresholds failed on this runner's share",
-	100:                  "setup() timed out",
-	101:                  "teardown() timed out",
-	102:                  "timed out",
-	exitStopped:          "stopped through the REST API",
-	104:                  "invalid k6 configuration",
-	exitExternalAbort:    "aborted from outside (SIGTERM or SIGINT)",
-	106:                  "could not start its REST API",
-	107:                  "script error",
-	108:                  "aborted by the script (test.abort())",
-	109:                  "k6 panicked",
-	exitMarkedAsFailed:   "marked as failed by the script (test.fail())",
+	results.ExitTargetUnreachable: "could not reach the target, so k6 never started",
+	exitThresholdsFailed:          "thresholds failed on this runner's share",
+	100:                           "setup() timed out",
+	101:                           "teardown() timed out",
+	102:                           "timed out",
+	exitStopped:                   "stopped through the REST API",
+	104:                           "invalid k6 configuration",
+	exitExternalAbort:             "aborted from outside (SIGTERM or SIGINT)",
+	106:                           "could not start its REST API",
+	107:                           "script error",
+	108:                           "aborted by the script (test.abort())",
+	109:                           "k6 panicked",
+	exitMarkedAsFailed:            "marked as failed by the script (test.fail())",
 }
 
 // imageMissing are waiting reasons that no amount of waiting fixes.
@@ -118,6 +122,9 @@ func classifyRunner(rs runnerState) runnerView {
 		v.class, v.why = runnerNoPod, fmt.Sprintf("runner %d has no pod yet (kubectl describe job %s shows why, e.g. a ResourceQuota)", rs.index, rs.job.Name)
 	case terminated(pod):
 		classifyEnded(&v)
+	case rs.final != nil:
+		// k6 stopped its outputs with no test error: what exit 0 will say once pod status has it.
+		v.class, v.why = runnerSucceeded, fmt.Sprintf("runner %s ended and handed over its final results", pod.Name)
 	default:
 		v.imageProblem = imageProblem(pod)
 		v.class = runnerPending

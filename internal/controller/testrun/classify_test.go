@@ -10,6 +10,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -25,6 +26,8 @@ func TestClassifyRunner(t *testing.T) {
 		// says is part of why, where the user must read it.
 		says         string
 		markedFailed bool
+		// final is the clean final envelope the runner handed over.
+		final *results.Envelope
 	}{
 		{name: "no Job yet", want: runnerNoJob},
 		{name: "Job without pod", job: job, want: runnerNoPod, says: "kubectl describe job r-runner-0"},
@@ -34,6 +37,10 @@ func TestClassifyRunner(t *testing.T) {
 		{name: "unschedulable", job: job, pod: runnerPod().Unschedulable("0/3 nodes are available: 3 Insufficient cpu"), want: runnerPending, says: "Insufficient cpu"},
 		{name: "image never pulled", job: job, pod: runnerPod().Waiting("ErrImageNeverPull", "not present"), want: runnerPending, says: "ErrImageNeverPull"},
 		{name: "ready", job: job, pod: runnerPod().Ready("10.0.0.1"), want: runnerReady},
+		{name: "ready, its final envelope handed over", job: job, pod: runnerPod().Ready("10.0.0.1"), final: &results.Envelope{Final: true},
+			want: runnerSucceeded, says: "handed over its final results"},
+		{name: "killed after handing over its final envelope: the exit decides", job: job, pod: runnerPod().Terminated(137, "Error"),
+			final: &results.Envelope{Final: true}, want: runnerLost, says: "killed by signal 9"},
 		{name: "exit 0", job: job, pod: runnerPod().Terminated(0, "Completed"), want: runnerSucceeded},
 		{name: "exit 99: its share failed a threshold", job: job, pod: runnerPod().Terminated(99, "Error"), want: runnerSucceeded},
 		{name: "exit 110: test.fail()", job: job, pod: runnerPod().Terminated(110, "Error"), want: runnerSucceeded, markedFailed: true},
@@ -55,12 +62,15 @@ func TestClassifyRunner(t *testing.T) {
 		{name: "SIGKILL", job: job, pod: runnerPod().Terminated(137, "Error"), want: runnerLost, says: "killed by signal 9"},
 		{name: "SIGTERM", job: job, pod: runnerPod().Terminated(143, "Error"), want: runnerLost, says: "killed by signal 15"},
 		{name: "evicted", job: job, pod: runnerPod().Evicted("Evicted"), want: runnerLost, says: "was lost"},
-		{name: "reach-target failed", job: job, pod: runnerPod().InitFailed("reach-target", 1, "web.fb:80: connection refused"), want: runnerFailed,
+		{name: "exit 90: the target was never reachable", job: job, want: runnerFailed,
+			pod:  runnerPod().Terminated(90, "Error").TerminationMessage("the target was not reachable from this runner within 1m0s; web.fb:80: connection refused (a NetworkPolicy or the network keeps the runner out)\n"),
+			says: "could not reach the target, so k6 never started), reason Error: the target was not reachable from this runner within 1m0s; web.fb:80: connection refused"},
+		{name: "an init step failed (runners made by earlier versions)", job: job, pod: runnerPod().InitFailed("reach-target", 1, "web.fb:80: connection refused"), want: runnerFailed,
 			says: "reach-target exited with code 1: web.fb:80: connection refused"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rs := runnerState{job: tc.job}
+			rs := runnerState{job: tc.job, final: tc.final}
 			if tc.pod != nil {
 				rs.pod = tc.pod.Obj()
 			}

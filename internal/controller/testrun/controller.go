@@ -29,6 +29,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
@@ -77,9 +78,17 @@ type Options struct {
 	// ProgressInterval is how often status.progress is refreshed from the runners while the
 	// load runs; DefaultProgressInterval when zero.
 	ProgressInterval time.Duration
+	// DefaultPodSecurity is the level the API server enforces in a namespace without a
+	// pod-security.kubernetes.io/enforce label (its PodSecurity admission configuration);
+	// DefaultPodSecurityLevel when empty.
+	DefaultPodSecurity string
 	// Clock defaults to the real one.
 	Clock clock.PassiveClock
 }
+
+// DefaultPodSecurityLevel is Kubernetes' own default is privileged, but fleetbench assumes the
+// strict one unless told: a namespace that enforces nothing may get a restricted target only.
+const DefaultPodSecurityLevel = "restricted"
 
 // Reconciler drives a TestRun from Pending to Succeeded or Failed.
 type Reconciler struct {
@@ -91,6 +100,8 @@ type Reconciler struct {
 	apiReader       client.Reader
 	recorder        events.EventRecorder
 	podLevelDropped atomic.Bool
+	// finals are the runners' final envelopes, fetched as soon as each runner has them.
+	finals *finalEnvelopes
 }
 
 // New builds the reconciler from the manager; main and the envtest suite both use it.
@@ -101,9 +112,13 @@ func New(mgr ctrl.Manager, opts Options) *Reconciler {
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = DefaultProgressInterval
 	}
+	if opts.DefaultPodSecurity == "" {
+		opts.DefaultPodSecurity = DefaultPodSecurityLevel
+	}
 	return &Reconciler{
 		Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(),
 		apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("fleetbench"),
+		finals: newFinalEnvelopes(opts.RunnerAPI),
 	}
 }
 
@@ -126,6 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !run.DeletionTimestamp.IsZero() {
+		r.finals.forget(run.UID)
 		return ctrl.Result{}, r.reconcileDelete(ctx, run)
 	}
 	before := run.DeepCopy()
@@ -172,12 +188,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err == nil && (s.failure != nil || s.stop != nil) {
 		result = r.finish(ctx, s, result)
 	}
+	if isFinished(run) {
+		r.finals.forget(run.UID)
+	}
 	return result, err
 }
 
 func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, error) {
 	phases := []phaseFunc{
 		r.reconcileProfile,
+		r.reconcilePermission,
 		r.reconcileScript,
 		r.reconcilePreflight,
 		r.reconcileTarget,
@@ -243,6 +263,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(phases.readWhileRunning(mgr.GetClient())); err != nil {
 		return err
 	}
+	if err := mgr.Add(r.finals); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.TestRun{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
 		Owns(&batchv1.Job{}).
@@ -250,6 +273,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(byTestRunLabels)).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(byTestRunLabels)).
 		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.waitingOnProfile)).
+		WatchesRawSource(source.Channel(r.finals.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
 		Named("testrun").
 		Complete(r)
 }

@@ -15,6 +15,8 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
 func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
@@ -90,18 +92,24 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("quota", ns).Timeouts(fast).Obj() },
 			act: func(t *testing.T, k *kubelet) { k.targetReady(); k.jobs(1) }},
 		{name: "runner cannot reach the target", reason: v1alpha1.ReasonRunnerFailedBeforeStart, within: 15 * time.Second,
-			says: []string{"reach-target exited with code 1", "web.", "NetworkPolicy"},
+			says: []string{"exited with code 90 (could not reach the target", "web.", "NetworkPolicy"},
 			run:  func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("unreachable", ns).Obj() },
 			act: func(t *testing.T, k *kubelet) {
 				k.targetReady()
 				k.podsFor(k.jobs(1), func(_ int, pod *corev1.Pod) {
-					if len(pod.Spec.InitContainers) != 1 {
-						t.Errorf("runner pod init containers = %d, want reach-target", len(pod.Spec.InitContainers))
+					var addrs string
+					for _, e := range pod.Spec.Containers[0].Env {
+						if e.Name == results.ReachEnv {
+							addrs = e.Value
+						}
+					}
+					if addrs == "" {
+						t.Errorf("runner pod env lacks %s", results.ReachEnv)
 					}
 					pod.Status.Phase = corev1.PodFailed
-					pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "reach-target", State: corev1.ContainerState{
-						Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "the target was not reachable from this runner within 1m0s; " +
-							pod.Spec.InitContainers[0].Args[3] + ": dial tcp: connect: connection refused (a NetworkPolicy or the network keeps the runner out)"}}}}
+					pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: runners.ContainerName, State: corev1.ContainerState{
+						Terminated: &corev1.ContainerStateTerminated{ExitCode: results.ExitTargetUnreachable, Reason: "Error", Message: "the target was not reachable from this runner within 1m0s; " +
+							addrs + ": dial tcp: connect: connection refused (a NetworkPolicy or the network keeps the runner out)\n"}}}}
 				})
 			}},
 		{name: "script does not compile", reason: v1alpha1.ReasonScriptInvalid, within: 15 * time.Second,

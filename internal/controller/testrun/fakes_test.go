@@ -30,12 +30,15 @@ type fakeRunnerAPI struct {
 	setups, teardowns, releases map[string]int
 	setupData                   map[string]string
 	failSetup                   map[string]string
+	// finals answer each pod's held final request once a test puts an envelope in.
+	finals map[string]chan results.Envelope
 }
 
 func newFakeRunnerAPI() *fakeRunnerAPI {
 	return &fakeRunnerAPI{resumed: map[string][]time.Time{}, stopped: map[string]int{}, failResume: map[string]bool{},
 		live: map[string]func() results.Envelope{}, stoppedAt: map[string]time.Time{},
-		setups: map[string]int{}, teardowns: map[string]int{}, releases: map[string]int{}, setupData: map[string]string{}, failSetup: map[string]string{}}
+		setups: map[string]int{}, teardowns: map[string]int{}, releases: map[string]int{}, setupData: map[string]string{}, failSetup: map[string]string{},
+		finals: map[string]chan results.Envelope{}}
 }
 
 // Setup answers as k6 does for a setup() returning {"token":"t-<pod>"}, or with the error set
@@ -74,6 +77,29 @@ func (f *fakeRunnerAPI) Release(_ context.Context, pod *corev1.Pod) error {
 	defer f.mu.Unlock()
 	f.releases[key(pod)]++
 	return nil
+}
+
+// Final is held until the test answers it (answerFinal); a runner the test ends through pod
+// status never answers, as a runner killed before its outputs stopped.
+func (f *fakeRunnerAPI) Final(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
+	select {
+	case env := <-f.finalOf(pod):
+		return env, nil
+	case <-ctx.Done():
+		return results.Envelope{}, ctx.Err()
+	}
+}
+
+// answerFinal answers a pod's held final request with env.
+func (f *fakeRunnerAPI) answerFinal(pod *corev1.Pod, env results.Envelope) { f.finalOf(pod) <- env }
+
+func (f *fakeRunnerAPI) finalOf(pod *corev1.Pod) chan results.Envelope {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.finals[key(pod)] == nil {
+		f.finals[key(pod)] = make(chan results.Envelope, 1)
+	}
+	return f.finals[key(pod)]
 }
 
 // calls counts the setup, teardown and release calls made to pods of a namespace, and

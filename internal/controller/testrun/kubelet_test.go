@@ -33,8 +33,9 @@ func newKubelet(t *testing.T, run *v1alpha1.TestRun) *kubelet {
 
 func (k *kubelet) targetNS() string { return naming.TargetNamespace(k.run.Namespace, k.run.Name) }
 
-// targetDeployments waits for the operator's target Deployments.
-func (k *kubelet) targetDeployments(want int) []appsv1.Deployment {
+// targetDeployments waits for the operator's target Deployment: every run here has one.
+func (k *kubelet) targetDeployments() []appsv1.Deployment {
+	const want = 1
 	var list appsv1.DeploymentList
 	eventually(k.t, "target Deployments", func() error {
 		if err := env.Client.List(k.ctx, &list, client.InNamespace(k.targetNS())); err != nil {
@@ -55,7 +56,7 @@ func (k *kubelet) targetReady() {
 }
 
 func (k *kubelet) targetReadyWith(restarts int32) {
-	for _, d := range k.targetDeployments(1) {
+	for _, d := range k.targetDeployments() {
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: d.Name + "-pod", Namespace: d.Namespace, Labels: d.Spec.Template.Labels},
 			Spec:       d.Spec.Template.Spec,
@@ -82,7 +83,7 @@ func (k *kubelet) targetReadyWith(restarts int32) {
 // targetPodWaiting creates the target's pod from its Deployment's template (so it passes the
 // namespace's Pod Security admission as the ReplicaSet's would), stuck with a waiting reason.
 func (k *kubelet) targetPodWaiting(reason, message string) {
-	d := k.targetDeployments(1)[0]
+	d := k.targetDeployments()[0]
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "target-stuck", Namespace: d.Namespace, Labels: d.Spec.Template.Labels},
 		Spec:       d.Spec.Template.Spec,
@@ -95,6 +96,19 @@ func (k *kubelet) targetPodWaiting(reason, message string) {
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: c.Name, Image: c.Image,
 		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}}}
 	if err := env.Client.Status().Update(k.ctx, pod); err != nil {
+		k.t.Fatal(err)
+	}
+}
+
+// targetPodScheduled creates the target's pod on node-1, its container still being created.
+func (k *kubelet) targetPodScheduled() {
+	d := k.targetDeployments()[0]
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "target-starting", Namespace: d.Namespace, Labels: d.Spec.Template.Labels},
+		Spec:       d.Spec.Template.Spec,
+	}
+	pod.Spec.NodeName = "node-1"
+	if err := env.Client.Create(k.ctx, pod); err != nil {
 		k.t.Fatal(err)
 	}
 }

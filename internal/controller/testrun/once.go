@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -105,7 +106,9 @@ func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Re
 				fmt.Sprintf("teardown() ran once, on runner %s, after all %d runners ended", first.Name, len(s.runners)))
 		}
 	}
-	if err := r.RunnerAPI.Release(ctx, first); err != nil {
+	if err := r.RunnerAPI.Release(ctx, first); err != nil && !errors.Is(err, syscall.ECONNREFUSED) {
+		// Refused: the live endpoint closed, which it does only once k6's linger ended (an
+		// earlier release reached it, and pod status does not show the exit yet).
 		logf.FromContext(ctx).Info("could not release runner 0 from its linger; retrying", "pod", first.Name, "error", err.Error())
 		return rc.After(2 * time.Second), true
 	}

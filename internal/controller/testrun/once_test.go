@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 // Three runners, one setup() and one teardown(): setup() runs on runner 0 before the start and
@@ -87,5 +89,59 @@ func TestSetupFailureEndsTheRun(t *testing.T) {
 	}
 	if runner.resumes(ns) != 0 {
 		t.Errorf("%d runners started after setup() failed", runner.resumes(ns))
+	}
+}
+
+// Runners that hand over their final envelopes end the run before any pod exit reaches pod
+// status: the runners' pods stay Running here, as they are for a moment after k6 stops its
+// outputs. Runner 0 hands its over once released. A final envelope with a test error is not
+// taken (k6's exit code decides what it means), so that runner's log is read at its exit.
+func TestFinalEnvelopesEndTheRunBeforeThePodsExit(t *testing.T) {
+	ns := setup(t)
+	run := tw.MakeTestRun("finals", ns).Parallelism(3).Devices(300, "10s").Duration("10s").Obj()
+	_, pods := startRunning(t, run, 3)
+	start := time.Now()
+	envelope := func(i int) results.Envelope {
+		env, err := results.ExtractEnvelope(load(pods[i], start))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	runner.answerFinal(pods[1], envelope(1))
+	crossed := envelope(2)
+	crossed.Error = "thresholds on metrics 'http_req_duration' have been crossed"
+	runner.answerFinal(pods[2], crossed)
+	eventually(t, "runner 1 counted as ended, runner 2 not", func() error {
+		got := &v1alpha1.TestRun{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			return err
+		}
+		if r := got.Status.Runners; r == nil || r.Succeeded != 1 || r.Running != 2 {
+			return fmt.Errorf("runners %+v, want 1 succeeded and 2 running", r)
+		}
+		return nil
+	})
+	logs.set(pods[2], load(pods[2], start), nil)
+	newKubelet(t, run).finish(pods[2], exitThresholdsFailed, "Error")
+	eventually(t, "teardown and release on runner 0", func() error {
+		if _, teardowns, releases, _ := runner.calls(ns); teardowns != 1 || releases < 1 {
+			return fmt.Errorf("teardowns %d releases %d", teardowns, releases)
+		}
+		return nil
+	})
+	runner.answerFinal(pods[0], envelope(0))
+	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
+	if got.Status.Results.Requests.Total != 300 {
+		t.Errorf("requests %d, want 300 from the three runners", got.Status.Results.Requests.Total)
+	}
+	for _, i := range []int{0, 1} {
+		live := &corev1.Pod{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pods[i]), live); err != nil {
+			t.Fatal(err)
+		}
+		if terminated(live) {
+			t.Errorf("runner %d's pod ended; the test must show the run ending before pod status has the exit", i)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -47,7 +48,7 @@ func exitOf(pod *corev1.Pod) (int32, string) {
 func terminationText(pod *corev1.Pod) string {
 	for _, cs := range pod.Status.InitContainerStatuses {
 		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			// e.g. reach-target: the target was not reachable from this runner within 1m0s; …
+			// A runner made before the wait moved into k6's container (reach-target).
 			return fmt.Sprintf("%s exited with code %d: %s", cs.Name, t.ExitCode, strings.TrimSpace(t.Message))
 		}
 	}
@@ -61,7 +62,12 @@ func terminationText(pod *corev1.Pod) string {
 	if reason != "" {
 		text += ", reason " + reason
 	}
-	if exit != 0 && exit != exitThresholdsFailed {
+	switch {
+	case exit == results.ExitTargetUnreachable:
+		// The runner's own words, the last line before it exited.
+		lines := strings.Split(strings.TrimSpace(terminatedMessage(pod)), "\n")
+		text += ": " + lines[len(lines)-1]
+	case exit != 0 && exit != exitThresholdsFailed:
 		// The kubelet keeps the log's end as the termination message (FallbackToLogsOnError).
 		if errs := k6Errors(terminatedMessage(pod)); errs != "" {
 			text += ": " + errs

@@ -3,12 +3,14 @@ package testrun
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,6 +51,24 @@ func (r *Reconciler) reconcileProfile(_ context.Context, s *scope) (ctrl.Result,
 	return rc.WaitUntil(s.now, deadline, 0), nil
 }
 
+// reconcilePermission refuses, before anything is made, a TestRun that asks the operator for
+// more than its own namespace may have (target.NotPermitted). The namespace is read around the
+// cache: it is the user's, not fleetbench's.
+func (r *Reconciler) reconcilePermission(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	if meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTargetReady) || s.started() {
+		return ctrl.Result{}, nil // judged before provisioning; a label changed later does not undo a run
+	}
+	ns := &corev1.Namespace{}
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Name: run.Namespace}, ns); err != nil {
+		return ctrl.Result{}, err
+	}
+	if why := target.NotPermitted(run, ns, s.profile, r.DefaultPodSecurity); why != "" {
+		s.fail(v1alpha1.ReasonNotPermitted, why)
+	}
+	return ctrl.Result{}, nil
+}
+
 // reconcileTarget provisions the target and waits for it to be Ready.
 func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
@@ -84,6 +104,18 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result
 	if reason, msg := targetStuck(s.targetPods); reason != "" {
 		s.fail(reason, msg)
 		return ctrl.Result{}, nil
+	}
+	if targetScheduled(s.desired.Deployments, s.targetPods) {
+		// The runners start while the target does: their pods' sandboxes, the wait until they
+		// reach every component and k6's start then overlap the target's start, not follow
+		// it. Only now: placed before the target's pods, they could not keep off its nodes.
+		if err := r.createRunnerJobs(ctx, s); err != nil || s.failure != nil {
+			return ctrl.Result{}, err
+		}
+		if f := s.summary.beforeStartFailure(); f != nil {
+			s.failure = f
+			return ctrl.Result{}, nil
+		}
 	}
 	return r.waitOrFail(s, s.provisioningDeadline(), 0, v1alpha1.PhaseProvisioning, v1alpha1.ReasonWaitingForTarget,
 		v1alpha1.ReasonTargetNotReady, notReady, "; raise spec.timeouts.provisioning if the target needs longer"), nil
@@ -264,4 +296,17 @@ func (r *Reconciler) reconcileScript(ctx context.Context, s *scope) (ctrl.Result
 	// Nothing watches the user's ConfigMap: poll for it.
 	return r.waitOrFail(s, deadline, 10*time.Second, run.Status.Phase, v1alpha1.ReasonWaitingForScript, v1alpha1.ReasonScriptNotFound,
 		missing, "; create it, or fix spec.script.configMap (the deadline was "+deadline.UTC().Format(time.RFC3339)+")"), nil
+}
+
+// targetScheduled: every target workload has a pod on a node.
+func targetScheduled(deployments []*appsv1.Deployment, pods []corev1.Pod) bool {
+	for _, d := range deployments {
+		component := d.Spec.Template.Labels[naming.LabelComponent]
+		if !slices.ContainsFunc(pods, func(p corev1.Pod) bool {
+			return p.Spec.NodeName != "" && p.Labels[naming.LabelComponent] == component
+		}) {
+			return false
+		}
+	}
+	return len(deployments) > 0
 }

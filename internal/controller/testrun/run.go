@@ -30,10 +30,18 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 	if active == 0 {
 		return ctrl.Result{}, nil
 	}
+	deadline := s.runDeadline()
+	holdFrom := finalsFrom(run)
+	if !s.now.Before(holdFrom) {
+		for _, v := range s.summary.views {
+			if v.class == runnerReady {
+				r.finals.hold(run, v.pod, deadline.Add(s.timeouts.Collection))
+			}
+		}
+	}
 	if result, waiting := r.teardownOnce(ctx, s); waiting {
 		return result, nil
 	}
-	deadline := s.runDeadline()
 	f := s.summary.runFailure()
 	peakStop, nextStep := r.evaluatePeak(ctx, s)
 	abortStop, nextAbort := r.evaluateAbort(ctx, s)
@@ -55,7 +63,26 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 	r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonRunning, fmt.Sprintf("%d of %d runners running", active, len(s.runners)))
 	r.measureDuring(ctx, s)
 	nextProgress := r.refreshProgress(ctx, s)
-	return rc.After(deadline.Sub(s.now), r.nextSample(s), nextStep, nextAbort, nextProgress), nil
+	return rc.After(deadline.Sub(s.now), r.nextSample(s), nextStep, nextAbort, nextProgress, holdFrom.Sub(s.now)), nil
+}
+
+// finalsLead is how long before the load's expected end the final envelopes are asked for.
+const finalsLead = 30 * time.Second
+
+// finalsFrom is when to start holding requests for the runners' final envelopes: shortly before
+// the load's expected end, not for the whole of a two-hour run (a request held that long costs
+// memory per runner, about 90 KiB, and idle-connection timeouts on the way may cut it); from the
+// start when only the script knows the length. A runner that ends early (stopped, failed) is
+// seen through pod status as before.
+func finalsFrom(run *v1alpha1.TestRun) time.Time {
+	if run.Status.StartTime == nil {
+		return time.Time{}
+	}
+	start := run.Status.StartTime.Time
+	if expected := runners.ExpectedDuration(&run.Spec); expected > finalsLead {
+		return start.Add(expected - finalsLead)
+	}
+	return start
 }
 
 // reconcileCollect reads every runner's result envelope from its log, merges them, and lets
@@ -134,6 +161,11 @@ func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Env
 	}
 	envs := make([]*results.Envelope, len(pods))
 	errs := make([]error, len(pods))
+	for i, rs := range s.runners {
+		if rs.final != nil {
+			envs[i], pods[i] = rs.final, nil // handed over already: no log to read
+		}
+	}
 	onRunners(pods, func(i int, pod *corev1.Pod) {
 		// The envelope ends the log, unless k6 logged much after it: then read much more.
 		for _, lines := range []int64{runnerLogLines, runnerLogLinesAll} {
@@ -164,10 +196,14 @@ func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Env
 	return out, problems
 }
 
-// lastEnd is when the last runner's container ended, from pod status; creation time at worst.
+// lastEnd is when the last runner's container ended, from pod status, or its load, from the
+// final envelope it handed over; creation time at worst.
 func lastEnd(s *scope) time.Time {
 	var ends []time.Time
 	for _, rs := range s.runners {
+		if rs.final != nil {
+			ends = append(ends, time.Unix(0, rs.final.EndUnixNano))
+		}
 		if rs.pod == nil {
 			continue
 		}

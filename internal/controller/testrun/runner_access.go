@@ -43,6 +43,9 @@ type RunnerAPI interface {
 	Teardown(ctx context.Context, pod *corev1.Pod) error
 	// Release ends the linger of a runner whose teardown() ran, so it prints its results and exits.
 	Release(ctx context.Context, pod *corev1.Pod) error
+	// Final waits, as long as ctx allows, for the runner's final envelope: answered when k6
+	// stops its outputs, before the process exits.
+	Final(ctx context.Context, pod *corev1.Pod) (results.Envelope, error)
 }
 
 // onRunners makes call for every pod at once and waits for all: runner calls are independent,
@@ -77,6 +80,9 @@ func NewDirectRunnerAPI() RunnerAPI {
 	// Resume calls reuse the ones Warm opened, so no handshake widens the start skew.
 	client := &http.Client{Transport: &http.Transport{
 		Proxy: nil, MaxIdleConns: 0, MaxIdleConnsPerHost: 2, IdleConnTimeout: 2 * time.Minute,
+		// Every runner holds a connection for its final envelope: small buffers keep 1,000 of
+		// them cheap (requests are a few hundred bytes; an answer's size is not bounded by them).
+		WriteBufferSize: 1 << 10, ReadBufferSize: 2 << 10,
 		DialContext: (&net.Dialer{Timeout: callTimeout, KeepAlive: 30 * time.Second}).DialContext,
 	}}
 	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte) (int, []byte, error) {
@@ -122,9 +128,13 @@ const maxAnswer = 64 << 20
 // maxSetupData bounds setup()'s data, which every runner gets a copy of.
 const maxSetupData = 1 << 20
 
+// do makes one call; a zero timeout leaves the bound to ctx (a held request).
 func (k *k6API) do(ctx context.Context, pod *corev1.Pod, timeout time.Duration, port int, method, path string, body []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	code, b, err := k.call(ctx, pod, port, method, path, body)
 	if err != nil {
 		return nil, fmt.Errorf("runner %s: %w", pod.Name, err)
@@ -227,6 +237,14 @@ func (k *k6API) Teardown(ctx context.Context, pod *corev1.Pod) error {
 func (k *k6API) Release(ctx context.Context, pod *corev1.Pod) error {
 	_, err := k.do(ctx, pod, callTimeout, runners.LivePort, http.MethodPost, results.ReleasePath, nil)
 	return err
+}
+
+func (k *k6API) Final(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
+	b, err := k.do(ctx, pod, 0, runners.LivePort, http.MethodGet, results.FinalPath, nil)
+	if err != nil {
+		return results.Envelope{}, err
+	}
+	return results.ExtractEnvelope(b)
 }
 
 // k6Status is the body of k6's /v1/status.

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -100,6 +102,10 @@ func schedulableNodes(nodes []corev1.Node, runner *v1alpha1.RunnerSpec) int {
 // runnerJobOptions is what every runner Job, and the pre-flight, is built with.
 func (r *Reconciler) runnerJobOptions(s *scope) runners.JobOptions {
 	run := s.run
+	var targetStarting time.Duration
+	if !meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTargetReady) && run.Spec.Target.External == nil {
+		targetStarting = max(s.provisioningDeadline().Sub(s.now), 0)
+	}
 	var env []corev1.EnvVar
 	switch {
 	case run.Spec.Target.External != nil:
@@ -113,8 +119,10 @@ func (r *Reconciler) runnerJobOptions(s *scope) runners.JobOptions {
 		HasConfig:       run.Spec.Load != nil,
 		TargetEnv:       env,
 		TargetNamespace: s.targetNS,
+		TargetNodes:     targetNodes(s.targetPods),
+		TargetStarting:  targetStarting,
 		// The kubelet ends a runner the operator has lost track of.
-		ActiveDeadlineSeconds: int64((runLength(run, s.timeouts) + s.timeouts.RunnersReady).Seconds()),
+		ActiveDeadlineSeconds: int64((targetStarting + runLength(run, s.timeouts) + s.timeouts.RunnersReady).Seconds()),
 	}
 }
 
@@ -162,4 +170,16 @@ func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
 	}
 	s.summary = classify(s.runners)
 	return nil
+}
+
+// targetNodes are the nodes the target's pods were scheduled to, sorted and each once.
+func targetNodes(pods []corev1.Pod) []string {
+	var nodes []string
+	for i := range pods {
+		if n := pods[i].Spec.NodeName; n != "" && !slices.Contains(nodes, n) {
+			nodes = append(nodes, n)
+		}
+	}
+	slices.Sort(nodes)
+	return nodes
 }

@@ -185,6 +185,11 @@ func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 			}
 		}
 	}
+	for i := range s.runners {
+		if pod := s.runners[i].pod; pod != nil {
+			s.runners[i].final = r.finals.final(pod.UID)
+		}
+	}
 	return nil
 }
 

@@ -70,7 +70,7 @@ func TestHappyPathMergesAllRunners(t *testing.T) {
 
 	waitPhase(t, run, v1alpha1.PhaseProvisioning, "")
 	// The real API server kept the one-machine target's pod-level budget: the whole C1 profile.
-	stack := k.targetDeployments(1)[0].Spec.Template.Spec
+	stack := k.targetDeployments()[0].Spec.Template.Spec
 	if stack.Resources == nil || stack.Resources.Limits.Cpu().String() != "1" || stack.Resources.Limits.Memory().String() != "512Mi" {
 		t.Errorf("stack pod resources = %+v, want the profile", stack.Resources)
 	}

@@ -1,0 +1,137 @@
+package testrun
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/results"
+)
+
+// finalEnvelopes holds one request per running runner for its final envelope (FinalPath),
+// answered the moment the runner's k6 stops its outputs. A runner whose clean final envelope
+// arrived has ended with its results, although its exit reaches pod status a second or two
+// later (the kubelet's relist and status sync): collecting from these, the run ends within
+// moments of its last runner. They live in memory only: after an operator restart, or for a
+// runner whose answer never came, the pod's exit and its log say the same, later.
+type finalEnvelopes struct {
+	api RunnerAPI
+	// wake enqueues a TestRun whose runner answered.
+	wake chan event.TypedGenericEvent[*v1alpha1.TestRun]
+
+	mu sync.Mutex
+	// base is the manager's context once started: held requests end with the manager.
+	base context.Context
+	// got are the clean final envelopes by pod UID.
+	got map[types.UID]*results.Envelope
+	// held cancels the request held for a pod; byRun lists a TestRun's pods for forget.
+	held  map[types.UID]context.CancelFunc
+	byRun map[types.UID][]types.UID
+}
+
+func newFinalEnvelopes(api RunnerAPI) *finalEnvelopes {
+	return &finalEnvelopes{
+		api: api, wake: make(chan event.TypedGenericEvent[*v1alpha1.TestRun], 1024),
+		got: map[types.UID]*results.Envelope{}, held: map[types.UID]context.CancelFunc{}, byRun: map[types.UID][]types.UID{},
+	}
+}
+
+// Start keeps the manager's context for the held requests and ends them with it.
+func (f *finalEnvelopes) Start(ctx context.Context) error {
+	f.mu.Lock()
+	f.base = ctx
+	f.mu.Unlock()
+	<-ctx.Done()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, cancel := range f.held {
+		cancel()
+	}
+	return nil
+}
+
+// finalRetry is the pause before asking a runner again whose connection failed (not yet
+// listening, or its answer cut); after finalAttempts failures in a row the pod is left to the
+// slow path (its exit in pod status, its log), which a runner that died needs anyway.
+const (
+	finalRetry    = time.Second
+	finalAttempts = 30
+)
+
+// hold asks pod for its final envelope until it answers or deadline passes; once per pod.
+func (f *finalEnvelopes) hold(run *v1alpha1.TestRun, pod *corev1.Pod, deadline time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.held[pod.UID]; ok || f.got[pod.UID] != nil {
+		return
+	}
+	base := f.base
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, cancel := context.WithDeadline(base, deadline)
+	f.held[pod.UID] = cancel
+	f.byRun[run.UID] = append(f.byRun[run.UID], pod.UID)
+	pod = pod.DeepCopy() // the cache's copy must not be read after this reconcile
+	owner := &v1alpha1.TestRun{}
+	owner.Namespace, owner.Name = run.Namespace, run.Name
+	go func() {
+		for attempt := 0; attempt < finalAttempts && ctx.Err() == nil; attempt++ {
+			env, err := f.api.Final(ctx, pod)
+			if err == nil {
+				f.keep(ctx, pod.UID, &env, owner)
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(finalRetry):
+			}
+		}
+	}()
+}
+
+// keep stores a clean final envelope and wakes its TestRun. An envelope with a test error
+// (thresholds crossed on the runner's share, stopped, aborted, test.fail()) is not kept: what it
+// means is decided by k6's exit code, which only pod status has.
+func (f *finalEnvelopes) keep(ctx context.Context, uid types.UID, env *results.Envelope, owner *v1alpha1.TestRun) {
+	if !env.Final || env.Error != "" {
+		return
+	}
+	f.mu.Lock()
+	if _, ok := f.held[uid]; !ok { // forgotten meanwhile
+		f.mu.Unlock()
+		return
+	}
+	f.got[uid] = env
+	f.mu.Unlock()
+	select {
+	case f.wake <- event.TypedGenericEvent[*v1alpha1.TestRun]{Object: owner}:
+	case <-ctx.Done():
+	}
+}
+
+// final is a pod's clean final envelope, nil until it answered.
+func (f *finalEnvelopes) final(uid types.UID) *results.Envelope {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.got[uid]
+}
+
+// forget ends the held requests of a finished or deleted TestRun and drops what they brought.
+func (f *finalEnvelopes) forget(run types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, uid := range f.byRun[run] {
+		if cancel := f.held[uid]; cancel != nil {
+			cancel()
+		}
+		delete(f.held, uid)
+		delete(f.got, uid)
+	}
+	delete(f.byRun, run)
+}

@@ -1,0 +1,114 @@
+package testrun
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/results"
+)
+
+// finalOnly is a RunnerAPI whose Final answers with answer(attempt); the rest is unused here.
+type finalOnly struct {
+	RunnerAPI
+	attempts atomic.Int32
+	answer   func(ctx context.Context, attempt int32) (results.Envelope, error)
+}
+
+func (f *finalOnly) Final(ctx context.Context, _ *corev1.Pod) (results.Envelope, error) {
+	return f.answer(ctx, f.attempts.Add(1))
+}
+
+func heldPod(uid string) *corev1.Pod {
+	pod := &corev1.Pod{}
+	pod.Name, pod.Namespace, pod.UID = "r-runner-0-x", "ns", types.UID(uid)
+	return pod
+}
+
+func heldRun() *v1alpha1.TestRun {
+	run := &v1alpha1.TestRun{}
+	run.Name, run.Namespace, run.UID = "r", "ns", "run-uid"
+	return run
+}
+
+// A runner not yet listening is asked again; its clean final envelope is kept and wakes its
+// TestRun; forget drops it.
+func TestFinalEnvelopeIsKeptAndWakesTheRun(t *testing.T) {
+	api := &finalOnly{answer: func(_ context.Context, attempt int32) (results.Envelope, error) {
+		if attempt == 1 {
+			return results.Envelope{}, errors.New("connection refused")
+		}
+		return results.Envelope{Final: true, Runner: "r-runner-0-x"}, nil
+	}}
+	f := newFinalEnvelopes(api)
+	f.hold(heldRun(), heldPod("p1"), time.Now().Add(time.Minute))
+	f.hold(heldRun(), heldPod("p1"), time.Now().Add(time.Minute)) // once per pod
+	select {
+	case ev := <-f.wake:
+		if ev.Object.Name != "r" || ev.Object.Namespace != "ns" {
+			t.Errorf("woke %s/%s, want ns/r", ev.Object.Namespace, ev.Object.Name)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the TestRun was not woken")
+	}
+	if env := f.final("p1"); env == nil || env.Runner != "r-runner-0-x" {
+		t.Fatalf("final = %+v, want the runner's envelope", env)
+	}
+	if n := api.attempts.Load(); n != 2 {
+		t.Errorf("%d requests, want 2: one refused, one answered, and no second hold", n)
+	}
+	f.forget("run-uid")
+	if f.final("p1") != nil {
+		t.Error("forget kept the envelope")
+	}
+}
+
+// A final envelope with a test error is not kept: k6's exit code says what it means.
+func TestFinalEnvelopeWithATestErrorIsNotKept(t *testing.T) {
+	done := make(chan struct{})
+	api := &finalOnly{answer: func(context.Context, int32) (results.Envelope, error) {
+		defer close(done)
+		return results.Envelope{Final: true, Error: "test run was marked as failed"}, nil
+	}}
+	f := newFinalEnvelopes(api)
+	f.hold(heldRun(), heldPod("p2"), time.Now().Add(time.Minute))
+	<-done
+	select {
+	case <-f.wake:
+		t.Error("woken for an envelope it does not keep")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if f.final("p2") != nil {
+		t.Error("kept an envelope with a test error")
+	}
+}
+
+// forget ends a held request.
+func TestForgetEndsTheHeldRequest(t *testing.T) {
+	ended := make(chan error, 1)
+	api := &finalOnly{answer: func(ctx context.Context, _ int32) (results.Envelope, error) {
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return results.Envelope{}, ctx.Err()
+	}}
+	f := newFinalEnvelopes(api)
+	f.hold(heldRun(), heldPod("p3"), time.Now().Add(time.Hour))
+	for api.attempts.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	f.forget("run-uid")
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("held request ended with %v, want canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("forget left the request held")
+	}
+}

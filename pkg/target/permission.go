@@ -1,0 +1,52 @@
+package target
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+)
+
+// EnforceLabel is the label a namespace's Pod Security level is read from.
+const EnforceLabel = "pod-security.kubernetes.io/enforce"
+
+// levelRank orders the Pod Security Standards from the strictest.
+var levelRank = map[string]int{"restricted": 0, "baseline": 1, "privileged": 2}
+
+// NotPermitted says why a TestRun in namespace ns may not have its target provisioned as its
+// spec asks, or "" when it may. The operator creates the target's namespace with its own
+// powers, so it grants no more than the TestRun's namespace would: a Pod Security level no
+// higher than the one enforced there (clusterDefault where it has no label: the API server's
+// own default, restricted unless an admin configured another), and a Profile whose
+// namespaceSelector, if any, matches the namespace.
+func NotPermitted(tr *v1alpha1.TestRun, ns *corev1.Namespace, profile *v1alpha1.Profile, clusterDefault string) string {
+	if tr.Spec.Target.External == nil {
+		asked := string(podSecurity(tr))
+		allowed, source := ns.Labels[EnforceLabel], fmt.Sprintf("its label %s=%s", EnforceLabel, ns.Labels[EnforceLabel])
+		if allowed == "" {
+			allowed, source = clusterDefault, fmt.Sprintf("no %s label, so the cluster default %s", EnforceLabel, clusterDefault)
+		}
+		rank, known := levelRank[allowed]
+		if !known {
+			rank, source = 0, fmt.Sprintf("its label %s=%s, not a level fleetbench knows, read as restricted", EnforceLabel, allowed)
+		}
+		if levelRank[asked] > rank {
+			return fmt.Sprintf("spec.target.podSecurity %s is above what namespace %s may run (%s): the target would escape its Pod Security; "+
+				"use podSecurity restricted, or have an admin label the namespace %s=%s", asked, ns.Name, source, EnforceLabel, asked)
+		}
+	}
+	if profile != nil && profile.Spec.NamespaceSelector != nil {
+		selector, err := metav1.LabelSelectorAsSelector(profile.Spec.NamespaceSelector)
+		if err != nil {
+			return fmt.Sprintf("Profile %s has an invalid namespaceSelector (%v): an admin must fix it", profile.Name, err)
+		}
+		if !selector.Matches(labels.Set(ns.Labels)) {
+			return fmt.Sprintf("Profile %s may be used only from namespaces matching %s (its spec.namespaceSelector); namespace %s does not: "+
+				"pick another profile (kubectl get profiles) or ask an admin", profile.Name, selector, ns.Name)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,62 @@
+package admission
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// TestRolesNameEveryVerbAndResource: the manager's ClusterRole (generated from the
+// +kubebuilder:rbac markers) and the user roles grant nothing through a wildcard, so a reviewer
+// reads exactly what the operator may do. The chart's roles are generated from these files.
+func TestRolesNameEveryVerbAndResource(t *testing.T) {
+	files, err := filepath.Glob("../../config/rbac/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]rbacv1.ClusterRole{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(b), "\n---") {
+			var role rbacv1.ClusterRole
+			if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if role.Kind != "ClusterRole" && role.Kind != "Role" {
+				continue
+			}
+			roles[role.Name] = role
+			for i, rule := range role.Rules {
+				for field, values := range map[string][]string{"apiGroups": rule.APIGroups, "resources": rule.Resources, "verbs": rule.Verbs,
+					"resourceNames": rule.ResourceNames, "nonResourceURLs": rule.NonResourceURLs} {
+					if slices.ContainsFunc(values, func(v string) bool { return strings.Contains(v, "*") }) {
+						t.Errorf("%s %s rule %d: %s %v holds a wildcard; name each one", f, role.Name, i, field, values)
+					}
+				}
+			}
+		}
+	}
+	for name, aggregateTo := range map[string][]string{"fleetbench-edit": {"edit", "admin"}, "fleetbench-view": {"view"}} {
+		role, ok := roles[name]
+		if !ok {
+			t.Errorf("no ClusterRole %s in config/rbac", name)
+			continue
+		}
+		for _, to := range aggregateTo {
+			if role.Labels["rbac.authorization.k8s.io/aggregate-to-"+to] != "true" {
+				t.Errorf("%s is not aggregated into %s: labels %v", name, to, role.Labels)
+			}
+		}
+	}
+	if len(roles) < 3 {
+		t.Errorf("read %d roles from config/rbac, want the manager's and the two user roles", len(roles))
+	}
+}
