@@ -1,9 +1,10 @@
 # The manager image, the conventional way: `docker build -t fleetbench/manager:dev .`
-# Base images are build arguments so mirrors and pinned digests can be swapped in.
+# Base images are build arguments so mirrors and pinned digests can be swapped in; the manager
+# is one static binary, so scratch serves (it needs no CA bundle: it trusts the cluster CA).
 # Where no Docker engine or registry is reachable (as on the project's own CI), use
 # `make manager-image`, which packs the same static binary with go-containerregistry.
 ARG GO_IMAGE=golang:1.26
-ARG BASE_IMAGE=gcr.io/distroless/static:nonroot
+ARG BASE_IMAGE=scratch
 
 FROM ${GO_IMAGE} AS build
 WORKDIR /src

@@ -5,7 +5,6 @@ SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 include hack/versions.env
 
-export GOPROXY ?= https://proxy.golang.org,off
 export GOTOOLCHAIN := local
 BIN := $(CURDIR)/bin
 KUBEBUILDER_ASSETS ?= $(BIN)/k8s/$(KUBE_VERSION)
@@ -37,7 +36,8 @@ manifests: tool-controller-gen ## Generate CRDs and RBAC into config/, and the c
 	hack/gen-chart.sh
 
 .PHONY: verify
-verify: manifests generate ## Fail when generated files are not committed.
+verify: manifests generate ## Fail when generated files are not committed, or a file names a package or image host.
+	@hack/verify-no-hosts.sh
 	@git diff --exit-code -- api config charts || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config charts)" || { git status --porcelain -- api config charts; echo "untracked generated files: commit them"; exit 1; }
 

@@ -15,7 +15,7 @@ source "$root/hack/versions.env"
 
 out="$root/bin/k8s/$KUBE_VERSION"
 work="$root/bin/.build"
-export GOPROXY="${GOPROXY_OVERRIDE:-https://proxy.golang.org,off}" GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
+export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
 
 components=("$@")
 [ ${#components[@]} -gt 0 ] || components=(kube-apiserver etcd)

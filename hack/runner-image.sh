@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-export GOPROXY=${GOPROXY:-https://proxy.golang.org,off} GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 image=${RUNNER_IMAGE:-fleetbench/runner:dev}
 
 mkdir -p bin/images

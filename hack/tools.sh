@@ -10,7 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=hack/versions.env
 source "$root/hack/versions.env"
-export GOPROXY="${GOPROXY_OVERRIDE:-https://proxy.golang.org,off}" GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
+export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
 
 # tool -> "module version package"
 spec() {

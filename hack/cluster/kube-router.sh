@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=hack/versions.env
 source "$root/hack/versions.env"
-export GOPROXY="${GOPROXY_OVERRIDE:-https://proxy.golang.org,off}" GOTOOLCHAIN=local
+export GOTOOLCHAIN=local
 
 mod=github.com/cloudnativelabs/kube-router/v2
 bin="$root/bin/kube-router-$KUBE_ROUTER_VERSION"

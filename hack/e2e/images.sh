@@ -14,7 +14,7 @@ set -euo pipefail
 shopt -s inherit_errexit
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-export GOPROXY=${GOPROXY:-https://proxy.golang.org,off} GOTOOLCHAIN=local
+export GOTOOLCHAIN=local
 images="$root/bin/images"
 mkdir -p "$images"
 

@@ -16,7 +16,7 @@ shopt -s inherit_errexit
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 source hack/versions.env
-export GOPROXY=${GOPROXY:-https://proxy.golang.org,off} GOTOOLCHAIN=local
+export GOTOOLCHAIN=local
 kubectl=$root/bin/k8s/$KUBE_VERSION/kubectl
 ns=fleetbench-system
 release=fleetbench

@@ -10,7 +10,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$root/hack/versions.env"
 images="$root/bin/images"
 mkdir -p "$images"
-export GOPROXY="${GOPROXY_OVERRIDE:-https://proxy.golang.org,off}" GOTOOLCHAIN=local
+export GOTOOLCHAIN=local
 
 log() { echo ">> $*" >&2; }
 
@@ -43,17 +43,23 @@ imgpack() {
 DEBIAN_SUITE=bookworm
 
 debian_mirror() {
-  # The Debian mirror apt is configured with (deb822 .sources, else one-line sources.list).
-  local m
-  m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ && $2 ~ /\/debian\/?$/ {print $2; exit}' || true)
+  # DEBIAN_MIRROR, else the Debian mirror apt is configured with (deb822 .sources, else
+  # one-line sources.list): the repository names none.
+  local m=${DEBIAN_MIRROR:-}
+  [ -n "$m" ] || m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ && $2 ~ /\/debian\/?$/ {print $2; exit}' || true)
   [ -n "$m" ] || m=$(awk -v s="$DEBIAN_SUITE" '$1=="deb" && $3==s {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-  echo "${m:-http://deb.debian.org/debian}"
+  if [ -z "$m" ]; then
+    echo "no Debian mirror: apt's sources name none for $DEBIAN_SUITE; set DEBIAN_MIRROR=<url of a Debian mirror>" >&2
+    return 1
+  fi
+  echo "$m"
 }
 
 # debian_rootfs_path NAME PACKAGES : where the cached rootfs tarball for these inputs lives.
 debian_rootfs_path() {
-  local key
-  key=$(echo "$DEBIAN_SUITE $(debian_mirror) $2 rootfs-v1" | sha256sum | cut -c1-16)
+  local key mirror
+  mirror=$(debian_mirror)
+  key=$(echo "$DEBIAN_SUITE $mirror $2 rootfs-v1" | sha256sum | cut -c1-16)
   echo "$images/.cache/$1-rootfs-$key.tar"
 }
 

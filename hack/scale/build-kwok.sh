@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # Builds kwok's controller binary (sigs.k8s.io/kwok/cmd/kwok) at KWOK_VERSION from hack/versions.env
 # into bin/kwok-<version> (bin/kwok links to it), through its own wrapper module as hack/tools.sh
-# builds tools. It uses the Go module proxy configured for the user (`go env GOPROXY`, or
-# GOPROXY_OVERRIDE). Re-runnable: skipped when that version is already built.
+# builds tools, from the Go module proxy the user's Go is configured with (GOPROXY, go env).
+# Re-runnable: skipped when that version is already built.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=hack/versions.env
 source "$root/hack/versions.env"
-GOPROXY="${GOPROXY_OVERRIDE:-$(go env GOPROXY)}"
-export GOPROXY GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
+export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
 
 target="$root/bin/kwok-$KWOK_VERSION"
 if [ ! -x "$target" ]; then
