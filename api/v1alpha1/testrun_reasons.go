@@ -29,6 +29,9 @@ const (
 	// ReasonNotPermitted: the TestRun asks for more than its namespace may have: a target Pod
 	// Security level above the namespace's, or a Profile whose namespaceSelector excludes it.
 	ReasonNotPermitted = "NotPermitted"
+	// ReasonPullSecretNotUsable: a Secret in spec.target.imagePullSecrets is missing, still after
+	// the provisioning timeout, or is not of type kubernetes.io/dockerconfigjson.
+	ReasonPullSecretNotUsable = "PullSecretNotUsable"
 	// ReasonInvalidTarget: the target cannot be built from the spec and profile.
 	ReasonInvalidTarget = "InvalidTarget"
 	// ReasonTargetNamespaceConflict: the target namespace exists and belongs to someone else.
@@ -78,7 +81,7 @@ const (
 
 // FailureReasons lists every reason a TestRun can end Failed with.
 var FailureReasons = []string{
-	ReasonProfileNotFound, ReasonNotPermitted, ReasonInvalidTarget, ReasonTargetNamespaceConflict, ReasonTargetImageNotPresent,
+	ReasonProfileNotFound, ReasonNotPermitted, ReasonPullSecretNotUsable, ReasonInvalidTarget, ReasonTargetNamespaceConflict, ReasonTargetImageNotPresent,
 	ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonInvalidLoad, ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,
@@ -92,6 +95,7 @@ const (
 	ReasonTargetNamespaceTerminating = "TargetNamespaceTerminating"
 	ReasonWaitingForTarget           = "WaitingForTarget"
 	ReasonWaitingForScript           = "WaitingForScript"
+	ReasonWaitingForPullSecret       = "WaitingForPullSecret"
 	ReasonCheckingScript             = "CheckingScript"
 	ReasonCreatingRunners            = "CreatingRunners"
 	ReasonWaitingForRunners          = "WaitingForRunners"

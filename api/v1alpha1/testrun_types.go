@@ -233,6 +233,14 @@ type TargetSpec struct {
 	// +kubebuilder:default=restricted
 	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
 
+	// imagePullSecrets are Secrets of the TestRun's namespace, of type
+	// kubernetes.io/dockerconfigjson, for component images in a private registry: each is copied
+	// into the target's namespace (and goes with it) and named in every target pod.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
 	// components fleetbench provisions in the TestRun's own namespace.
 	// +optional
 	// +kubebuilder:validation:MinItems=1
@@ -515,6 +523,43 @@ type RunnerSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// envFrom adds every key of these ConfigMaps or Secrets of the TestRun's namespace to the
+	// runner's environment (credentials the script reads through __ENV).
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
+	// imagePullSecrets of the TestRun's namespace, for a runner image in a private registry.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// volumes are added to the runner pod, for volumeMounts (test data, certificates). Names
+	// config, script and tmp are fleetbench's.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +kubebuilder:validation:XValidation:rule="self.all(v, !(v.name in ['config', 'script', 'tmp']))",message="volume names config, script and tmp are fleetbench's own; rename the volume"
+	Volumes []corev1.Volume `json:"volumes,omitempty"`
+
+	// volumeMounts mount volumes into the runner container; not under /fleetbench (fleetbench's
+	// script and config) and not at /tmp. A mount of a volume not in volumes is refused when
+	// the runner's Job is created (Failed RunnerRejected, with the API server's words): core
+	// types carry no length bounds, so admission cannot afford to cross-check the two lists.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +kubebuilder:validation:XValidation:rule="self.all(m, !m.mountPath.startsWith('/fleetbench') && m.mountPath != '/tmp')",message="volumeMounts must not use /fleetbench (fleetbench mounts the script and config there) or /tmp"
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+
+	// securityContext replaces the runner container's (by default non-root, read-only root file
+	// system, no capabilities, no privilege escalation). The pod stays in the TestRun's namespace,
+	// so its Pod Security level still applies.
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 
 	// resources of each runner container.
 	// +optional

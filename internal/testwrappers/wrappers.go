@@ -153,6 +153,9 @@ func (w *TestRunWrapper) RunnerEnv(env ...corev1.EnvVar) *TestRunWrapper {
 	return w
 }
 
+// Runner replaces the runner pod knobs.
+func (w *TestRunWrapper) Runner(r *v1alpha1.RunnerSpec) *TestRunWrapper { w.Spec.Runner = r; return w }
+
 func (w *TestRunWrapper) runner() *v1alpha1.RunnerSpec {
 	if w.Spec.Runner == nil {
 		w.Spec.Runner = &v1alpha1.RunnerSpec{}

@@ -176,6 +176,8 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 			corev1.EnvVar{Name: results.ReachTimeoutEnv, Value: (reachTimeout + opts.TargetStarting.Round(time.Second)).String()})
 	}
 	env = append(env, runner.Env...)
+	volumes = append(volumes, runner.Volumes...)
+	mounts = append(mounts, runner.VolumeMounts...)
 
 	container := corev1.Container{
 		Name:            ContainerName,
@@ -204,6 +206,10 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	if runner.Resources != nil {
 		container.Resources = *runner.Resources
 	}
+	container.EnvFrom = runner.EnvFrom
+	if runner.SecurityContext != nil {
+		container.SecurityContext = runner.SecurityContext
+	}
 	podSpec := corev1.PodSpec{
 		RestartPolicy:      corev1.RestartPolicyNever,
 		Containers:         []corev1.Container{container},
@@ -211,6 +217,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		NodeSelector:       runner.NodeSelector,
 		Tolerations:        runner.Tolerations,
 		ServiceAccountName: runner.ServiceAccountName,
+		ImagePullSecrets:   runner.ImagePullSecrets,
 		PriorityClassName:  runner.PriorityClassName,
 		// Runners talk to nothing in the cluster API.
 		AutomountServiceAccountToken: ptr.To(false),

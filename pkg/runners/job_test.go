@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
@@ -314,5 +315,36 @@ func TestUserArgsReachK6AsArgv(t *testing.T) {
 		if !slices.Contains(pre, tc.want[len(tc.want)-1]) {
 			t.Errorf("%s: pre-flight args %q lack the -e variable %q", tc.name, pre, tc.want[len(tc.want)-1])
 		}
+	}
+}
+
+// The pod-template knobs users bring from k6-operator and plain pods reach the runner pod.
+func TestRunnerPodTemplateParity(t *testing.T) {
+	tr := tw.MakeTestRun("p", "ns").Obj()
+	sc := &corev1.SecurityContext{RunAsNonRoot: ptr.To(true), ReadOnlyRootFilesystem: ptr.To(false)}
+	tr.Spec.Runner = &v1alpha1.RunnerSpec{
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "registry-cred"}},
+		EnvFrom:          []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "api-token"}}}},
+		Volumes:          []corev1.Volume{{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "ca"}}}},
+		VolumeMounts:     []corev1.VolumeMount{{Name: "certs", MountPath: "/etc/certs", ReadOnly: true}},
+		SecurityContext:  sc,
+	}
+	pod := Job(tr, 0, 1, JobOptions{ConfigMap: "c"}).Spec.Template.Spec
+	c := pod.Containers[0]
+	if len(pod.ImagePullSecrets) != 1 || pod.ImagePullSecrets[0].Name != "registry-cred" {
+		t.Errorf("imagePullSecrets %v", pod.ImagePullSecrets)
+	}
+	if len(c.EnvFrom) != 1 || c.EnvFrom[0].SecretRef.Name != "api-token" {
+		t.Errorf("envFrom %v", c.EnvFrom)
+	}
+	if !slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == "certs" }) ||
+		!slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Name == "config" }) {
+		t.Errorf("volumes %v: want the user's beside fleetbench's", pod.Volumes)
+	}
+	if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "certs" && m.MountPath == "/etc/certs" }) {
+		t.Errorf("volumeMounts %v", c.VolumeMounts)
+	}
+	if c.SecurityContext != sc {
+		t.Errorf("securityContext %+v, want the user's", c.SecurityContext)
 	}
 }

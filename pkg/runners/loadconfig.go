@@ -34,6 +34,10 @@ func LoadConfig(spec *v1alpha1.TestRunSpec, testRun string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec.load.period: %w", err)
 	}
+	if period <= 0 {
+		// Admission refuses it too; a rate over no time would be infinite (FuzzLoadConfig).
+		return nil, fmt.Errorf("spec.load.period %q: must be longer than 0", load.Period)
+	}
 	var scenario map[string]any
 	switch {
 	case spec.Type == v1alpha1.TestTypePeak:

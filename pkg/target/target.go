@@ -408,6 +408,8 @@ func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.Pro
 					SecurityContext: podSC,
 					NodeSelector:    profile.NodeSelector,
 					Tolerations:     profile.Tolerations,
+					// Copies of the TestRun's Secrets, made in this namespace (PullSecret).
+					ImagePullSecrets: tr.Spec.Target.ImagePullSecrets,
 				},
 			},
 		},
@@ -444,4 +446,14 @@ func componentResources(c *v1alpha1.Component, p *v1alpha1.ProfileSpec) (corev1.
 		return corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}, nil
 	}
 	return corev1.ResourceRequirements{}, fmt.Errorf("component %q: perComponent sizing needs share or resources", c.Name)
+}
+
+// PullSecret is the copy of the TestRun's image pull Secret src in the target namespace ns,
+// labelled as fleetbench's: it goes with the namespace.
+func PullSecret(tr *v1alpha1.TestRun, src *corev1.Secret, ns string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: src.Name, Namespace: ns, Labels: targetLabels(tr, "pull-secret")},
+		Type:       src.Type,
+		Data:       src.Data,
+	}
 }

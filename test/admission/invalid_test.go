@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,6 +88,13 @@ func invalidCases() []invalidCase {
 			want: []string{"spec.args", "must not set --out, -o"}},
 		{name: "args set the REST address", obj: run().Args("--address=0.0.0.0:1").Obj(),
 			want: []string{"spec.args", "--address"}},
+		{name: "runner volume named like fleetbench's", obj: run().Runner(&v1alpha1.RunnerSpec{
+			Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}}).Obj(),
+			want: []string{"spec.runner.volumes", "config, script and tmp are fleetbench's own"}},
+		{name: "runner mount over fleetbench's script", obj: run().Runner(&v1alpha1.RunnerSpec{
+			Volumes:      []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/fleetbench/script"}}}).Obj(),
+			want: []string{"spec.runner.volumeMounts", "must not use /fleetbench"}},
 		{name: "args set paused", obj: run().Args("--paused").Obj(),
 			want: []string{"spec.args", "must not set --execution-segment, --execution-segment-sequence or --paused"}},
 		{name: "arguments set address short", obj: run().Arguments("-a 0.0.0.0:7000").Obj(),

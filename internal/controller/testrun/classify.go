@@ -19,6 +19,9 @@ type runnerState struct {
 	job   *batchv1.Job
 	pod   *corev1.Pod
 	final *results.Envelope
+	// pullGaveUp is the kubelet's message once the runner's image pull failed again after the
+	// first back-off (pullFailures).
+	pullGaveUp string
 }
 
 // runnerClass is what one runner is doing. Every decision about runners reads this, and only
@@ -127,6 +130,9 @@ func classifyRunner(rs runnerState) runnerView {
 		v.class, v.why = runnerSucceeded, fmt.Sprintf("runner %s ended and handed over its final results", pod.Name)
 	default:
 		v.imageProblem = imageProblem(pod)
+		if v.imageProblem == "" && rs.pullGaveUp != "" {
+			v.imageProblem = rs.pullGaveUp + " (failed again after the kubelet's back-off)"
+		}
 		v.class = runnerPending
 		if podReady(pod) {
 			v.class = runnerReady

@@ -102,6 +102,8 @@ type Reconciler struct {
 	podLevelDropped atomic.Bool
 	// finals are the runners' final envelopes, fetched as soon as each runner has them.
 	finals *finalEnvelopes
+	// pulls tells a pull failing again after the kubelet's back-off from its first failure.
+	pulls pullFailures
 }
 
 // New builds the reconciler from the manager; main and the envtest suite both use it.

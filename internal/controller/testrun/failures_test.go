@@ -42,6 +42,12 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 			act: func(t *testing.T, k *kubelet) {
 				k.targetPodWaiting("ErrImageNeverPull", "Container image \"fleetbench/nginx:dev\" is not present with pull policy of Never")
 			}},
+		{name: "target image cannot be pulled", reason: v1alpha1.ReasonTargetImageNotPresent, within: 25 * time.Second,
+			says: []string{"ImagePullBackOff", "registry.fleetbench.test", "failed again after the kubelet's back-off", "imagePullSecrets"},
+			run:  func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("no-pull", ns).Obj() },
+			act: func(t *testing.T, k *kubelet) {
+				k.targetPodWaiting("ImagePullBackOff", `Back-off pulling image "registry.fleetbench.test/nginx:dev": ErrImagePull: dial tcp: lookup registry.fleetbench.test: no such host`)
+			}},
 		{name: "target image runs as root", reason: v1alpha1.ReasonTargetRunsAsRoot, within: 15 * time.Second,
 			says: []string{"container legacy: container has runAsNonRoot and image will run as root", "runAsUser", "spec.target.podSecurity: baseline"},
 			run: func(ns string) *v1alpha1.TestRun {
@@ -50,6 +56,17 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 			},
 			act: func(t *testing.T, k *kubelet) {
 				k.targetPodWaiting("CreateContainerConfigError", `container has runAsNonRoot and image will run as root (pod: "stack", container: legacy)`)
+			}},
+		{name: "runner image cannot be pulled", reason: v1alpha1.ReasonRunnerImageNotPresent, within: 25 * time.Second,
+			says: []string{"ErrImagePull", "failed again after the kubelet's back-off", "spec.runner.image"},
+			run:  func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("no-runner-pull", ns).Obj() },
+			act: func(t *testing.T, k *kubelet) {
+				k.targetReady()
+				k.podsFor(k.jobs(1), func(_ int, pod *corev1.Pod) {
+					pod.Status.Phase = corev1.PodPending
+					pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "k6", Image: "registry.fleetbench.test/runner:x",
+						State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "unauthorized"}}}}
+				})
 			}},
 		{name: "runner image missing", reason: v1alpha1.ReasonRunnerImageNotPresent, within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("no-runner-image", ns).Obj() },
@@ -91,6 +108,12 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 		{name: "runner pod never created (quota)", reason: v1alpha1.ReasonRunnerNotCreated, within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("quota", ns).Timeouts(fast).Obj() },
 			act: func(t *testing.T, k *kubelet) { k.targetReady(); k.jobs(1) }},
+		{name: "runner mounts a volume it does not declare", reason: v1alpha1.ReasonRunnerRejected, within: 15 * time.Second,
+			says: []string{"was refused", "volumeMounts", "Not found"},
+			run: func(ns string) *v1alpha1.TestRun {
+				return tw.MakeTestRun("undeclared", ns).Runner(&v1alpha1.RunnerSpec{
+					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}).Obj()
+			}},
 		{name: "runner cannot reach the target", reason: v1alpha1.ReasonRunnerFailedBeforeStart, within: 15 * time.Second,
 			says: []string{"exited with code 90 (could not reach the target", "web.", "NetworkPolicy"},
 			run:  func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("unreachable", ns).Obj() },

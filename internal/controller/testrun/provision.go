@@ -31,7 +31,8 @@ func (r *Reconciler) waitOrFail(s *scope, deadline time.Time, poll time.Duration
 		s.fail(failReason, message+fix)
 		return ctrl.Result{}
 	}
-	r.setPhase(s.run, phase, waitReason, message)
+	// The deadline is in the message: whoever reads it knows how long the run still waits.
+	r.setPhase(s.run, phase, waitReason, message+"; waiting until "+deadline.UTC().Format(time.RFC3339))
 	return rc.WaitUntil(s.now, deadline, poll)
 }
 
@@ -105,6 +106,19 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result
 		s.fail(reason, msg)
 		return ctrl.Result{}, nil
 	}
+	var recheck time.Duration
+	for i := range s.targetPods {
+		pod := &s.targetPods[i]
+		msg, after := r.pulls.gaveUp(pod, s.now)
+		if msg != "" {
+			s.fail(v1alpha1.ReasonTargetImageNotPresent, fmt.Sprintf("target pod %s: %s (failed again after the kubelet's back-off); "+
+				"fix the component's image, its registry's reachability, or spec.target.imagePullSecrets", pod.Name, msg))
+			return ctrl.Result{}, nil
+		}
+		if after > 0 && (recheck == 0 || after < recheck) {
+			recheck = after
+		}
+	}
 	if targetScheduled(s.desired.Deployments, s.targetPods) {
 		// The runners start while the target does: their pods' sandboxes, the wait until they
 		// reach every component and k6's start then overlap the target's start, not follow
@@ -117,7 +131,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result
 			return ctrl.Result{}, nil
 		}
 	}
-	return r.waitOrFail(s, s.provisioningDeadline(), 0, v1alpha1.PhaseProvisioning, v1alpha1.ReasonWaitingForTarget,
+	return r.waitOrFail(s, s.provisioningDeadline(), recheck, v1alpha1.PhaseProvisioning, v1alpha1.ReasonWaitingForTarget,
 		v1alpha1.ReasonTargetNotReady, notReady, "; raise spec.timeouts.provisioning if the target needs longer"), nil
 }
 
@@ -147,6 +161,9 @@ func (r *Reconciler) provisionTarget(ctx context.Context, s *scope) (ctrl.Result
 		if err := rc.CreateOrGet(ctx, r.Client, o); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if wait, err := r.copyPullSecrets(ctx, s); err != nil || !wait.IsZero() || s.failure != nil {
+		return wait, err
 	}
 	for _, d := range objs.Deployments {
 		wantPodLevel := d.Spec.Template.Spec.Resources != nil
@@ -309,4 +326,36 @@ func targetScheduled(deployments []*appsv1.Deployment, pods []corev1.Pod) bool {
 		}
 	}
 	return len(deployments) > 0
+}
+
+// copyPullSecrets copies spec.target.imagePullSecrets from the TestRun's namespace into the
+// target's, before any target pod needs them. Secrets are read and written around the cache
+// (the manager caches none), and only dockerconfigjson ones: a TestRun must not be a way to
+// copy any Secret of its namespace elsewhere.
+func (r *Reconciler) copyPullSecrets(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	if len(s.targetPods) > 0 {
+		return ctrl.Result{}, nil // copied before the Deployments that made these pods
+	}
+	for _, ref := range run.Spec.Target.ImagePullSecrets {
+		src := &corev1.Secret{}
+		err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: ref.Name}, src)
+		switch {
+		case apierrors.IsNotFound(err):
+			deadline := s.provisioningDeadline()
+			return r.waitOrFail(s, deadline, 10*time.Second, v1alpha1.PhaseProvisioning, v1alpha1.ReasonWaitingForPullSecret, v1alpha1.ReasonPullSecretNotUsable,
+				fmt.Sprintf("Secret %s named in spec.target.imagePullSecrets does not exist in namespace %s", ref.Name, run.Namespace),
+				"; create it (kubectl create secret docker-registry), or fix spec.target.imagePullSecrets"), nil
+		case err != nil:
+			return ctrl.Result{}, err
+		case src.Type != corev1.SecretTypeDockerConfigJson:
+			s.fail(v1alpha1.ReasonPullSecretNotUsable, fmt.Sprintf("Secret %s named in spec.target.imagePullSecrets is of type %q, not %s: "+
+				"only registry credentials are copied into the target's namespace", ref.Name, src.Type, corev1.SecretTypeDockerConfigJson))
+			return ctrl.Result{}, nil
+		}
+		if err := r.Create(ctx, target.PullSecret(run, src, s.targetNS)); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
 }

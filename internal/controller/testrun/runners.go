@@ -57,7 +57,7 @@ func (r *Reconciler) reconcileRunners(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	r.setPhase(run, v1alpha1.PhaseStarting, v1alpha1.ReasonWaitingForRunners, msg)
-	return rc.WaitUntil(s.now, deadline, 0), nil
+	return rc.WaitUntil(s.now, deadline, s.pullRecheck), nil
 }
 
 // separateFailure counts the nodes that can take a runner once a runner of a spec.separate run

@@ -45,6 +45,8 @@ type scope struct {
 	// runners are indexed by runner number; summary classifies them once.
 	runners []runnerState
 	summary runnerSummary
+	// pullRecheck is when a runner's failing image pull is judged again (pullFailures).
+	pullRecheck time.Duration
 
 	// live is the runners' results so far, read at most once per reconcile (liveEnvelopes).
 	live struct {
@@ -188,6 +190,11 @@ func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 	for i := range s.runners {
 		if pod := s.runners[i].pod; pod != nil {
 			s.runners[i].final = r.finals.final(pod.UID)
+			msg, recheck := r.pulls.gaveUp(pod, s.now)
+			s.runners[i].pullGaveUp = msg
+			if recheck > 0 && (s.pullRecheck == 0 || recheck < s.pullRecheck) {
+				s.pullRecheck = recheck
+			}
 		}
 	}
 	return nil
