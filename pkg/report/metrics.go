@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -32,13 +33,28 @@ type requests struct {
 	rate     float64
 	// duration is the metric latency is read from; nil when nothing was measured.
 	duration *results.MetricSummary
+	// skip leaves out series that are not the script's requests (k6's reflection RPCs).
+	skip func(results.SeriesSummary) bool
 }
+
+// counts says whether a series of duration holds requests of the script.
+func (r requests) counts(sr results.SeriesSummary) bool { return r.skip == nil || !r.skip(sr) }
 
 func requestsOf(s *results.Summary) requests {
 	grpc := s.Metrics["grpc_req_duration"]
 	if counter(s, "http_reqs") == 0 && grpc != nil && grpc.Stats.Count > 0 {
-		r := requests{protocol: ProtocolGRPC, total: grpc.Stats.Count, duration: grpc}
+		r := requests{protocol: ProtocolGRPC, duration: grpc}
+		// k6 times its own reflection RPCs too, sometimes (see the runner's keptTags): where
+		// the runners kept the method tag, only the script's calls, which carry it, count.
+		// (Latency still reads the whole metric, as k6's summary does.)
+		if slices.ContainsFunc(grpc.Series, func(sr results.SeriesSummary) bool { return sr.Tags["method"] != "" }) {
+			r.skip = func(sr results.SeriesSummary) bool { return sr.Tags["method"] == "" }
+		}
 		for _, sr := range grpc.Series {
+			if !r.counts(sr) {
+				continue
+			}
+			r.total += sr.Stats.Count
 			if sr.Tags["status"] != "0" { // gRPC's OK
 				r.failed += sr.Stats.Count
 			}
@@ -125,7 +141,7 @@ func scenarioRows(s *results.Summary, req requests) []v1alpha1.ScenarioResult {
 	}
 	if req.duration != nil {
 		for _, sr := range req.duration.Series {
-			if a := at(sr.Tags); a != nil {
+			if a := at(sr.Tags); a != nil && req.counts(sr) {
 				a.requests += sr.Stats.Count
 				a.durations.Merge(sr.Agg)
 			}

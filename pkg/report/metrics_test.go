@@ -52,6 +52,26 @@ func TestGRPCCallsAreTheRequests(t *testing.T) {
 	}
 }
 
+// k6 sometimes times its own reflection RPC (no method tag): where the script's calls carry
+// their method, only they are requests.
+func TestGRPCReflectionIsNoRequest(t *testing.T) {
+	s := collected(t, results.DefaultCollectorConfig, func(c *results.Collector, at int64) {
+		push := c.Series("grpc_req_duration", results.Trend, "time", map[string]string{"scenario": "agents", "status": "0", "method": "/fleetbench.sut.v1.GoalState/Push"})
+		reflection := c.Series("grpc_req_duration", results.Trend, "time", map[string]string{"scenario": "agents", "status": "0"})
+		for i := range 160 {
+			push.Add(at+int64(i), 3)
+		}
+		reflection.Add(at, 1)
+	})
+	r := Build(s, nil, 1).Results
+	if r.Protocol != ProtocolGRPC || r.Requests.Total != 160 || r.Requests.Dropped != 0 {
+		t.Errorf("requests %+v, want the script's 160 calls", r.Requests)
+	}
+	if len(r.Scenarios) != 1 || r.Scenarios[0].Requests != 160 {
+		t.Errorf("scenarios %+v, want 160 requests", r.Scenarios)
+	}
+}
+
 // Every metric appears with the values k6's summary prints for its type; scenarios split
 // requests and iterations; checks keep their names.
 func TestEveryMetricAndScenarioIsListed(t *testing.T) {

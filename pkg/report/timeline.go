@@ -115,6 +115,9 @@ func BuildTimeline(s *results.Summary, target []TargetPoint) Timeline {
 	}
 	if req.protocol == ProtocolGRPC {
 		for _, sr := range req.duration.Series {
+			if !req.counts(sr) {
+				continue
+			}
 			ok := sr.Tags["status"] == "0"
 			for _, w := range sr.Windows {
 				tw := at(w.Start)

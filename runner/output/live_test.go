@@ -205,3 +205,50 @@ func (b *lockedBuffer) Bytes() []byte {
 	defer b.mu.Unlock()
 	return append([]byte(nil), b.buf.Bytes()...)
 }
+
+// A gRPC call keeps its method, so the operator can tell the script's calls from k6's own
+// reflection RPCs, which carry none; an HTTP request keeps no method.
+func TestGRPCCallsKeepTheirMethod(t *testing.T) {
+	var stdout bytes.Buffer
+	o, err := New(output.Params{Environment: map[string]string{}, StdOut: &stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reg := metrics.NewRegistry()
+	grpcDur := reg.MustNewMetric("grpc_req_duration", metrics.Trend, metrics.Time)
+	httpDur := reg.MustNewMetric("http_req_duration", metrics.Trend, metrics.Time)
+	now := time.Now()
+	for _, s := range []metrics.Sample{
+		{TimeSeries: metrics.TimeSeries{Metric: grpcDur, Tags: reg.RootTagSet().With("status", "0").With("method", "/sut.GoalState/Push")}, Time: now, Value: 3},
+		{TimeSeries: metrics.TimeSeries{Metric: grpcDur, Tags: reg.RootTagSet().With("status", "0")}, Time: now, Value: 1},
+		{TimeSeries: metrics.TimeSeries{Metric: httpDur, Tags: reg.RootTagSet().With("status", "200").With("method", "GET")}, Time: now, Value: 2},
+	} {
+		o.AddMetricSamples([]metrics.SampleContainer{s})
+	}
+	if err := o.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	env, err := results.ExtractEnvelope(stdout.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := results.Merge(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods := map[string]uint64{}
+	for _, sr := range s.Metrics["grpc_req_duration"].Series {
+		methods[sr.Tags["method"]] += sr.Stats.Count
+	}
+	if methods["/sut.GoalState/Push"] != 1 || methods[""] != 1 {
+		t.Errorf("grpc series by method %v, want the call and the untagged reflection apart", methods)
+	}
+	for _, sr := range s.Metrics["http_req_duration"].Series {
+		if sr.Tags["method"] != "" {
+			t.Errorf("http series %v keeps the method", sr.Tags)
+		}
+	}
+}

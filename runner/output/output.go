@@ -377,6 +377,12 @@ func (o *Output) keptTags(metric string, ts *metrics.TagSet) map[string]string {
 	if v, ok := ts.Get("status"); ok && v != "" {
 		if strings.HasPrefix(metric, "grpc_") {
 			out["status"] = v
+			// k6 also times its own reflection RPCs (client.connect with reflect), without a
+			// method tag and only when they end before their context (a race): the method
+			// tells the script's calls from those.
+			if m, ok := ts.Get("method"); ok && m != "" {
+				out["method"] = m
+			}
 		} else {
 			out["status_class"] = statusClass(v)
 		}
