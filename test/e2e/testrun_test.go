@@ -153,12 +153,12 @@ func targetProbe(t *testing.T, e *env, ns string) *corev1.Probe {
 }
 
 // TestTargetThatNeverGetsReadyFails: a custom component whose image exists nowhere (no registry
-// is reachable from the local cluster) ends Failed TargetImageNotPresent once its pull failed
-// again after the kubelet's back-off, long before its provisioning deadline.
+// is reachable from the local cluster) ends Failed TargetImageNotPresent once its pull has kept
+// failing through a minute of the kubelet's retries, before its provisioning deadline.
 func TestTargetThatNeverGetsReadyFails(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "e2e-notready")
-	// Long enough that only the image pull failing again after the kubelet's back-off ends it.
+	// Long enough that only the image pull failing for a minute ends it.
 	const provisioning = 2 * time.Minute
 	run := tw.MakeTestRun("missing-image", ns).
 		// Small and sized per component, so it schedules beside whatever else runs and
@@ -199,7 +199,7 @@ func TestTargetThatNeverGetsReadyFails(t *testing.T) {
 	if got.Status.CompletionTime == nil {
 		t.Errorf("completionTime not set")
 	} else if late := got.Status.CompletionTime.Sub(got.CreationTimestamp.Time); late >= provisioning {
-		t.Errorf("failed %s after creation, want before the provisioning deadline %s: a pull that failed twice does not heal", late, provisioning)
+		t.Errorf("failed %s after creation, want before the provisioning deadline %s: a pull failing for a minute does not heal", late, provisioning)
 	}
 	// No runner may have been started for a target that never became Ready.
 	if got.Status.StartTime != nil {

@@ -130,8 +130,8 @@ func classifyRunner(rs runnerState) runnerView {
 		v.class, v.why = runnerSucceeded, fmt.Sprintf("runner %s ended and handed over its final results", pod.Name)
 	default:
 		v.imageProblem = imageProblem(pod)
-		if v.imageProblem == "" && rs.pullGaveUp != "" {
-			v.imageProblem = rs.pullGaveUp + " (failed again after the kubelet's back-off)"
+		if v.imageProblem == "" {
+			v.imageProblem = rs.pullGaveUp
 		}
 		v.class = runnerPending
 		if podReady(pod) {

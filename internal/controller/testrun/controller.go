@@ -78,6 +78,9 @@ type Options struct {
 	// ProgressInterval is how often status.progress is refreshed from the runners while the
 	// load runs; DefaultProgressInterval when zero.
 	ProgressInterval time.Duration
+	// PullRetryGrace is how long an image pull may be seen failing before the run ends
+	// Target/RunnerImageNotPresent; DefaultPullRetryGrace when zero.
+	PullRetryGrace time.Duration
 	// DefaultPodSecurity is the level the API server enforces in a namespace without a
 	// pod-security.kubernetes.io/enforce label (its PodSecurity admission configuration);
 	// DefaultPodSecurityLevel when empty.
@@ -114,13 +117,16 @@ func New(mgr ctrl.Manager, opts Options) *Reconciler {
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = DefaultProgressInterval
 	}
+	if opts.PullRetryGrace <= 0 {
+		opts.PullRetryGrace = DefaultPullRetryGrace
+	}
 	if opts.DefaultPodSecurity == "" {
 		opts.DefaultPodSecurity = DefaultPodSecurityLevel
 	}
 	return &Reconciler{
 		Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(),
 		apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("fleetbench"),
-		finals: newFinalEnvelopes(opts.RunnerAPI),
+		finals: newFinalEnvelopes(opts.RunnerAPI), pulls: pullFailures{grace: opts.PullRetryGrace},
 	}
 }
 

@@ -43,7 +43,7 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 				k.targetPodWaiting("ErrImageNeverPull", "Container image \"fleetbench/nginx:dev\" is not present with pull policy of Never")
 			}},
 		{name: "target image cannot be pulled", reason: v1alpha1.ReasonTargetImageNotPresent, within: 25 * time.Second,
-			says: []string{"ImagePullBackOff", "registry.fleetbench.test", "failed again after the kubelet's back-off", "imagePullSecrets"},
+			says: []string{"ImagePullBackOff", "registry.fleetbench.test", "still failing after", "imagePullSecrets"},
 			run:  func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("no-pull", ns).Obj() },
 			act: func(t *testing.T, k *kubelet) {
 				k.targetPodWaiting("ImagePullBackOff", `Back-off pulling image "registry.fleetbench.test/nginx:dev": ErrImagePull: dial tcp: lookup registry.fleetbench.test: no such host`)
@@ -58,7 +58,7 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 				k.targetPodWaiting("CreateContainerConfigError", `container has runAsNonRoot and image will run as root (pod: "stack", container: legacy)`)
 			}},
 		{name: "runner image cannot be pulled", reason: v1alpha1.ReasonRunnerImageNotPresent, within: 25 * time.Second,
-			says: []string{"ErrImagePull", "failed again after the kubelet's back-off", "spec.runner.image"},
+			says: []string{"ErrImagePull", "still failing after", "spec.runner.image"},
 			run:  func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("no-runner-pull", ns).Obj() },
 			act: func(t *testing.T, k *kubelet) {
 				k.targetReady()

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -77,6 +78,10 @@ func (f *finalEnvelopes) hold(run *v1alpha1.TestRun, pod *corev1.Pod, deadline t
 	ctx, cancel := context.WithDeadline(base, deadline)
 	f.held[pod.UID] = cancel
 	f.byRun[run.UID] = append(f.byRun[run.UID], pod.UID)
+	// Past its deadline the run has failed or finished: drop what the hold kept, also for a
+	// TestRun deleted without passing through forget (no finalizer, gone before a reconcile).
+	runUID, podUID := run.UID, pod.UID
+	context.AfterFunc(ctx, func() { f.drop(runUID, podUID) })
 	pod = pod.DeepCopy() // the cache's copy must not be read after this reconcile
 	owner := &v1alpha1.TestRun{}
 	owner.Namespace, owner.Name = run.Namespace, run.Name
@@ -120,6 +125,20 @@ func (f *finalEnvelopes) final(uid types.UID) *results.Envelope {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.got[uid]
+}
+
+// drop forgets one pod's hold and envelope.
+func (f *finalEnvelopes) drop(run, pod types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.held, pod)
+	delete(f.got, pod)
+	pods := slices.DeleteFunc(f.byRun[run], func(uid types.UID) bool { return uid == pod })
+	if len(pods) == 0 {
+		delete(f.byRun, run)
+	} else {
+		f.byRun[run] = pods
+	}
 }
 
 // forget ends the held requests of a finished or deleted TestRun and drops what they brought.

@@ -112,3 +112,29 @@ func TestForgetEndsTheHeldRequest(t *testing.T) {
 		t.Fatal("forget left the request held")
 	}
 }
+
+// Past its deadline a hold drops what it kept, so a TestRun deleted without forget leaks nothing.
+func TestHoldDropsItsEntriesAtItsDeadline(t *testing.T) {
+	api := &finalOnly{answer: func(context.Context, int32) (results.Envelope, error) {
+		return results.Envelope{Final: true}, nil
+	}}
+	f := newFinalEnvelopes(api)
+	f.hold(heldRun(), heldPod("p4"), time.Now().Add(300*time.Millisecond))
+	<-f.wake
+	if f.final("p4") == nil {
+		t.Fatal("the envelope was not kept before the deadline")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.mu.Lock()
+		left := len(f.held) + len(f.got) + len(f.byRun)
+		f.mu.Unlock()
+		if left == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d entries left 10 s after the hold's deadline", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -106,12 +106,12 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result
 		s.fail(reason, msg)
 		return ctrl.Result{}, nil
 	}
-	var recheck time.Duration
+	recheck := s.pullRecheck // of runners created while the target starts
 	for i := range s.targetPods {
 		pod := &s.targetPods[i]
 		msg, after := r.pulls.gaveUp(pod, s.now)
 		if msg != "" {
-			s.fail(v1alpha1.ReasonTargetImageNotPresent, fmt.Sprintf("target pod %s: %s (failed again after the kubelet's back-off); "+
+			s.fail(v1alpha1.ReasonTargetImageNotPresent, fmt.Sprintf("target pod %s: %s; "+
 				"fix the component's image, its registry's reachability, or spec.target.imagePullSecrets", pod.Name, msg))
 			return ctrl.Result{}, nil
 		}

@@ -9,10 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// pullRetryGrace is the kubelet's first image back-off: a pull still failing this long after
-// the first failure was seen has failed again, and will keep failing (an unreachable registry,
-// a wrong name, missing credentials). Waiting out the provisioning timeout would only hide it.
-const pullRetryGrace = 10 * time.Second
+// DefaultPullRetryGrace is how long an image pull may be seen failing before the run gives up on it.
+// The kubelet retries after 10 s and 20 s of back-off, so by then it failed at least twice,
+// and a transient refusal (a registry's 429 or 5xx, a pull queued behind others) had time to
+// heal. What keeps failing that long (an unreachable registry, a wrong name, missing
+// credentials) does not heal; waiting out the provisioning timeout would only hide it.
+const DefaultPullRetryGrace = time.Minute
 
 // pullFailure is a container waiting because its image cannot be pulled, with the kubelet's
 // words; "" if none.
@@ -26,9 +28,10 @@ func pullFailure(pod *corev1.Pod) (key, message string) {
 }
 
 // pullFailures remembers when each container's pull failure was first seen. Pod status keeps
-// no count of failures, so this in-memory record is what tells a second failure from the
-// first; after an operator restart the count starts again, which only waits longer.
+// no count of failures nor their times, so this in-memory record is what measures how long a
+// pull has been failing; after an operator restart it starts again, which only waits longer.
 type pullFailures struct {
+	grace time.Duration
 	mu    sync.Mutex
 	since map[string]time.Time
 }
@@ -48,15 +51,15 @@ func (p *pullFailures) failingFor(key string, now time.Time) time.Duration {
 	return now.Sub(first)
 }
 
-// gaveUp says whether pod's image pull failed again after the kubelet's first back-off, with
-// its message; otherwise, how long until that is known (0 when nothing fails).
+// gaveUp says whether pod's image pull has been failing for the grace, with the kubelet's
+// message; otherwise, how long until that is known (0 when nothing fails).
 func (p *pullFailures) gaveUp(pod *corev1.Pod, now time.Time) (message string, recheck time.Duration) {
 	key, msg := pullFailure(pod)
 	if key == "" {
 		return "", 0
 	}
-	if d := p.failingFor(key, now); d < pullRetryGrace {
-		return "", pullRetryGrace - d
+	if d := p.failingFor(key, now); d < p.grace {
+		return "", p.grace - d
 	}
-	return msg, 0
+	return fmt.Sprintf("%s (still failing after %s of the kubelet's retries)", msg, p.grace), 0
 }

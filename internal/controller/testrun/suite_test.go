@@ -100,6 +100,8 @@ func startManagerOn(e *testenv.Env) (*testenv.Manager, error) {
 			Timeouts:          testTimeouts,
 			PodLevelResources: true,
 			ProgressInterval:  time.Second,
+			// The kubelet's retries are played, not waited for.
+			PullRetryGrace: 5 * time.Second,
 		}).SetupWithManager(mgr)
 	})
 }
