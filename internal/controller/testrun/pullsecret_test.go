@@ -1,7 +1,6 @@
 package testrun
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -57,15 +56,6 @@ func TestTargetPullSecretsAreCopied(t *testing.T) {
 
 	missing := withPullSecret("missing", "not-yet")
 	create(t, missing)
-	eventually(t, "waiting for the pull Secret", func() error {
-		got := &v1alpha1.TestRun{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(missing), got); err != nil {
-			return err
-		}
-		if got.Status.Reason != v1alpha1.ReasonWaitingForPullSecret || !strings.Contains(got.Status.Message, "Secret not-yet named in spec.target.imagePullSecrets does not exist") ||
-			!strings.Contains(got.Status.Message, "waiting until 20") {
-			return fmt.Errorf("%s %q", got.Status.Reason, got.Status.Message)
-		}
-		return nil
-	})
+	waitReasonSaying(t, missing, v1alpha1.ReasonWaitingForPullSecret,
+		"Secret not-yet named in spec.target.imagePullSecrets does not exist", "waiting until 20")
 }

@@ -28,20 +28,26 @@ func TestScriptConfigMapIsReadFromTheRunsNamespaceOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	create(t, run)
-	waiting := func() error {
-		got := &v1alpha1.TestRun{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
-			return err
-		}
-		if got.Status.Reason != v1alpha1.ReasonWaitingForScript || !strings.Contains(got.Status.Message, "ConfigMap suite holding the script does not exist") ||
-			!strings.Contains(got.Status.Message, "waiting until 20") {
-			return fmt.Errorf("%s/%s %q, want WaitingForScript saying what is missing and until when", got.Status.Phase, got.Status.Reason, got.Status.Message)
-		}
-		return nil
-	}
-	eventually(t, "waiting for the script in its own namespace", waiting)
+	waitReasonSaying(t, run, v1alpha1.ReasonWaitingForScript, "ConfigMap suite holding the script does not exist", "waiting until 20")
 	if err := env.Client.Create(ctx, script(ns)); err != nil {
 		t.Fatal(err)
 	}
 	waitPhase(t, run, v1alpha1.PhaseProvisioning, "")
+}
+
+// waitReasonSaying waits until the TestRun's status has reason and a message with every part.
+func waitReasonSaying(t *testing.T, run *v1alpha1.TestRun, reason string, parts ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("TestRun %s %s saying %q", run.Name, reason, parts), func() error {
+		got := &v1alpha1.TestRun{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			return err
+		}
+		for _, part := range parts {
+			if got.Status.Reason != reason || !strings.Contains(got.Status.Message, part) {
+				return fmt.Errorf("%s/%s %q", got.Status.Phase, got.Status.Reason, got.Status.Message)
+			}
+		}
+		return nil
+	})
 }
