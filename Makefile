@@ -11,6 +11,9 @@ KUBEBUILDER_ASSETS ?= $(BIN)/k8s/$(KUBE_VERSION)
 export KUBEBUILDER_ASSETS
 # Fuzzing in `make test` is a short, bounded smoke run; raise it for a real fuzzing session.
 FUZZTIME ?= 20s
+# The HTML report tests (make test, make e2e) keep their PNG screenshots here, git-ignored under bin/.
+FLEETBENCH_ARTIFACTS ?= $(BIN)/artifacts
+export FLEETBENCH_ARTIFACTS
 # Every Go module of the repository; the runner and the sample SUT have their own dependencies.
 GO_MODULES := . runner examples/sut
 
@@ -33,6 +36,7 @@ generate: tool-controller-gen ## Generate DeepCopy methods for the API types.
 manifests: tool-controller-gen ## Generate CRDs and RBAC into config/, and the chart's copies of them.
 	$(BIN)/controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(BIN)/controller-gen rbac:roleName=manager-role paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
+	go run ./hack/rbacsplit config/rbac/role.yaml config/rbac/namespaced
 	hack/gen-chart.sh
 
 .PHONY: verify
@@ -46,8 +50,9 @@ fmt: ## gofmt every module.
 	@for m in $(GO_MODULES); do (cd $$m && go fmt ./...); done
 
 .PHONY: vet
-vet: ## go vet every module.
+vet: ## go vet every module, and the e2e and chaos suites (built only with their tags).
 	@for m in $(GO_MODULES); do (cd $$m && go vet ./...); done
+	go vet -tags "e2e chaos" ./test/e2e/
 
 .PHONY: lint
 lint: vet tool-golangci-lint ## go vet and golangci-lint, every module.
@@ -61,6 +66,7 @@ report-assets: ## Fetch the HTML report's charting library (uPlot, pinned and in
 
 .PHONY: test
 test: browser envtest-assets ## Unit, property, fuzz-smoke and envtest integration tests (real kube-apiserver + etcd).
+	@mkdir -p "$(FLEETBENCH_ARTIFACTS)"
 	@for m in $(GO_MODULES); do echo ">> go test in $$m"; (cd $$m && go test ./... -count=1) || exit 1; done
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 	@$(MAKE) --no-print-directory test-chart
@@ -87,6 +93,10 @@ envtest-assets: ## Build kube-apiserver and etcd for envtest into bin/k8s/ (once
 	hack/build-kube.sh kube-apiserver etcd
 
 ##@ Benchmarks
+
+.PHONY: chaos
+chaos: ## Chaos matrix (root, ~30 min, not in CI): manager, API server, runner, target and kubelet faults on a 3-node local cluster; the table in bin/chaos/results.md (hack/chaos/run.sh; CHAOS_REPEAT, CHAOS_FAULTS).
+	hack/chaos/run.sh
 
 .PHONY: scale
 scale: ## Scale benchmark (root): the real manager with 100 kwok nodes in its own network namespace; N = 10, 100, 1000 runners and 20 TestRuns x 50 (hack/scale/run.sh; SCALE_SIZES, SCALE_MULTI).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes the chart's generated templates from config/: the CRDs (behind crds.install), the
-# built-in Profiles (behind builtinProfiles.install), the manager's ClusterRole rules and the
-# aggregated user roles (behind rbac.userRoles).
+# built-in Profiles (behind builtinProfiles.install), the manager's ClusterRole rules, the Roles
+# of a namespaced install (behind watchNamespaces; config/rbac/namespaced, cut from the
+# ClusterRole by hack/rbacsplit) and the aggregated user roles (behind rbac.userRoles).
 # config/ is the one source; `make manifests` runs this so the chart cannot drift from it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +34,8 @@ done
   echo '{{- end }}'
 } >"$tpl/profiles.yaml"
 
+rules() { sed -n '/^rules:/,$p' "$1"; }
+ns="$root/config/rbac/namespaced"
 {
   echo "$header"
   echo 'apiVersion: rbac.authorization.k8s.io/v1'
@@ -41,8 +44,55 @@ done
   echo '  name: {{ include "fleetbench.fullname" . }}-manager'
   echo '  labels:'
   echo '    {{- include "fleetbench.labels" . | nindent 4 }}'
-  sed -n '/^rules:/,$p' "$root/config/rbac/role.yaml"
+  # A namespaced install (watchNamespaces) keeps only what is cluster-scoped, read-only;
+  # everything else is granted by Roles (roles.yaml).
+  echo '{{- if .Values.watchNamespaces }}'
+  rules "$ns/cluster_role.yaml"
+  echo '{{- else }}'
+  rules "$root/config/rbac/role.yaml"
+  echo '{{- end }}'
 } >"$tpl/clusterrole.yaml"
+
+# One Role and RoleBinding per watched namespace and the target namespace, and one for leader
+# election in the release's namespace.
+role() { # role <name suffix> <namespace expression> <rules file>
+  cat <<TPL
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ include "fleetbench.fullname" \$ }}-$1
+  namespace: {{ $2 }}
+  labels:
+    {{- include "fleetbench.labels" \$ | nindent 4 }}
+$(rules "$3")
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ include "fleetbench.fullname" \$ }}-$1
+  namespace: {{ $2 }}
+  labels:
+    {{- include "fleetbench.labels" \$ | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ include "fleetbench.fullname" \$ }}-$1
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "fleetbench.serviceAccountName" \$ }}
+    namespace: {{ \$.Release.Namespace }}
+TPL
+}
+{
+  echo "$header"
+  echo '{{- if .Values.watchNamespaces }}'
+  echo '{{- range $ns := include "fleetbench.roleNamespaces" . | splitList "," }}'
+  role manager '$ns' "$ns/role.yaml"
+  echo '{{- end }}'
+  role leader-election '$.Release.Namespace' "$ns/leader_election_role.yaml"
+  echo '{{- end }}'
+} >"$tpl/roles.yaml"
 
 {
   echo "$header"

@@ -44,6 +44,9 @@ cat >"$inspector/templates/facts.yaml" <<'TPL'
 {{- range $k, $v := $o.metadata.annotations }}
 #: annotation {{ $o.kind }} {{ $k }}={{ $v }}
 {{- end }}
+{{- if has $o.kind (list "Role" "ClusterRole") }}{{ range $o.rules }}
+#: rule {{ $o.kind }} {{ $o.metadata.name }} {{ $o.metadata.namespace }} resources={{ join "," .resources }} verbs={{ join "," .verbs }}
+{{- end }}{{ end }}
 {{- if eq $o.kind "ConfigMap" }}{{ range $k, $v := $o.data }}{{ if hasSuffix ".json" $k }}
 {{- $j := fromJson $v }}
 {{- if hasKey $j "Error" }}{{ fail (printf "ConfigMap %s: %s is not JSON: %s" $o.metadata.name $k $j.Error) }}{{ end }}
@@ -143,9 +146,38 @@ done
 [ "$(grep -c '^alert .* team=perf .*annotation:runbook_url' <<<"$f")" = 4 ] || { echo "chart: alertLabels/alertAnnotations not on every alert:"; echo "$f"; exit 1; }
 want prometheusRule "$f" "alert FleetbenchRunnerLost expr=set severity=critical"
 
+# A namespaced install: Roles in each watched namespace and the target namespace (and leader
+# election in the release's), a ClusterRole that only reads, and never a namespace written.
+f=$defaults
+! grep -q '^kind Role ' <<<"$f" || { echo "chart: Roles rendered without watchNamespaces"; exit 1; }
+grep -qE '^rule ClusterRole fb-fleetbench-manager  resources=([^ ]*,)?namespaces(,[^ ]*)? verbs=.*create' <<<"$f" \
+  || { echo "chart: by default the manager creates a namespace per TestRun"; exit 1; }
+namespaced=$("$helm" template fb "$chart" --namespace fleetbench-system --set 'watchNamespaces={team-a,team-b,fb-targets}' --set targetNamespace=fb-targets)
+if grep -nE "^ *- ['\"]?\*['\"]?\$" <<<"$namespaced"; then echo "chart: a namespaced rule holds a wildcard"; exit 1; fi
+grep -q -- '- --watch-namespaces=team-a,team-b,fb-targets$' <<<"$namespaced" || { echo "chart: no --watch-namespaces flag"; exit 1; }
+grep -q -- '- --target-namespace=fb-targets$' <<<"$namespaced" || { echo "chart: no --target-namespace flag"; exit 1; }
+f=$(facts <<<"$namespaced")
+for ns in team-a team-b fb-targets; do
+  want "namespaced Role" "$f" "kind Role fb-fleetbench-manager $ns"
+  want "namespaced RoleBinding" "$f" "kind RoleBinding fb-fleetbench-manager $ns"
+done
+want "leader election Role" "$f" "kind Role fb-fleetbench-leader-election fleetbench-system"
+[ "$(grep -c '^kind Role ' <<<"$f")" = 4 ] || { echo "chart: want 4 Roles (3 namespaces, leader election):"; grep '^kind Role' <<<"$f"; exit 1; }
+want "namespaced Role" "$f" "rule Role fb-fleetbench-manager fb-targets resources=deployments,statefulsets verbs=create,delete"
+want "namespaced ClusterRole" "$f" "rule ClusterRole fb-fleetbench-manager  resources=profiles verbs=get,list,watch"
+if grep -E '^rule .* resources=([^ ]*,)?namespaces(,[^ ]*)? verbs=.*(create|delete|update|patch)' <<<"$f"; then
+  echo "chart: a namespaced install may not write namespaces"; exit 1
+fi
+if grep -E '^rule ClusterRole fb-fleetbench-manager .* verbs=.*(create|delete|update|patch|deletecollection)' <<<"$f"; then
+  echo "chart: a namespaced install's ClusterRole may only read"; exit 1
+fi
+! "$helm" template fb "$chart" --set 'watchNamespaces={team-a}' >/dev/null 2>&1 || { echo "chart: watchNamespaces without targetNamespace must fail"; exit 1; }
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set targetNamespace=fb-targets)
+grep -q -- '- --target-namespace=fb-targets$' <<<"$f" && ! grep -q -- '--watch-namespaces' <<<"$f" || { echo "chart: targetNamespace alone"; exit 1; }
+
 # The chart's CRDs are config/'s CRDs: same schema, byte for byte after the template lines.
 for crd in "$root"/config/crd/bases/*.yaml; do
   diff <(grep -v '^---$' "$crd") <(grep -vE '^(#|\{\{)|helm.sh/resource-policy' "$chart/templates/crds/$(basename "$crd")") >/dev/null \
     || { echo "chart: templates/crds/$(basename "$crd") differs from config/: run make manifests"; exit 1; }
 done
-echo "chart: the toggles, the monitoring extras and the CRD copies check out"
+echo "chart: the toggles, the namespaced install, the monitoring extras and the CRD copies check out"

@@ -286,6 +286,7 @@ type ProfileSummary struct {
 // +kubebuilder:printcolumn:name="PROGRESS",type=string,JSONPath=`.status.progress`
 // +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it is the value of the fleetbench.dev/capacityplan label on the plan's TestRuns, and a label value holds 63; choose a shorter name"
 
 // CapacityPlan runs a TestRun template across profiles and sweep values and keeps the sizing table.
 type CapacityPlan struct {

@@ -36,6 +36,10 @@ const (
 	ReasonInvalidTarget = "InvalidTarget"
 	// ReasonTargetNamespaceConflict: the target namespace exists and belongs to someone else.
 	ReasonTargetNamespaceConflict = "TargetNamespaceConflict"
+	// ReasonTargetNamespaceNotFound: the namespace an admin names for every target (the
+	// operator's --target-namespace, the chart's targetNamespace) was missing, still after the
+	// provisioning timeout. The operator never creates it.
+	ReasonTargetNamespaceNotFound = "TargetNamespaceNotFound"
 	// ReasonTargetImageNotPresent: a target image is not on the node and will not be pulled.
 	ReasonTargetImageNotPresent = "TargetImageNotPresent"
 	// ReasonTargetRunsAsRoot: a target image runs as root where the Pod Security level forbids it.
@@ -81,8 +85,9 @@ const (
 
 // FailureReasons lists every reason a TestRun can end Failed with.
 var FailureReasons = []string{
-	ReasonProfileNotFound, ReasonNotPermitted, ReasonPullSecretNotUsable, ReasonInvalidTarget, ReasonTargetNamespaceConflict, ReasonTargetImageNotPresent,
-	ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonInvalidLoad, ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
+	ReasonProfileNotFound, ReasonNotPermitted, ReasonPullSecretNotUsable, ReasonInvalidTarget, ReasonTargetNamespaceConflict,
+	ReasonTargetNamespaceNotFound, ReasonTargetImageNotPresent, ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonInvalidLoad,
+	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,
 	ReasonRunTimeout, ReasonNoResults,

@@ -484,6 +484,7 @@ type CapacityResult struct {
 // +kubebuilder:printcolumn:name="P95",type=string,JSONPath=`.status.results.latency.p95`
 // +kubebuilder:printcolumn:name="DROPPED%",type=string,JSONPath=`.status.results.requests.droppedPercent`
 // +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it is the value of the fleetbench.dev/testrun label on the runner pods and the target's objects, and a label value holds 63; choose a shorter name"
 
 // TestRun provisions a target sized by a Profile, runs a k6 script across N runner pods
 // started together, and writes the merged results, verdict and capacity into its status.

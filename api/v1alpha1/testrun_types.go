@@ -25,14 +25,14 @@ const (
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.arguments) || !has(self.args)",message="set spec.args or spec.arguments, not both: spec.args is the argv form that replaces arguments"
 // +kubebuilder:validation:XValidation:rule="self.type != 'stability' || (has(self.load) && has(self.load.duration))",message="spec.load.duration is required when spec.type is stability (for example 2h)"
-// +kubebuilder:validation:XValidation:rule="self.type != 'stability' || !has(self.load.iterations)",message="spec.load.iterations cannot be used when spec.type is stability; a stability test is bounded by spec.load.duration"
+// +kubebuilder:validation:XValidation:rule="self.type != 'stability' || !has(self.load) || !has(self.load.iterations)",message="spec.load.iterations cannot be used when spec.type is stability; a stability test is bounded by spec.load.duration"
 // +kubebuilder:validation:XValidation:rule="self.type != 'benchmark' || (has(self.load) && has(self.load.devices) && has(self.load.iterations))",message="spec.load.devices and spec.load.iterations are required when spec.type is benchmark (a benchmark times a fixed amount of device work)"
 // +kubebuilder:validation:XValidation:rule="self.type != 'peak' || (has(self.load) && has(self.load.devices))",message="spec.load.devices and spec.load.period are required when spec.type is peak (the starting device count)"
 // +kubebuilder:validation:XValidation:rule="(self.type == 'peak') == has(self.peak)",message="spec.peak is required when spec.type is peak, and only allowed then"
 // +kubebuilder:validation:XValidation:rule="self.type == 'stability' || !has(self.stability)",message="spec.stability is only allowed when spec.type is stability"
 // +kubebuilder:validation:XValidation:rule="self.type == 'benchmark' || !has(self.benchmark)",message="spec.benchmark is only allowed when spec.type is benchmark"
 // +kubebuilder:validation:XValidation:rule="!has(self.load) || !has(self.load.devices) || self.type == 'peak' || has(self.load.duration) || has(self.load.iterations)",message="spec.load with devices needs duration or iterations to bound the test (a peak test is bounded by spec.peak instead)"
-// +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || self.peak.maxDevices > self.load.devices",message="spec.peak.maxDevices must be greater than spec.load.devices, the starting point"
+// +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || !has(self.load) || !has(self.load.devices) || self.peak.maxDevices > self.load.devices",message="spec.peak.maxDevices must be greater than spec.load.devices, the starting point"
 // +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || !has(self.load) || !has(self.load.devices) || (self.peak.maxDevices - self.load.devices + self.peak.stepDevices - 1) / self.peak.stepDevices <= 199",message="spec.peak: the climb from spec.load.devices to spec.peak.maxDevices by spec.peak.stepDevices takes more than 200 steps; raise stepDevices or lower maxDevices"
 // +kubebuilder:validation:XValidation:rule="!has(self.separate) || !self.separate || !has(self.parallelism) || self.parallelism <= 100",message="spec.separate puts every runner on its own node: at most 100 runners (spec.parallelism); unset spec.separate to let the scheduler spread more runners over the nodes"
 type TestRunSpec struct {
@@ -77,11 +77,13 @@ type TestRunSpec struct {
 	// arguments are extra k6 run flags as one string split at spaces, e.g. "--tag team=checkout
 	// --summary-trend-stats=avg,p(99)"; kept for manifests from k6-operator. A value with a space
 	// cannot be written here (quotes are refused: nothing would remove them): use args.
+	// Short flags are read as k6 reads a group: its letters up to the first that takes a value
+	// (c, d, e, i, s, t, u: the rest is that value), so -qo and -vo are -o, and -eDATA=1 is -e.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="!self.contains('\"') && !self.contains(\"'\")",message="must not contain quotes: arguments is split at spaces, so a quoted value would reach k6 in pieces, quotes included; write the flags as an argv array in spec.args instead, e.g. args: [\"--tag\", \"team=a b\"]"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|\\\\s)--(execution-segment|execution-segment-sequence|paused)(=|\\\\s|$)')",message="must not set --execution-segment, --execution-segment-sequence or --paused: fleetbench sets them to split and synchronize the runners"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|\\\\s)--(out|o|address|a)(=|\\\\s|$)') && !self.matches('(^|\\\\s)-[oa]')",message="must not set --out, -o, --address or -a: the runners keep fleetbench's own output and REST address; list k6 outputs (Prometheus remote write, OpenTelemetry) in spec.outputs instead"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|\\\\s)--(execution-segment|execution-segment-sequence|paused)(=|\\\\s|$)') && !self.matches('(^|\\\\s)-[^-=\\\\scdeistu]*p')",message="must not set --execution-segment, --execution-segment-sequence or --paused (-p): fleetbench sets them to split and synchronize the runners"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|\\\\s)--(out|o|address|a)(=|\\\\s|$)') && !self.matches('(^|\\\\s)-[^-=\\\\scdeistu]*[oa]')",message="must not set --out, -o, --address or -a, alone or grouped with other short flags (-qo): the runners keep fleetbench's own output and REST address; list k6 outputs (Prometheus remote write, OpenTelemetry) in spec.outputs instead"
 	Arguments string `json:"arguments,omitempty"`
 
 	// args are extra k6 run flags as an argv array, one element per argument, passed to k6 as
@@ -90,8 +92,8 @@ type TestRunSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(execution-segment|execution-segment-sequence|paused)(=|$)'))",message="must not set --execution-segment, --execution-segment-sequence or --paused: fleetbench sets them to split and synchronize the runners"
-	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(out|address)(=|$)') && !a.matches('^-[oa]'))",message="must not set --out, -o, --address or -a: the runners keep fleetbench's own output and REST address; list k6 outputs (Prometheus remote write, OpenTelemetry) in spec.outputs instead"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(execution-segment|execution-segment-sequence|paused)(=|$)') && !a.matches('^-[^-=cdeistu]*p'))",message="must not set --execution-segment, --execution-segment-sequence or --paused (-p): fleetbench sets them to split and synchronize the runners"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.matches('^--(out|address)(=|$)') && !a.matches('^-[^-=cdeistu]*[oa]'))",message="must not set --out, -o, --address or -a, alone or grouped with other short flags (-qo): the runners keep fleetbench's own output and REST address; list k6 outputs (Prometheus remote write, OpenTelemetry) in spec.outputs instead"
 	Args []string `json:"args,omitempty"`
 
 	// outputs stream every runner's samples to k6's own outputs too, each tagged with
@@ -324,6 +326,7 @@ type Component struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=8
 	// +listType=atomic
+	// +kubebuilder:validation:XValidation:rule="self.all(p, p.containerPort >= 1 && p.containerPort <= 65535)",message="spec.target.components[].ports[].containerPort must be between 1 and 65535: the first port is also the component's Service port and readiness check"
 	Ports []corev1.ContainerPort `json:"ports,omitempty"`
 
 	// runAsUser runs the component as this uid. Needed for an image whose USER is a name
@@ -335,6 +338,7 @@ type Component struct {
 
 	// readinessProbe gates the load: no runner starts before every component is Ready.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="[has(self.exec), has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(x, x).size() == 1",message="spec.target.components[].readinessProbe needs exactly one of exec, httpGet, tcpSocket or grpc, e.g. httpGet: {path: /healthz, port: 8080}"
 	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
 
 	// share is the percent of the profile's CPU and memory this component gets (perComponent sizing).
@@ -510,8 +514,9 @@ type RunnerSpec struct {
 	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image,omitempty"`
 
-	// imagePullPolicy of the runner image.
+	// imagePullPolicy of the runner image: Always, IfNotPresent (default) or Never.
 	// +optional
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
 	// metadata adds labels and annotations to the runner pods.
@@ -587,7 +592,9 @@ type RunnerSpec struct {
 	// +kubebuilder:default=preferred
 	AvoidTarget AvoidTarget `json:"avoidTarget,omitempty"`
 
-	// topologySpreadConstraints are added to fleetbench's own.
+	// topologySpreadConstraints are added to fleetbench's own; one with fleetbench's topologyKey
+	// and whenUnsatisfiable (kubernetes.io/hostname, ScheduleAnyway) replaces it, as a pod may
+	// have only one constraint per pair.
 	// +optional
 	// +kubebuilder:validation:MaxItems=8
 	// +listType=atomic
@@ -603,11 +610,13 @@ type RunnerSpec struct {
 	// serviceAccountName the runner pods use.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be the name of a ServiceAccount in the TestRun's namespace: lower-case letters, digits, '-' and '.', e.g. load-runner"
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// priorityClassName of the runner pods.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be the name of a PriorityClass: lower-case letters, digits, '-' and '.', e.g. high-priority"
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 

@@ -29,7 +29,7 @@ func envOr(key, fallback string) string {
 }
 
 func main() {
-	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics, defaultPodSecurity string
+	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics, defaultPodSecurity, watchNamespaces, targetNamespace string
 	var leaderElect, podLevelResources bool
 	var apiQPS float64
 	var apiBurst int
@@ -44,6 +44,10 @@ func main() {
 		"where the API server drops them, targets fall back to splitting the profile among containers.")
 	flag.StringVar(&defaultPodSecurity, "default-pod-security", testrun.DefaultPodSecurityLevel, "The Pod Security level the API server enforces in "+
 		"namespaces without a pod-security.kubernetes.io/enforce label; a TestRun's target never gets a higher one than its namespace.")
+	flag.StringVar(&watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose TestRuns and CapacityPlans this manager "+
+		"reconciles (a namespaced install); those elsewhere are never touched. Empty: all namespaces.")
+	flag.StringVar(&targetNamespace, "target-namespace", "", "The namespace, made by an admin, every target goes into, shared by all "+
+		"TestRuns: the manager never creates, labels or deletes it, and removes exactly each run's objects. Empty: a fresh namespace per TestRun.")
 	// client-go's 5 QPS (controller-runtime's 20) would queue a 1,000-runner fleet's Job creates
 	// for a minute; the API server's priority and fairness still protects the cluster.
 	flag.Float64Var(&apiQPS, "kube-api-qps", 200, "Queries per second the manager's client may send to the API server.")
@@ -57,6 +61,11 @@ func main() {
 	case "restricted", "baseline", "privileged":
 	default:
 		log.Error(nil, "--default-pod-security must be restricted, baseline or privileged", "got", defaultPodSecurity)
+		os.Exit(2)
+	}
+	namespaces, err := controller.ParseNamespaces(watchNamespaces, targetNamespace)
+	if err != nil {
+		log.Error(err, "--watch-namespaces and --target-namespace must name namespaces")
 		os.Exit(2)
 	}
 	switch targetMetrics {
@@ -83,7 +92,7 @@ func main() {
 		// The process exits right after Start returns: hand the lease over at once, so a
 		// rolled-out manager does not sit idle for the lease duration (about 15 s).
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         controller.CacheOptions(),
+		Cache:                         controller.CacheOptions(namespaces),
 	})
 	if err != nil {
 		log.Error(err, "creating manager")
@@ -118,17 +127,19 @@ func main() {
 		PodLevelResources:  podLevelResources,
 		TargetMetrics:      targetMetrics,
 		DefaultPodSecurity: defaultPodSecurity,
+		TargetNamespace:    namespaces.Target,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)
 	}
 
-	if err := capacityplan.New(mgr).SetupWithManager(mgr); err != nil {
+	if err := capacityplan.New(mgr, capacityplan.Options{TargetNamespace: namespaces.Target}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the CapacityPlan controller")
 		os.Exit(1)
 	}
 
-	log.Info("starting manager", "runnerImage", runnerImage, "runnerAccess", runnerAccess, "targetMetrics", targetMetrics)
+	log.Info("starting manager", "runnerImage", runnerImage, "runnerAccess", runnerAccess, "targetMetrics", targetMetrics,
+		"watchNamespaces", namespaces.Watch, "targetNamespace", namespaces.Target)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "running manager")
 		os.Exit(1)

@@ -22,6 +22,7 @@
 #        FLEETBENCH_NETPOL=1            enforce NetworkPolicy: kube-router's policy controller alone
 #                                       (iptables + ipset) in every node namespace; the bridge CNI
 #                                       enforces none. Off by default (first build about 3 min)
+#        FLEETBENCH_CONTAINER_LOG_MAX_SIZE  the kubelets' containerLogMaxSize (default 10Mi)
 # shellcheck source=hack/cluster/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -275,6 +276,8 @@ clusterDomain: cluster.local
 # Pods with dnsPolicy Default (CoreDNS) get no upstream: nothing may resolve outside.
 resolvConf: ""
 podLogsDir: $N_DIR/pod-logs
+# Rotation as a node configures it (make e2e: 1Mi, so runs outlive rotated logs).
+containerLogMaxSize: ${FLEETBENCH_CONTAINER_LOG_MAX_SIZE:-10Mi}
 # Imported images cannot be pulled again: never garbage-collect them, and evict late.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
@@ -393,6 +396,10 @@ start_control_plane() {
     --bind-address 127.0.0.1 --leader-elect=false --v=1
 }
 
+DEVICE_PLUGIN_SOCK=/var/lib/kubelet/device-plugins/kubelet.sock
+# device_plugin_listening NS : a kubelet listens on the device plugin socket in namespace NS.
+device_plugin_listening() { in_ns "$1" ss -xlH | grep -q " $DEVICE_PLUGIN_SOCK "; }
+
 start_node() {
   log "kubelet, kube-proxy ($NODES node(s))"
   # kubelet rewrites these machine-wide sysctls at start: remember them for down.sh.
@@ -405,6 +412,9 @@ start_node() {
       --kubeconfig "$N_DIR/kubelet.kubeconfig" --root-dir "$N_DIR/kubelet" \
       --hostname-override "$N_NAME" --node-ip "$N_IP" --node-labels "fleetbench.dev/node-index=$i" --v=1
     start_in "$N_NS" "kube-proxy$N_SFX" "$KBIN/kube-proxy" --config "$N_DIR/kube-proxy.yaml" --v=1
+    # Every kubelet clears and binds the same hard-coded device plugin socket: two at once can
+    # meet "address already in use" and stop. One at a time, each until it listens there.
+    wait_for "kubelet of $N_NAME listening on $DEVICE_PLUGIN_SOCK" 60 device_plugin_listening "$N_NS"
   done
   for ((i = 1; i <= NODES; i++)); do
     node_set "$i"

@@ -4,13 +4,15 @@
 #                metrics-server and NetworkPolicy enforcement (remembered)
 #   2. images    hack/e2e/images.sh: build (cached) and import manager, runner, nginx
 #   3. install   hack/e2e/install.sh: helm upgrade --install, manager Available
-#   4. test      go test -tags e2e ./test/e2e/ -count=1 -v -timeout 40m
+#   4. test      go test -tags e2e ./test/e2e/ -count=1 -v -timeout 40m (E2E_TAGS, E2E_TIMEOUT)
 #   5. cleanup   e2e namespaces, helm uninstall (and the CRDs) when this script installed
 #                fleetbench, cluster down when this script booted it. Runs on failure and on
 #                Ctrl-C too. A crashed earlier run's leftovers are cleared on the next run.
 # Prints how long each step took. Exit status is the tests'.
 # env: E2E_KEEP=1 keeps everything (cluster, release, test namespaces) for a look afterwards;
-#      E2E_RUN=regexp passes -run to go test.
+#      E2E_RUN=regexp passes -run to go test; E2E_TAGS (e2e) and E2E_TIMEOUT (40m) are
+#      go test's -tags and -timeout (make chaos: "e2e chaos").
+#      FLEETBENCH_ARTIFACTS=dir keeps the reports' PNG screenshots (default bin/artifacts).
 set -euo pipefail
 shopt -s inherit_errexit
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -87,6 +89,9 @@ export FLEETBENCH_METRICS_SERVER=${FLEETBENCH_METRICS_SERVER:-1} FLEETBENCH_NETP
 # Two nodes: every cross-node path (pod to pod, Services, DNS, NetworkPolicy) and the placement
 # tests (test/e2e/placement_test.go) for about 40 s more than one (hack/cluster/NOTES.md).
 export FLEETBENCH_NODES=${FLEETBENCH_NODES:-2}
+# Small container log rotation: results must not depend on the log the kubelet still serves
+# (test/e2e/logrotation_test.go).
+export FLEETBENCH_CONTAINER_LOG_MAX_SIZE=${FLEETBENCH_CONTAINER_LOG_MAX_SIZE:-1Mi}
 # Tells the tests how many nodes were booted: fewer Ready is then a failure, not a skip.
 export FLEETBENCH_E2E_NODES=$FLEETBENCH_NODES
 ensure_log=$(mktemp)
@@ -138,7 +143,8 @@ hack/e2e/install.sh
 end install "$([ -n "$installed" ] && echo "installed (will be uninstalled)" || echo "upgraded an existing release (kept)")"
 
 begin test
-args=(-tags e2e ./test/e2e/ -count=1 -v -timeout 40m)
+export FLEETBENCH_ARTIFACTS=${FLEETBENCH_ARTIFACTS:-$root/bin/artifacts} && mkdir -p "$FLEETBENCH_ARTIFACTS"  # report screenshots
+args=(-tags "${E2E_TAGS:-e2e}" ./test/e2e/ -count=1 -v -timeout "${E2E_TIMEOUT:-40m}")
 [ -z "${E2E_RUN:-}" ] || args+=(-run "$E2E_RUN")
 test_log=$(mktemp)
 set +e

@@ -29,11 +29,14 @@ func OwnedSelector() labels.Selector {
 // cached client that is not listed here would be cached whole, so every built-in kind the
 // controllers read is; what is not fleetbench's (a user's script ConfigMap, a namespace that
 // may belong to someone else) is read with the manager's API reader instead.
-func CacheOptions() cache.Options {
+//
+// With watched namespaces the cache holds those and the target namespace only, so a namespaced
+// install's Roles suffice; cluster-scoped kinds (Profiles) are still read cluster-wide.
+func CacheOptions(ns Namespaces) cache.Options {
 	owned := cache.ByObject{Label: OwnedSelector()}
 	// Managed fields are a third of a small object and nothing here reads them.
 	runnerPods := cache.ByObject{Label: OwnedSelector(), Transform: SlimRunners}
-	return cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
+	opts := cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:                 runnerPods,
 		&corev1.ConfigMap{}:           owned,
 		&corev1.Namespace{}:           owned,
@@ -43,6 +46,26 @@ func CacheOptions() cache.Options {
 		&appsv1.Deployment{}:          owned,
 		&networkingv1.NetworkPolicy{}: owned,
 	}}
+	cached := ns.cached()
+	if cached == nil {
+		return opts
+	}
+	opts.DefaultNamespaces = map[string]cache.Config{}
+	for _, name := range cached {
+		opts.DefaultNamespaces[name] = cache.Config{}
+	}
+	if ns.Target == "" {
+		// Watched namespaces with a fresh target namespace per run: those may be anywhere, so
+		// the kinds a target is made of are cached in every namespace.
+		for obj, by := range opts.ByObject {
+			switch obj.(type) {
+			case *corev1.Pod, *corev1.Service, *corev1.ResourceQuota, *appsv1.Deployment, *networkingv1.NetworkPolicy:
+				by.Namespaces = map[string]cache.Config{cache.AllNamespaces: {}}
+				opts.ByObject[obj] = by
+			}
+		}
+	}
+	return opts
 }
 
 // SlimRunners is the cache's transform for pods and Jobs: besides the managed fields, a runner's

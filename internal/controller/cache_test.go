@@ -1,11 +1,15 @@
 package controller
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
@@ -42,5 +46,51 @@ func TestSlimRunnersKeepsWhatReconcilesRead(t *testing.T) {
 	}
 	if j := out.(*batchv1.Job); len(j.Spec.Template.Spec.Containers) != 0 || j.Status.Failed != 1 {
 		t.Errorf("runner Job: template %+v status %+v, want no template and the status", j.Spec.Template, j.Status)
+	}
+}
+
+// TestCacheNamespaces: with watched namespaces the cache holds those and the shared target
+// namespace; with fresh target namespaces, the target's kinds everywhere.
+func TestCacheNamespaces(t *testing.T) {
+	keys := func(m map[string]cache.Config) []string {
+		out := slices.Collect(maps.Keys(m))
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range []struct {
+		name        string
+		ns          Namespaces
+		defaults    []string
+		podsEvery   bool
+		jobsDefault bool
+	}{
+		{name: "all namespaces", ns: Namespaces{}, jobsDefault: true},
+		{name: "a shared target only", ns: Namespaces{Target: "fb-targets"}, jobsDefault: true},
+		{name: "watched and a shared target", ns: Namespaces{Watch: []string{"team-a", "team-b"}, Target: "fb-targets"},
+			defaults: []string{"fb-targets", "team-a", "team-b"}, jobsDefault: true},
+		{name: "watched, target among them", ns: Namespaces{Watch: []string{"team-a", "fb-targets"}, Target: "fb-targets"},
+			defaults: []string{"fb-targets", "team-a"}, jobsDefault: true},
+		{name: "watched, fresh targets", ns: Namespaces{Watch: []string{"team-a"}}, defaults: []string{"team-a"}, podsEvery: true, jobsDefault: true},
+	} {
+		opts := CacheOptions(tc.ns)
+		if got := keys(opts.DefaultNamespaces); !slices.Equal(got, tc.defaults) {
+			t.Errorf("%s: default namespaces %v, want %v", tc.name, got, tc.defaults)
+		}
+		for obj, by := range opts.ByObject {
+			_, every := by.Namespaces[cache.AllNamespaces]
+			switch obj.(type) {
+			case *corev1.Pod, *appsv1.Deployment, *corev1.Service:
+				if every != tc.podsEvery {
+					t.Errorf("%s: %T cached in every namespace: %v, want %v", tc.name, obj, every, tc.podsEvery)
+				}
+			case *batchv1.Job, *corev1.ConfigMap:
+				if by.Namespaces != nil != !tc.jobsDefault {
+					t.Errorf("%s: %T has its own namespaces %v; runner Jobs live in the watched namespaces", tc.name, obj, by.Namespaces)
+				}
+			}
+			if by.Label == nil {
+				t.Errorf("%s: %T is cached whole", tc.name, obj)
+			}
+		}
 	}
 }

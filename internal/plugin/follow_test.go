@@ -100,6 +100,73 @@ func TestRunFollowsToPassed(t *testing.T) {
 	}
 }
 
+// TestRunExitCodes creates TestRuns from files with `run -f` and follows each to an ending other
+// than PASSED (TestRunFollowsToPassed): FAILED exits 1; INCONCLUSIVE and phase Failed exit 2.
+// The Failed run ends while Provisioning, before any load, as a missing profile does.
+func TestRunExitCodes(t *testing.T) {
+	ns := namespace(t)
+	for _, tc := range []struct {
+		name    string
+		phase   v1alpha1.TestRunPhase
+		verdict v1alpha1.Verdict
+		reason  string
+		running bool
+		code    int
+		line    string
+	}{
+		{"failed", v1alpha1.PhaseSucceeded, v1alpha1.VerdictFailed, "ThresholdsFailed", true, ExitFailed,
+			"Succeeded    verdict FAILED (ThresholdsFailed: played by the test)"},
+		{"inconclusive", v1alpha1.PhaseSucceeded, v1alpha1.VerdictInconclusive, "GeneratorBound", true, ExitError,
+			"Succeeded    verdict INCONCLUSIVE (GeneratorBound: played by the test)"},
+		{"phase-failed", v1alpha1.PhaseFailed, v1alpha1.VerdictFailed, "ProfileNotFound", false, ExitError,
+			"Failed       verdict FAILED (ProfileNotFound: played by the test)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			manifest, err := yaml.Marshal(tw.MakeTestRun(tc.name, "").Obj())
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "testrun.yaml")
+			if err := os.WriteFile(file, manifest, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := start(t, ns, "run", "-f", file)
+			r.waitOutput(t, "testrun "+ns+"/"+tc.name+" created")
+			waitExists(t, ns, tc.name)
+			r.waitOutput(t, "Pending")
+			if tc.running {
+				setStatus(t, ns, tc.name, func(s *v1alpha1.TestRunStatus) {
+					s.Phase = v1alpha1.PhaseRunning
+					s.Progress = progress("5s", 1000, "200.00", "0.00", "")
+				})
+				r.waitOutput(t, "Running      5s/1m0s  requests 1000  200.00 req/s  errors 0.00%\n")
+			} else {
+				setStatus(t, ns, tc.name, func(s *v1alpha1.TestRunStatus) {
+					s.Phase, s.Reason, s.Message = v1alpha1.PhaseProvisioning, "TargetProvisioning", "waiting for the target to be Ready"
+				})
+				r.waitOutput(t, "Provisioning (TargetProvisioning: waiting for the target to be Ready)")
+			}
+			setStatus(t, ns, tc.name, finish(tc.phase, tc.verdict, tc.reason, "played by the test"))
+			res := r.wait(t)
+			checkEnding(t, res, tc.code, tc.line, tc.verdict)
+		})
+	}
+}
+
+// checkEnding checks a followed run's exit code, last progress line and results table.
+func checkEnding(t *testing.T, res result, code int, line string, verdict v1alpha1.Verdict) {
+	t.Helper()
+	if res.code != code {
+		t.Errorf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", res.code, code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, line+"\n") {
+		t.Errorf("no final line %q in:\n%s", line, res.stdout)
+	}
+	if !regexp.MustCompile(`\n\s*Verdict:\s+` + string(verdict) + `\n`).MatchString(res.stdout) {
+		t.Errorf("results table lacks the verdict:\n%s", res.stdout)
+	}
+}
+
 // TestWaitExitCodes follows existing TestRuns to each ending and checks the exit code.
 func TestWaitExitCodes(t *testing.T) {
 	ns := namespace(t)
@@ -129,15 +196,7 @@ func TestWaitExitCodes(t *testing.T) {
 			r.waitOutput(t, "Running      5s/1m0s  requests 1000  200.00 req/s  errors 0.00%\n")
 			setStatus(t, ns, tc.name, finish(tc.phase, tc.verdict, tc.reason, "played by the test"))
 			res := r.wait(t)
-			if res.code != tc.code {
-				t.Errorf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", res.code, tc.code, res.stdout, res.stderr)
-			}
-			if !strings.Contains(res.stdout, tc.line+"\n") {
-				t.Errorf("no final line %q in:\n%s", tc.line, res.stdout)
-			}
-			if !regexp.MustCompile(`\n\s*Verdict:\s+` + string(tc.verdict) + `\n`).MatchString(res.stdout) {
-				t.Errorf("results table lacks the verdict:\n%s", res.stdout)
-			}
+			checkEnding(t, res, tc.code, tc.line, tc.verdict)
 			// wait on the finished run returns at once with the same code.
 			if again := plugin(t, ns, "wait", "testrun/"+tc.name); again.code != tc.code {
 				t.Errorf("wait on the finished run: exit %d, want %d", again.code, tc.code)

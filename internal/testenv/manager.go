@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -31,12 +32,23 @@ type Manager struct {
 // setup registers. Tests restart managers to prove a reconcile that
 // starts from nothing but the world creates nothing twice.
 func StartManager(e *Env, opts ctrl.Options, setup func(ctrl.Manager) error) (*Manager, error) {
+	return StartManagerIn(e, controller.Namespaces{}, opts, setup)
+}
+
+// StartManagerIn is StartManager for a manager that works in ns; with watched namespaces it is
+// a namespaced install, acting with that install's Roles and ClusterRole only
+// (AsNamespacedManager).
+func StartManagerIn(e *Env, ns controller.Namespaces, opts ctrl.Options, setup func(ctrl.Manager) error) (*Manager, error) {
 	opts.Scheme = e.Scheme
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
-	opts.Cache = controller.CacheOptions()
+	opts.Cache = controller.CacheOptions(ns)
 	// Restarts register the same controllers again in this process.
 	opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
-	cfg, err := AsManager(e)
+	as := AsManager
+	if len(ns.Watch) > 0 {
+		as = func(e *Env) (*rest.Config, error) { return AsNamespacedManager(e, ns) }
+	}
+	cfg, err := as(e)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +61,7 @@ func StartManager(e *Env, opts ctrl.Options, setup func(ctrl.Manager) error) (*M
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{cancel: cancel, done: make(chan struct{}), Cache: mgr.GetCache(),
-		restart: func() (*Manager, error) { return StartManager(e, opts, setup) }}
+		restart: func() (*Manager, error) { return StartManagerIn(e, ns, opts, setup) }}
 	go func() {
 		defer close(m.done)
 		if err := mgr.Start(ctx); err != nil {

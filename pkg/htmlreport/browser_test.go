@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,7 +35,7 @@ func render(t *testing.T, name string, write func(w *bytes.Buffer) error) string
 }
 
 // inBrowser runs the real-browser check and keeps the screenshot where FLEETBENCH_ARTIFACTS
-// says (or in the test's temporary directory).
+// says (bin/artifacts with make test; the test's temporary directory when unset).
 func inBrowser(t *testing.T, htmlPath string) browsertest.Result {
 	t.Helper()
 	shot := strings.TrimSuffix(htmlPath, ".html") + ".png"
@@ -109,6 +110,33 @@ func TestPlanReportInBrowser(t *testing.T) {
 	}
 	if c, _ := res.Chart("plan-latency"); c.Series != 12 {
 		t.Errorf("plan-latency has %d series, want 12 (2 profiles × 2 runs × avg, p95, p99)", c.Series)
+	}
+}
+
+// TestPayloadPlanReportInBrowser: seed 004's plan, RTT and goodput against payload size, draws a
+// point of each series at every payload the plan swept.
+func TestPayloadPlanReportInBrowser(t *testing.T) {
+	plan := fixturePayloadPlan()
+	path := render(t, "payload-plan-report.html", func(w *bytes.Buffer) error {
+		return WritePlan(w, PlanInput{Plan: plan})
+	})
+	res := inBrowser(t, path)
+	n := len(fixturePayloads)
+	if err := browsertest.Verify(res, map[string]int{"plan-throughput": n, "plan-latency": n, "plan-rtt-goodput": n}); err != nil {
+		t.Error(err)
+	}
+	c, _ := res.Chart("plan-rtt-goodput")
+	if !slices.Equal(c.X, fixturePayloads) {
+		t.Errorf("plan-rtt-goodput has x %v, want the payload sizes %v", c.X, fixturePayloads)
+	}
+	// Two series (RTT on the left, goodput on the right), each with a value at every payload.
+	if c.Series != 2 || c.Values != 2*n {
+		t.Errorf("plan-rtt-goodput has %d series with %d values, want 2 with %d", c.Series, c.Values, 2*n)
+	}
+	for _, want := range []string{"Round-trip time and goodput by PAYLOAD_BYTES", "PAYLOAD_BYTES", "65536", "ouroboros-payload-c1-64"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the page does not show %q", want)
+		}
 	}
 }
 

@@ -33,6 +33,8 @@ type Chart struct {
 	X       []float64 `json:"x"`
 	Series  []Series  `json:"series"`
 	Marks   []Mark    `json:"marks,omitempty"`
+	// LogX puts a KindLine chart's x on a log scale (a sweep over decades, e.g. payload sizes).
+	LogX bool `json:"logX,omitempty"`
 }
 
 // Series is one line (or the bars) of a chart.

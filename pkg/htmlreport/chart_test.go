@@ -95,9 +95,36 @@ func TestPlanChartsSweep(t *testing.T) {
 	if rtt.Series[0].Right || !rtt.Series[1].Right || rtt.Y2Label == "" {
 		t.Errorf("goodput goes on the right axis: %v", labels(rtt))
 	}
+	if tp.LogX || rtt.LogX {
+		t.Errorf("WORKERS 1 to 8 on a log axis")
+	}
 	pk := charts[3]
 	if len(pk.X) != fixturePeakSteps || len(pk.Marks) != 2 || pk.Marks[0].X != 7000 || !pk.Marks[1].Alert {
 		t.Errorf("peak chart x %v marks %+v", pk.X, pk.Marks)
+	}
+}
+
+// TestPlanChartsPayloadSweep: seed 004's payload sizes (64 B to 64 KiB) go on a log axis, RTT
+// on the left and goodput on the right, a point of each at every size.
+func TestPlanChartsPayloadSweep(t *testing.T) {
+	charts := PlanCharts(fixturePayloadPlan(), nil)
+	if got, want := names(charts), []string{"plan-throughput", "plan-latency", "plan-rtt-goodput"}; !slices.Equal(got, want) {
+		t.Fatalf("charts %v, want %v", got, want)
+	}
+	rtt := charts[2]
+	if !slices.Equal(rtt.X, fixturePayloads) || !rtt.LogX || rtt.XLabel != "PAYLOAD_BYTES" {
+		t.Errorf("x %v log %v label %q: want the payload sizes on a log axis", rtt.X, rtt.LogX, rtt.XLabel)
+	}
+	if want := []string{"C1 · RTT ms", "C1 · goodput Mb/s"}; !slices.Equal(labels(rtt), want) {
+		t.Errorf("series %v, want %v", labels(rtt), want)
+	}
+	for _, s := range rtt.Series {
+		if s.Points() != len(fixturePayloads) {
+			t.Errorf("%s has %d points, want %d", s.Label, s.Points(), len(fixturePayloads))
+		}
+	}
+	if first, last := float64(rtt.Series[0].Values[0]), float64(rtt.Series[0].Values[5]); first != 0.45 || last <= first {
+		t.Errorf("RTT %v ms at 64 B and %v ms at 64 KiB", first, last)
 	}
 }
 

@@ -149,6 +149,39 @@ func fixturePlan() *v1alpha1.CapacityPlan {
 	return p
 }
 
+// fixturePayloads are seed 004's sweep as examples/ouroboros/payload-sweep.yaml runs it.
+var fixturePayloads = []float64{64, 256, 1024, 4096, 16384, 65536}
+
+// fixturePayloadPlan is seed 004 as a CapacityPlan: one client echoing each payload size, the
+// round trip flat for small payloads and rising with the size, goodput (req/s × size) rising.
+func fixturePayloadPlan() *v1alpha1.CapacityPlan {
+	values := make([]string, len(fixturePayloads))
+	for i, b := range fixturePayloads {
+		values[i] = fmt.Sprint(b)
+	}
+	p := &v1alpha1.CapacityPlan{
+		ObjectMeta: metav1.ObjectMeta{Name: "ouroboros-payload", Namespace: "bench"},
+		Spec: v1alpha1.CapacityPlanSpec{Profiles: []string{"C1"},
+			Sweep: []v1alpha1.SweepDimension{{ScriptEnv: "PAYLOAD_BYTES", Values: values}}},
+		Status: v1alpha1.CapacityPlanStatus{Phase: v1alpha1.PlanSucceeded, Reason: v1alpha1.ReasonPlanCompleted,
+			Progress: fmt.Sprintf("%d/%d", len(values), len(values))},
+	}
+	for i, b := range fixturePayloads {
+		// 0.45 ms of HTTP and scheduling, then the payload there and back at 3 Gb/s.
+		rtt := 0.45 + 2*b*8/3e9*1000
+		rps := 1000 / rtt
+		p.Status.Table = append(p.Status.Table, v1alpha1.CapacityRow{
+			Profile: "C1", Values: map[string]string{"PAYLOAD_BYTES": values[i]}, Repetition: 1,
+			TestRun: "ouroboros-payload-c1-" + values[i], Phase: v1alpha1.PhaseSucceeded, Verdict: v1alpha1.VerdictPassed,
+			RequestsAccepted: 2000, DroppedPercent: "0.00", RequestsPerSecond: fmt.Sprintf("%.2f", rps),
+			ReceivedMbps: fmt.Sprintf("%.2f", rps*b*8/1e6), SentMbps: fmt.Sprintf("%.2f", rps*(b+120)*8/1e6),
+			Latency: &v1alpha1.Latency{Avg: report.Millis(rtt), P50: report.Millis(rtt * 0.97),
+				P95: report.Millis(rtt * 1.4), P99: report.Millis(rtt * 2.1)},
+		})
+	}
+	return p
+}
+
 const fixturePeakSteps = 8
 
 // fixturePeakChild is a peak test that broke at its 8th step.

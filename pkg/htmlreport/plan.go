@@ -128,6 +128,9 @@ func sweepChart(p *v1alpha1.CapacityPlan, a sweepAxis, c Chart, metrics []rowMet
 			}
 		}
 		slices.Sort(c.X)
+		// Values spanning two decades or more (seed 004's 64 B to 64 KiB) would crowd the
+		// small ones together on a linear axis.
+		c.LogX = len(c.X) > 1 && c.X[0] > 0 && c.X[len(c.X)-1]/c.X[0] >= 100
 	} else {
 		c.Kind, c.XNames = KindCategory, groups
 		for i := range groups {

@@ -71,6 +71,26 @@ func TargetNamespace(namespace, testRun string) string {
 	return "fb-" + fit(namespace+"-"+testRun, maxDNSLabelLength-len("fb-"))
 }
 
+// SharedTargetObject names one object of a TestRun's target in a namespace that targets of
+// several TestRuns share (the operator's --target-namespace): the run's name and the object's,
+// then a hash of the TestRun's namespace, name and the object, so runs of one name in two
+// namespaces, or names that read alike ("a-b"+"c", "a"+"b-c"), never collide. The result is a
+// DNS label starting with a letter, so it may name a Service.
+func SharedTargetObject(testRunNS, testRun, object string) string {
+	sum := sha256.Sum256([]byte(testRunNS + "/" + testRun + "/" + object))
+	suffix := "-" + hex.EncodeToString(sum[:])[:8]
+	// A TestRun's name may hold dots; a label may not.
+	run, obj := strings.ReplaceAll(testRun, ".", "-"), strings.ReplaceAll(object, ".", "-")
+	const prefix = "fb-"
+	obj = strings.Trim(obj[:min(len(obj), maxSharedObject)], "-")
+	room := maxDNSLabelLength - len(prefix) - len(suffix) - len(obj) - 1
+	run = strings.Trim(run[:min(len(run), room)], "-")
+	return prefix + run + "-" + obj + suffix
+}
+
+// maxSharedObject keeps at least 63-3-9-30-1 = 20 characters of the run's name readable.
+const maxSharedObject = 30
+
 // TargetWorkload names the Deployment of one target pod: the whole stack when sized as one
 // machine, one component otherwise.
 func TargetWorkload(component string) string {

@@ -3,6 +3,8 @@ package naming
 import (
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 func TestNamesAreDeterministicAndFit(t *testing.T) {
@@ -41,5 +43,53 @@ func TestNamesAreDeterministicAndFit(t *testing.T) {
 	}
 	if TargetNamespace("a", long+"x") == TargetNamespace("a", long+"y") {
 		t.Error("shortened namespaces of different TestRuns collide")
+	}
+}
+
+// TestSharedTargetObjects: in a target namespace several TestRuns share, every object's name
+// carries its run, fits a Service's DNS label, and differs between runs however they are named.
+func TestSharedTargetObjects(t *testing.T) {
+	long := strings.Repeat("b", 253)
+	cases := []struct {
+		name, ns, run, object string
+		readable              string // a prefix the name keeps, "" to skip
+	}{
+		{"short", "team-a", "quick", "web", "fb-quick-web-"},
+		{"long run", "team-a", long, "stack", "fb-bbbbbbbbbb"},
+		{"long object", "team-a", "quick", "pull-" + long, "fb-quick-pull-bbbb"},
+		{"dotted run", "team-a", "v1.2.run", "web", "fb-v1-2-run-web-"},
+		{"digit first", "team-a", "1st", "web", "fb-1st-web-"},
+	}
+	seen := map[string]string{}
+	for _, tc := range cases {
+		got := SharedTargetObject(tc.ns, tc.run, tc.object)
+		if errs := validation.IsDNS1035Label(got); len(errs) > 0 {
+			t.Errorf("%s: %q is no DNS label: %v", tc.name, got, errs)
+		}
+		if !strings.HasPrefix(got, tc.readable) {
+			t.Errorf("%s: %q does not start with %q", tc.name, got, tc.readable)
+		}
+		if got != SharedTargetObject(tc.ns, tc.run, tc.object) {
+			t.Errorf("%s: not deterministic", tc.name)
+		}
+		if other, dup := seen[got]; dup {
+			t.Errorf("%s and %s share the name %q", tc.name, other, got)
+		}
+		seen[got] = tc.name
+	}
+	for _, pair := range [][2][3]string{
+		{{"team-a", "load", "web"}, {"team-b", "load", "web"}},     // one name in two namespaces
+		{{"team", "web-load", "x"}, {"team-web", "load", "x"}},     // namespace and name read alike
+		{{"team", "a-b", "c"}, {"team", "a", "b-c"}},               // run and object read alike
+		{{"team", long + "x", "web"}, {"team", long + "y", "web"}}, // shortened alike
+	} {
+		a, b := SharedTargetObject(pair[0][0], pair[0][1], pair[0][2]), SharedTargetObject(pair[1][0], pair[1][1], pair[1][2])
+		if a == b {
+			t.Errorf("%v and %v collide as %q", pair[0], pair[1], a)
+		}
+	}
+	// Pinned: an operator upgrade must find the objects of runs already provisioned.
+	if got, want := SharedTargetObject("team-a", "quick", "web"), "fb-quick-web-59b95f2f"; got != want {
+		t.Errorf("name changed: got %q, want %q", got, want)
 	}
 }

@@ -93,7 +93,7 @@ func Decide(spec *v1alpha1.CapacityPlanSpec, cells []Cell, children []Child) Dec
 	d.Phase, d.Reason = v1alpha1.PlanRunning, v1alpha1.ReasonRunningChildren
 	if spec.Concurrency != v1alpha1.ConcurrencyParallel && running == 0 && targetsLeft > 0 {
 		d.Reason = v1alpha1.ReasonWaitingForTargetNamespace
-		d.Message = fmt.Sprintf("%d of %d cells done; the next starts once the previous child's target namespace is deleted", d.Done, d.Total)
+		d.Message = fmt.Sprintf("%d of %d cells done; the next starts once the previous child's target is deleted", d.Done, d.Total)
 		return d
 	}
 	for i := range cells {

@@ -2,6 +2,7 @@ package runners
 
 import (
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -228,7 +229,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 			Sysctls:        runner.Sysctls,
 		},
 		Affinity:                  placement(tr, runner.Affinity, runner.AvoidTarget, opts.TargetNamespace, opts.TargetNodes),
-		TopologySpreadConstraints: append(spread(tr), runner.TopologySpreadConstraints...),
+		TopologySpreadConstraints: spreadWith(tr, runner.TopologySpreadConstraints),
 	}
 
 	job := &batchv1.Job{
@@ -312,6 +313,18 @@ func spread(tr *v1alpha1.TestRun) []corev1.TopologySpreadConstraint {
 	}}
 }
 
+// spreadWith is fleetbench's spread and the user's constraints. The API server allows one
+// constraint per topologyKey and whenUnsatisfiable, so a user's on the pair of one of ours
+// replaces it.
+func spreadWith(tr *v1alpha1.TestRun, user []corev1.TopologySpreadConstraint) []corev1.TopologySpreadConstraint {
+	own := slices.DeleteFunc(spread(tr), func(c corev1.TopologySpreadConstraint) bool {
+		return slices.ContainsFunc(user, func(u corev1.TopologySpreadConstraint) bool {
+			return u.TopologyKey == c.TopologyKey && u.WhenUnsatisfiable == c.WhenUnsatisfiable
+		})
+	})
+	return append(own, user...)
+}
+
 // placement adds fleetbench's rules to the user's affinity: with spec.separate no two runners
 // of the run share a node, and runners keep off the target's nodes, preferably or required.
 //
@@ -334,9 +347,11 @@ func placement(tr *v1alpha1.TestRun, user *corev1.Affinity, avoid v1alpha1.Avoid
 	}
 	if targetNamespace != "" {
 		offTarget := corev1.PodAffinityTerm{
-			TopologyKey:   corev1.LabelHostname,
-			Namespaces:    []string{targetNamespace},
-			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelTestRun: tr.Name, naming.LabelRole: naming.RoleTarget}},
+			TopologyKey: corev1.LabelHostname,
+			Namespaces:  []string{targetNamespace},
+			// The run's namespace too: a target namespace may hold the targets of several runs.
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelTestRun: tr.Name, naming.LabelTestRunNS: tr.Namespace,
+				naming.LabelRole: naming.RoleTarget}},
 		}
 		if avoid == v1alpha1.AvoidTargetRequired {
 			anti.RequiredDuringSchedulingIgnoredDuringExecution = append(anti.RequiredDuringSchedulingIgnoredDuringExecution, offTarget)

@@ -116,6 +116,11 @@ func TestJobPlacementAddsToTheUsers(t *testing.T) {
 	if len(pod.TopologySpreadConstraints) != 2 || pod.TopologySpreadConstraints[0].WhenUnsatisfiable != corev1.ScheduleAnyway {
 		t.Errorf("spread = %+v, want ours (best effort) plus the user's", pod.TopologySpreadConstraints)
 	}
+	// The API server allows one constraint per topologyKey and whenUnsatisfiable: the user's wins.
+	tr.Spec.Runner.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 3, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway}}
+	if got := Job(tr, 0, 3, JobOptions{}).Spec.Template.Spec.TopologySpreadConstraints; len(got) != 1 || got[0].MaxSkew != 3 {
+		t.Errorf("spread = %+v, want only the user's constraint on fleetbench's pair", got)
+	}
 	required := pod.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	if len(required) != 1 || required[0].TopologyKey != corev1.LabelHostname || required[0].LabelSelector.MatchLabels[naming.LabelTestRun] != "p" {
 		t.Errorf("separate: required anti-affinity = %+v, want no two runners of the run on one node", required)
@@ -274,7 +279,8 @@ func TestRunnersAvoidTheTarget(t *testing.T) {
 		if anti := aff.PodAntiAffinity; anti != nil {
 			required, preferred = len(anti.RequiredDuringSchedulingIgnoredDuringExecution), len(anti.PreferredDuringSchedulingIgnoredDuringExecution)
 			for _, term := range anti.RequiredDuringSchedulingIgnoredDuringExecution {
-				if term.Namespaces[0] != tc.targetNS || term.LabelSelector.MatchLabels[naming.LabelRole] != naming.RoleTarget {
+				if term.Namespaces[0] != tc.targetNS || term.LabelSelector.MatchLabels[naming.LabelRole] != naming.RoleTarget ||
+					term.LabelSelector.MatchLabels[naming.LabelTestRunNS] != tr.Namespace {
 					t.Errorf("%q: required term %+v is not the target's", tc.avoid, term)
 				}
 			}

@@ -25,15 +25,7 @@ var levelRank = map[string]int{"restricted": 0, "baseline": 1, "privileged": 2}
 func NotPermitted(tr *v1alpha1.TestRun, ns *corev1.Namespace, profile *v1alpha1.Profile, clusterDefault string) string {
 	if tr.Spec.Target.External == nil {
 		asked := string(podSecurity(tr))
-		allowed, source := ns.Labels[EnforceLabel], fmt.Sprintf("its label %s=%s", EnforceLabel, ns.Labels[EnforceLabel])
-		if allowed == "" {
-			allowed, source = clusterDefault, fmt.Sprintf("no %s label, so the cluster default %s", EnforceLabel, clusterDefault)
-		}
-		rank, known := levelRank[allowed]
-		if !known {
-			rank, source = 0, fmt.Sprintf("its label %s=%s, not a level fleetbench knows, read as restricted", EnforceLabel, allowed)
-		}
-		if levelRank[asked] > rank {
+		if rank, source := enforced(ns, clusterDefault); levelRank[asked] > rank {
 			return fmt.Sprintf("spec.target.podSecurity %s is above what namespace %s may run (%s): the target would escape its Pod Security; "+
 				"use podSecurity restricted, or have an admin label the namespace %s=%s", asked, ns.Name, source, EnforceLabel, asked)
 		}
@@ -49,4 +41,33 @@ func NotPermitted(tr *v1alpha1.TestRun, ns *corev1.Namespace, profile *v1alpha1.
 		}
 	}
 	return ""
+}
+
+// SharedNamespaceRefuses says why the target of tr cannot run in ns, a namespace the targets of
+// several TestRuns share (the operator's --target-namespace), or "" when it can. The operator
+// never labels that namespace: its admin chose its Pod Security, and a target asking for more
+// would only be refused pod by pod.
+func SharedNamespaceRefuses(tr *v1alpha1.TestRun, ns *corev1.Namespace, clusterDefault string) string {
+	if tr.Spec.Target.External != nil {
+		return ""
+	}
+	asked := string(podSecurity(tr))
+	if rank, source := enforced(ns, clusterDefault); levelRank[asked] > rank {
+		return fmt.Sprintf("spec.target.podSecurity %s is above what the shared target namespace %s admits (%s); "+
+			"use podSecurity restricted, or have an admin label namespace %s %s=%s", asked, ns.Name, source, ns.Name, EnforceLabel, asked)
+	}
+	return ""
+}
+
+// enforced is the Pod Security level ns enforces, as a rank, and where that was read from.
+func enforced(ns *corev1.Namespace, clusterDefault string) (rank int, source string) {
+	allowed, source := ns.Labels[EnforceLabel], fmt.Sprintf("its label %s=%s", EnforceLabel, ns.Labels[EnforceLabel])
+	if allowed == "" {
+		allowed, source = clusterDefault, fmt.Sprintf("no %s label, so the cluster default %s", EnforceLabel, clusterDefault)
+	}
+	rank, known := levelRank[allowed]
+	if !known {
+		rank, source = 0, fmt.Sprintf("its label %s=%s, not a level fleetbench knows, read as restricted", EnforceLabel, allowed)
+	}
+	return rank, source
 }

@@ -49,3 +49,41 @@ func TestNotPermitted(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedNamespaceRefuses: the operator never labels a shared target namespace, so a target
+// asking for more than it enforces is refused, naming that namespace's label.
+func TestSharedNamespaceRefuses(t *testing.T) {
+	shared := func(labels map[string]string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fb-targets", Labels: labels}}
+	}
+	run := func(level v1alpha1.PodSecurityLevel) *v1alpha1.TestRun {
+		tr := tw.MakeTestRun("r", "team-a").Obj()
+		tr.Spec.Target.PodSecurity = level
+		return tr
+	}
+	for _, tc := range []struct {
+		name           string
+		tr             *v1alpha1.TestRun
+		ns             *corev1.Namespace
+		clusterDefault string
+		says           []string // none = accepted
+	}{
+		{"restricted in a restricted namespace", run(""), shared(map[string]string{EnforceLabel: "restricted"}), "restricted", nil},
+		{"baseline in a baseline namespace", run(v1alpha1.PodSecurityBaseline), shared(map[string]string{EnforceLabel: "baseline"}), "restricted", nil},
+		{"baseline in a restricted namespace", run(v1alpha1.PodSecurityBaseline), shared(map[string]string{EnforceLabel: "restricted"}), "privileged",
+			[]string{"shared target namespace fb-targets", "enforce=restricted", "label namespace fb-targets pod-security.kubernetes.io/enforce=baseline"}},
+		{"baseline, no label, strict default", run(v1alpha1.PodSecurityBaseline), shared(nil), "restricted", []string{"cluster default restricted"}},
+		{"baseline, no label, privileged default", run(v1alpha1.PodSecurityBaseline), shared(nil), "privileged", nil},
+		{"external", tw.MakeTestRun("x", "team-a").External("http://x").Obj(), shared(map[string]string{EnforceLabel: "restricted"}), "restricted", nil},
+	} {
+		got := SharedNamespaceRefuses(tc.tr, tc.ns, tc.clusterDefault)
+		if (got == "") != (len(tc.says) == 0) {
+			t.Errorf("%s: %q, want refused: %v", tc.name, got, len(tc.says) > 0)
+		}
+		for _, s := range tc.says {
+			if !strings.Contains(got, s) {
+				t.Errorf("%s: %q lacks %q", tc.name, got, s)
+			}
+		}
+	}
+}

@@ -49,12 +49,17 @@ var defaultEngine = map[v1alpha1.ComponentKind]string{
 
 // Objects is everything one target needs.
 type Objects struct {
+	// Namespace is the target's own namespace; nil in a shared one (Options.SharedNamespace),
+	// which an admin made and the operator leaves as it is.
 	Namespace   *corev1.Namespace
 	Deployments []*appsv1.Deployment
 	Services    []*corev1.Service
-	// Quota caps the namespace at the profile, so nothing in it outgrows the "machine".
+	// Quota caps the namespace at the profile, so nothing in it outgrows the "machine"; nil in
+	// a shared namespace, where it would cap every run's target together (the pods still carry
+	// the profile's requests and limits, and the admin's quota of that namespace applies).
 	Quota *corev1.ResourceQuota
-	// NetworkPolicy admits only this TestRun's runners, and the stack's own traffic.
+	// NetworkPolicy selects this target's pods and admits only this TestRun's runners, and the
+	// target's own traffic.
 	NetworkPolicy *networkingv1.NetworkPolicy
 	// Env points runners at the components: TARGET_<NAME>_URL, _HOST and _PORT.
 	Env []corev1.EnvVar
@@ -66,22 +71,21 @@ type Options struct {
 	// One-machine targets then put the profile on the pod and let its components share it, as
 	// the processes of the seeds' C1 machine did; without it the profile is split evenly.
 	PodLevelResources bool
+	// SharedNamespace: ns holds the targets of other TestRuns too (the operator's
+	// --target-namespace). Every object's name then carries the run (naming.SharedTargetObject),
+	// and the namespace itself is neither built nor fenced by a quota.
+	SharedNamespace bool
 }
 
 // Build makes the target of a TestRun in namespace ns, sized by profile.
 func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts Options) (*Objects, error) {
 	components := tr.Spec.Target.Components
 	level := podSecurity(tr)
-	out := &Objects{Namespace: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
-		naming.LabelTestRun:                          tr.Name,
-		naming.LabelTestRunNS:                        tr.Namespace,
-		naming.LabelRole:                             naming.RoleTarget,
-		"pod-security.kubernetes.io/enforce":         string(level),
-		"pod-security.kubernetes.io/enforce-version": "latest",
-		// A baseline target still hears what restricted would refuse.
-		"pod-security.kubernetes.io/warn":  string(v1alpha1.PodSecurityRestricted),
-		"pod-security.kubernetes.io/audit": string(v1alpha1.PodSecurityRestricted),
-	}}}}
+	names := objectNames{tr: tr, shared: opts.SharedNamespace}
+	out := &Objects{}
+	if !opts.SharedNamespace {
+		out.Namespace = namespace(tr, ns, level)
+	}
 
 	containers := make([]corev1.Container, len(components))
 	volumes := make([][]corev1.Volume, len(components))
@@ -126,7 +130,7 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts 
 		}
 	}
 
-	out.Env = componentEnv(components, containers, ns)
+	out.Env = componentEnv(components, containers, ns, names)
 	for i := range containers {
 		// Components find each other the way runners find them; listed first so a component's
 		// own env can refer to them, e.g. DATABASE_URL=postgres://…@$(TARGET_DB_HOST):$(TARGET_DB_PORT)/….
@@ -137,10 +141,10 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts 
 		for _, v := range volumes {
 			all = append(all, v...)
 		}
-		out.Deployments = append(out.Deployments, deployment(tr, ns, stackName, profile, level, podResources, all, containers...))
+		out.Deployments = append(out.Deployments, deployment(tr, ns, names, stackName, profile, level, podResources, all, containers...))
 	} else {
 		for i := range components {
-			out.Deployments = append(out.Deployments, deployment(tr, ns, components[i].Name, profile, level, nil, volumes[i], containers[i]))
+			out.Deployments = append(out.Deployments, deployment(tr, ns, names, components[i].Name, profile, level, nil, volumes[i], containers[i]))
 		}
 	}
 
@@ -152,7 +156,7 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts 
 		}
 		port := containers[i].Ports[0].ContainerPort
 		out.Services = append(out.Services, &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns, Labels: targetLabels(tr, c.Name)},
+			ObjectMeta: metav1.ObjectMeta{Name: names.service(c.Name), Namespace: ns, Labels: targetLabels(tr, c.Name)},
 			Spec: corev1.ServiceSpec{
 				// Components reach each other before their pod is Ready: in one machine the app's
 				// health check waits on the database, and the pod's readiness on the app.
@@ -163,8 +167,10 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts 
 			},
 		})
 	}
-	out.Quota = quota(tr, ns, profile)
-	out.NetworkPolicy = networkPolicy(tr, ns)
+	if !opts.SharedNamespace {
+		out.Quota = quota(tr, ns, profile)
+	}
+	out.NetworkPolicy = networkPolicy(tr, ns, names)
 	return out, nil
 }
 
@@ -184,13 +190,13 @@ func portsDisjoint(components []v1alpha1.Component, containers []corev1.Containe
 	return nil
 }
 
-// componentEnv is TARGET_<NAME>_URL, _HOST and _PORT for every component.
-func componentEnv(components []v1alpha1.Component, containers []corev1.Container, ns string) []corev1.EnvVar {
+// componentEnv is TARGET_<NAME>_URL, _HOST and _PORT for every component, at its Service.
+func componentEnv(components []v1alpha1.Component, containers []corev1.Container, ns string, names objectNames) []corev1.EnvVar {
 	var env []corev1.EnvVar
 	for i := range components {
 		c := &components[i]
 		port := containers[i].Ports[0].ContainerPort
-		host := fmt.Sprintf("%s.%s.svc", c.Name, ns)
+		host := fmt.Sprintf("%s.%s.svc", names.service(c.Name), ns)
 		key := "TARGET_" + strings.ToUpper(strings.ReplaceAll(c.Name, "-", "_"))
 		env = append(env,
 			corev1.EnvVar{Name: key + "_URL", Value: fmt.Sprintf("%s://%s:%d", scheme(c), host, port)},
@@ -198,35 +204,6 @@ func componentEnv(components []v1alpha1.Component, containers []corev1.Container
 			corev1.EnvVar{Name: key + "_PORT", Value: fmt.Sprint(port)})
 	}
 	return env
-}
-
-// quota holds the namespace to the profile's CPU and memory, with room for nothing else.
-func quota(tr *v1alpha1.TestRun, ns string, profile *v1alpha1.ProfileSpec) *corev1.ResourceQuota {
-	return &corev1.ResourceQuota{
-		ObjectMeta: metav1.ObjectMeta{Name: "profile", Namespace: ns, Labels: targetLabels(tr, "quota")},
-		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
-			corev1.ResourceLimitsCPU:    profile.CPU,
-			corev1.ResourceLimitsMemory: profile.Memory,
-		}},
-	}
-}
-
-// networkPolicy lets into the target only this TestRun's runners and the target's own pods.
-func networkPolicy(tr *v1alpha1.TestRun, ns string) *networkingv1.NetworkPolicy {
-	return &networkingv1.NetworkPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "runners-only", Namespace: ns, Labels: targetLabels(tr, "policy")},
-		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{
-				{
-					NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: tr.Namespace}},
-					PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{naming.LabelTestRun: tr.Name, naming.LabelRole: naming.RoleRunner}},
-				},
-				{PodSelector: &metav1.LabelSelector{}},
-			}}},
-		},
-	}
 }
 
 // ExternalEnv points runners at an external target.
@@ -380,7 +357,7 @@ func xmppEnv(x *v1alpha1.XMPPSettings) []corev1.EnvVar {
 	}
 }
 
-func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.ProfileSpec, level v1alpha1.PodSecurityLevel,
+func deployment(tr *v1alpha1.TestRun, ns string, names objectNames, workload string, profile *v1alpha1.ProfileSpec, level v1alpha1.PodSecurityLevel,
 	resources *corev1.ResourceRequirements, volumes []corev1.Volume, containers ...corev1.Container) *appsv1.Deployment {
 	labels := targetLabels(tr, workload)
 	podSC := &corev1.PodSecurityContext{
@@ -393,7 +370,7 @@ func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.Pro
 		podSC.RunAsNonRoot = ptr.To(true)
 	}
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: naming.TargetWorkload(workload), Namespace: ns, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: names.deployment(workload), Namespace: ns, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -409,7 +386,7 @@ func deployment(tr *v1alpha1.TestRun, ns, workload string, profile *v1alpha1.Pro
 					NodeSelector:    profile.NodeSelector,
 					Tolerations:     profile.Tolerations,
 					// Copies of the TestRun's Secrets, made in this namespace (PullSecret).
-					ImagePullSecrets: tr.Spec.Target.ImagePullSecrets,
+					ImagePullSecrets: names.pullSecrets(tr.Spec.Target.ImagePullSecrets),
 				},
 			},
 		},
@@ -446,14 +423,4 @@ func componentResources(c *v1alpha1.Component, p *v1alpha1.ProfileSpec) (corev1.
 		return corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}, nil
 	}
 	return corev1.ResourceRequirements{}, fmt.Errorf("component %q: perComponent sizing needs share or resources", c.Name)
-}
-
-// PullSecret is the copy of the TestRun's image pull Secret src in the target namespace ns,
-// labelled as fleetbench's: it goes with the namespace.
-func PullSecret(tr *v1alpha1.TestRun, src *corev1.Secret, ns string) *corev1.Secret {
-	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: src.Name, Namespace: ns, Labels: targetLabels(tr, "pull-secret")},
-		Type:       src.Type,
-		Data:       src.Data,
-	}
 }

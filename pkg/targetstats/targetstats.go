@@ -57,14 +57,25 @@ type Sample struct {
 	CoresNow float64
 }
 
-// Add sums the containers of every pod in namespace from one node's summary into s.
-func (s *Sample) Add(summaryJSON []byte, namespace string) error {
+// Pods are the pods whose containers a sample sums: every pod of Namespace or, where Names is
+// set (a namespace the targets of several TestRuns share), only the pods named.
+type Pods struct {
+	Namespace string
+	Names     map[string]bool
+}
+
+func (p Pods) has(namespace, name string) bool {
+	return namespace == p.Namespace && (p.Names == nil || p.Names[name])
+}
+
+// Add sums the containers of pods from one node's summary into s.
+func (s *Sample) Add(summaryJSON []byte, pods Pods) error {
 	var sum nodeSummary
 	if err := json.Unmarshal(summaryJSON, &sum); err != nil {
 		return fmt.Errorf("decoding the kubelet summary: %w", err)
 	}
 	for _, pod := range sum.Pods {
-		if pod.PodRef.Namespace != namespace {
+		if !pods.has(pod.PodRef.Namespace, pod.PodRef.Name) {
 			continue
 		}
 		for _, c := range pod.Containers {
@@ -94,6 +105,7 @@ func (s *Sample) MemoryBytes() uint64 {
 type podMetricsList struct {
 	Items []struct {
 		Metadata struct {
+			Name      string `json:"name"`
 			Namespace string `json:"namespace"`
 		} `json:"metadata"`
 		Containers []struct {
@@ -103,15 +115,15 @@ type podMetricsList struct {
 	} `json:"items"`
 }
 
-// AddPodMetrics sums the containers of namespace in a metrics.k8s.io PodMetricsList into s:
-// the working set and the recent CPU rate. The API has no RSS and no cumulative CPU time.
-func (s *Sample) AddPodMetrics(listJSON []byte, namespace string) error {
+// AddPodMetrics sums the containers of pods in a metrics.k8s.io PodMetricsList into s: the
+// working set and the recent CPU rate. The API has no RSS and no cumulative CPU time.
+func (s *Sample) AddPodMetrics(listJSON []byte, pods Pods) error {
 	var list podMetricsList
 	if err := json.Unmarshal(listJSON, &list); err != nil {
 		return fmt.Errorf("decoding metrics.k8s.io pod metrics: %w", err)
 	}
 	for _, pod := range list.Items {
-		if pod.Metadata.Namespace != namespace {
+		if !pods.has(pod.Metadata.Namespace, pod.Metadata.Name) {
 			continue
 		}
 		for _, c := range pod.Containers {

@@ -14,7 +14,7 @@ const summary = `{"node":{"nodeName":"n1"},"pods":[
 
 func TestSampleSumsOnlyTheTargetNamespace(t *testing.T) {
 	s := Sample{At: time.Unix(100, 0)}
-	if err := s.Add([]byte(summary), "fb-team-run"); err != nil {
+	if err := s.Add([]byte(summary), Pods{Namespace: "fb-team-run"}); err != nil {
 		t.Fatal(err)
 	}
 	if s.Containers != 2 || MiB(s.WorkingSetBytes) != 40 || MiB(s.RSSBytes) != 36 || s.CPUCoreSeconds != 8 || s.CoresNow != 0.2 {
@@ -24,8 +24,29 @@ func TestSampleSumsOnlyTheTargetNamespace(t *testing.T) {
 	if got := AverageCores(s, later); got != 0.2 {
 		t.Errorf("4 core-seconds over 20 s = 0.2 cores, got %v", got)
 	}
-	if err := s.Add([]byte("{"), "x"); err == nil {
+	if err := s.Add([]byte("{"), Pods{Namespace: "x"}); err == nil {
 		t.Error("a broken summary must be an error")
+	}
+}
+
+// In a namespace the targets of several TestRuns share, a sample sums only the run's own pods.
+func TestSampleSumsOnlyTheNamedPodsOfASharedNamespace(t *testing.T) {
+	const shared = `{"pods":[
+ {"podRef":{"name":"fb-a-stack-1","namespace":"fb-targets"},"containers":[{"name":"web","memory":{"workingSetBytes":10485760,"rssBytes":8388608}}]},
+ {"podRef":{"name":"fb-b-stack-1","namespace":"fb-targets"},"containers":[{"name":"web","memory":{"workingSetBytes":99999999,"rssBytes":99999999}}]}]}`
+	const metrics = `{"items":[
+ {"metadata":{"name":"fb-a-stack-1","namespace":"fb-targets"},"containers":[{"name":"web","usage":{"cpu":"10m","memory":"10Mi"}}]},
+ {"metadata":{"name":"fb-b-stack-1","namespace":"fb-targets"},"containers":[{"name":"web","usage":{"cpu":"1","memory":"1Gi"}}]}]}`
+	own := Pods{Namespace: "fb-targets", Names: map[string]bool{"fb-a-stack-1": true}}
+	var kubelet, api Sample
+	if err := kubelet.Add([]byte(shared), own); err != nil {
+		t.Fatal(err)
+	}
+	if err := api.AddPodMetrics([]byte(metrics), own); err != nil {
+		t.Fatal(err)
+	}
+	if kubelet.Containers != 1 || kubelet.RSSBytes != 8<<20 || api.Containers != 1 || api.WorkingSetBytes != 10<<20 {
+		t.Errorf("summed another run's pod: kubelet %+v, metrics API %+v", kubelet, api)
 	}
 }
 
@@ -37,7 +58,7 @@ const podMetrics = `{"kind":"PodMetricsList","apiVersion":"metrics.k8s.io/v1beta
 
 func TestAddPodMetricsSumsWorkingSetAndRates(t *testing.T) {
 	s := Sample{Source: SourceMetricsAPI}
-	if err := s.AddPodMetrics([]byte(podMetrics), "fb-team-run"); err != nil {
+	if err := s.AddPodMetrics([]byte(podMetrics), Pods{Namespace: "fb-team-run"}); err != nil {
 		t.Fatal(err)
 	}
 	if s.Containers != 2 || s.WorkingSetBytes != 10116<<10+20<<20 || s.RSSBytes != 0 || s.CPUCoreSeconds != 0 {
@@ -55,7 +76,7 @@ func TestAddPodMetricsSumsWorkingSetAndRates(t *testing.T) {
 		t.Error("the kubelet summary's memory columns are RSS")
 	}
 	bad := Sample{}
-	if err := bad.AddPodMetrics([]byte(`{"items":[{"metadata":{"namespace":"x"},"containers":[{"name":"c","usage":{"cpu":"lots","memory":"1Mi"}}]}]}`), "x"); err == nil {
+	if err := bad.AddPodMetrics([]byte(`{"items":[{"metadata":{"namespace":"x"},"containers":[{"name":"c","usage":{"cpu":"lots","memory":"1Mi"}}]}]}`), Pods{Namespace: "x"}); err == nil {
 		t.Error("an unparsable quantity must be an error")
 	}
 }

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -97,10 +98,28 @@ func invalidCases() []invalidCase {
 			want: []string{"spec.runner.volumeMounts", "must not use /fleetbench"}},
 		{name: "args set paused", obj: run().Args("--paused").Obj(),
 			want: []string{"spec.args", "must not set --execution-segment, --execution-segment-sequence or --paused"}},
+		// -p is k6's --paused, also grouped after boolean flags.
+		{name: "args set paused by its short flag", obj: run().Args("-qp").Obj(),
+			want: []string{"spec.args", "--paused (-p)"}},
+		{name: "arguments set paused by its short flag", obj: run().Arguments("--vus 10 -p").Obj(),
+			want: []string{"spec.arguments", "--paused (-p)"}},
 		{name: "arguments set address short", obj: run().Arguments("-a 0.0.0.0:7000").Obj(),
 			want: []string{"spec.arguments", "-a", "spec.outputs"}},
 		{name: "arguments set address with =", obj: run().Arguments("--address=0.0.0.0:7000").Obj(),
 			want: []string{"spec.arguments", "--address", "spec.outputs"}},
+		// Grouped short flags: k6 reads -qo as -q -o, so o or a after boolean flags is still -o or -a.
+		{name: "arguments set output in a short group", obj: run().Arguments("-qo json=/tmp/x.json").Obj(),
+			want: []string{"spec.arguments", "grouped with other short flags", "spec.outputs"}},
+		{name: "arguments set output in a short group later", obj: run().Arguments("--tag a=b -vo json=x").Obj(),
+			want: []string{"spec.arguments", "grouped with other short flags", "spec.outputs"}},
+		{name: "arguments set output in a glued short group", obj: run().Arguments("-qvojson=/tmp/x.json").Obj(),
+			want: []string{"spec.arguments", "spec.outputs"}},
+		{name: "arguments set address in a short group", obj: run().Arguments("-la 0.0.0.0:7000").Obj(),
+			want: []string{"spec.arguments", "-a", "spec.outputs"}},
+		{name: "args set output in a short group", obj: run().Args("-qo", "json=/tmp/x.json").Obj(),
+			want: []string{"spec.args", "grouped with other short flags", "spec.outputs"}},
+		{name: "args set address in a glued short group", obj: run().Args("-wva0.0.0.0:7000").Obj(),
+			want: []string{"spec.args", "--address or -a", "spec.outputs"}},
 		{name: "two outputs of one type", obj: run().Outputs(
 			v1alpha1.OutputSpec{Type: v1alpha1.OutputPrometheusRemoteWrite, URL: "http://a:9090/api/v1/write"},
 			v1alpha1.OutputSpec{Type: v1alpha1.OutputPrometheusRemoteWrite, URL: "http://b:9090/api/v1/write"}).Obj(),
@@ -306,6 +325,36 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 		})
 	}
 	t.Logf("%d invalid objects refused", len(cases))
+}
+
+// TestOrdinaryArgumentsAreAccepted: the short-flag rules refuse -o and -a however they are
+// written, but nothing else: other flags, and values after a flag that takes one (k6 reads
+// -eDATA=1 as -e with the value DATA=1).
+func TestOrdinaryArgumentsAreAccepted(t *testing.T) {
+	ctx := context.Background()
+	for i, arguments := range []string{
+		"--tag team=a", "-q", "-qv", "--vus 10", "--no-color", "--tag team=a -q --vus 10 --no-color",
+		"--summary-trend-stats=avg,p(99) --tag area=oa", "-eDATA=abc", "-e data=1 -u 10 -d 30s", "-s 10s:5 -i 100",
+		"--insecure-skip-tls-verify --throw",
+	} {
+		run := tw.MakeTestRun(fmt.Sprintf("arguments-%d", i), ns).Arguments(arguments).Obj()
+		if err := env.Client.Create(ctx, run); err != nil {
+			t.Errorf("arguments %q refused: %v", arguments, err)
+			continue
+		}
+		_ = env.Client.Delete(ctx, run)
+	}
+	for i, args := range [][]string{
+		{"--tag", "team=a"}, {"-q"}, {"-qvw"}, {"--vus", "10"}, {"--no-color"}, {"--tag", "team=a b", "-q", "--vus", "10"},
+		{"-edata=abc"}, {"-u", "10", "-d", "30s"}, {"--tag", "role=admin"},
+	} {
+		run := tw.MakeTestRun(fmt.Sprintf("args-%d", i), ns).Args(args...).Obj()
+		if err := env.Client.Create(ctx, run); err != nil {
+			t.Errorf("args %q refused: %v", args, err)
+			continue
+		}
+		_ = env.Client.Delete(ctx, run)
+	}
 }
 
 // TestTestRunSpecIsImmutable mirrors a Job's template: a change is a new TestRun.

@@ -203,12 +203,15 @@ func (e *env) exportedGauge(ns, name, metric, extraLabel string) (float64, error
 
 // checkInBrowser opens a report offline in headless Chromium and requires every chart drawn:
 // want maps a chart to its exact number of points, or -1 for any number above zero. The
-// screenshot is kept under $FLEETBENCH_ARTIFACTS (the test's temp dir otherwise) for people.
+// screenshot is kept under $FLEETBENCH_ARTIFACTS (bin/artifacts with make e2e; the test's temp
+// dir when unset) for people.
 func (e *env) checkInBrowser(t *testing.T, html, screenshot string, want map[string]int) {
 	t.Helper()
 	dir := os.Getenv("FLEETBENCH_ARTIFACTS")
 	if dir == "" {
 		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	shot := filepath.Join(dir, screenshot)
 	ctx, cancel := context.WithTimeout(e.ctx, 2*time.Minute)

@@ -27,3 +27,12 @@ app.kubernetes.io/component: manager
 {{- default "default" .Values.serviceAccount.name -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The namespaces a namespaced install grants the manager's Role in: the watched ones and the
+target namespace, comma-separated. */}}
+{{- define "fleetbench.roleNamespaces" -}}
+{{- if not .Values.targetNamespace -}}
+{{- fail "watchNamespaces needs targetNamespace: a namespaced install may not create a namespace per TestRun, so name the one (made by an admin) every target goes into" -}}
+{{- end -}}
+{{- concat .Values.watchNamespaces (list .Values.targetNamespace) | uniq | join "," -}}
+{{- end -}}

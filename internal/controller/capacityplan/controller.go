@@ -10,23 +10,30 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller"
 	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/plan"
+	"fleetbench.dev/fleetbench/pkg/target"
 )
 
 // childrenFinalizer lets a deleted plan stop its children at once, wherever a garbage
@@ -39,13 +46,21 @@ const ownerIndex = ".metadata.controller.capacityplan"
 // Reconciler drives a CapacityPlan: children one cell at a time (or several), and the table.
 type Reconciler struct {
 	client.Client
+	Options
 	scheme   *runtime.Scheme
 	recorder events.EventRecorder
 }
 
+// Options are what main and the tests choose.
+type Options struct {
+	// TargetNamespace is the TestRun controller's: where set, the children's targets share it,
+	// and a target is gone when its objects are, not its namespace.
+	TargetNamespace string
+}
+
 // New builds the reconciler from the manager; main and the envtest suite both use it.
-func New(mgr ctrl.Manager) *Reconciler {
-	return &Reconciler{Client: mgr.GetClient(), scheme: mgr.GetScheme(), recorder: mgr.GetEventRecorder("fleetbench")}
+func New(mgr ctrl.Manager, opts Options) *Reconciler {
+	return &Reconciler{Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(), recorder: mgr.GetEventRecorder("fleetbench")}
 }
 
 // scope is what one reconcile knows of a plan: its cells, and what the world shows of each.
@@ -120,11 +135,9 @@ func (r *Reconciler) load(ctx context.Context, p *v1alpha1.CapacityPlan) (*scope
 			}
 			child.ProfileMissing = !profiles[key]
 		case child.Run.Spec.Target.External == nil:
-			err := r.Get(ctx, client.ObjectKey{Name: naming.TargetNamespace(p.Namespace, child.Run.Name)}, &corev1.Namespace{})
-			if err != nil && !apierrors.IsNotFound(err) {
+			if child.TargetGone, err = r.targetGone(ctx, child.Run); err != nil {
 				return nil, err
 			}
-			child.TargetGone = apierrors.IsNotFound(err)
 		}
 		s.children[i] = child
 	}
@@ -206,9 +219,31 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, p *v1alpha1.CapacityPl
 	return client.IgnoreNotFound(r.Update(ctx, p))
 }
 
+// targetGone: a finished child's target namespace is gone or, in a shared target namespace,
+// its last Deployment and pod. Both are read from the cache, which holds fleetbench's only.
+func (r *Reconciler) targetGone(ctx context.Context, run *v1alpha1.TestRun) (bool, error) {
+	ns, shared := controller.Namespaces{Target: r.TargetNamespace}.TargetHome(run)
+	if !shared {
+		err := r.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		return apierrors.IsNotFound(err), nil
+	}
+	for _, list := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.PodList{}} {
+		if err := r.List(ctx, list, client.InNamespace(ns), client.MatchingLabels(target.RunLabels(run))); err != nil {
+			return false, err
+		}
+		if meta.LenList(list) > 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // SetupWithManager watches plans, their children (Owns, through the owner index), the
-// children's target namespaces (Serial waits for them to go) and Profiles (a missing one may
-// appear).
+// children's target namespaces (Serial waits for them to go; in a shared target namespace the
+// children's Deployments and pods) and Profiles (a missing one may appear).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.TestRun{}, ownerIndex, func(o client.Object) []string {
 		owner := metav1.GetControllerOf(o)
@@ -219,16 +254,26 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.CapacityPlan{}).
 		Owns(&v1alpha1.TestRun{}).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.planOfTarget)).
-		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedPlans)).
-		Named("capacityplan").
-		Complete(r)
+		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedPlans))
+	if r.TargetNamespace == "" {
+		b = b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.planOfTarget))
+	} else {
+		// A namespaced install may not watch namespaces; what goes there is the children's.
+		gone := builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(event.CreateEvent) bool { return false }, UpdateFunc: func(event.UpdateEvent) bool { return false },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+		})
+		b = b.Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.planOfTarget), gone).
+			Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.planOfTarget), gone)
+	}
+	return b.Named("capacityplan").Complete(r)
 }
 
-// planOfTarget maps a target namespace to the plan controlling its TestRun.
+// planOfTarget maps a target namespace, or a target object in a shared one, to the plan
+// controlling its TestRun.
 func (r *Reconciler) planOfTarget(ctx context.Context, o client.Object) []reconcile.Request {
 	l := o.GetLabels()
 	if l[naming.LabelTestRun] == "" || l[naming.LabelTestRunNS] == "" {

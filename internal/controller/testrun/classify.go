@@ -13,7 +13,7 @@ import (
 )
 
 // runnerState is one runner as the world shows it: its Job and the Job's pod, either missing,
-// and the clean final envelope the runner answered with, if it did (finalEnvelopes).
+// and the final envelope the runner answered with, if it did (finalEnvelopes).
 type runnerState struct {
 	index int
 	job   *batchv1.Job
@@ -125,7 +125,7 @@ func classifyRunner(rs runnerState) runnerView {
 		v.class, v.why = runnerNoPod, fmt.Sprintf("runner %d has no pod yet (kubectl describe job %s shows why, e.g. a ResourceQuota)", rs.index, rs.job.Name)
 	case terminated(pod):
 		classifyEnded(&v)
-	case rs.final != nil:
+	case clean(rs.final) != nil:
 		// k6 stopped its outputs with no test error: what exit 0 will say once pod status has it.
 		v.class, v.why = runnerSucceeded, fmt.Sprintf("runner %s ended and handed over its final results", pod.Name)
 	default:

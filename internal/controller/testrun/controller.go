@@ -81,6 +81,10 @@ type Options struct {
 	// PullRetryGrace is how long an image pull may be seen failing before the run ends
 	// Target/RunnerImageNotPresent; DefaultPullRetryGrace when zero.
 	PullRetryGrace time.Duration
+	// TargetNamespace is where every target goes when set (--target-namespace): a namespace an
+	// admin made, which the targets of all TestRuns share and the operator never creates, labels
+	// or deletes. Empty: a namespace of its own per TestRun.
+	TargetNamespace string
 	// DefaultPodSecurity is the level the API server enforces in a namespace without a
 	// pod-security.kubernetes.io/enforce label (its PodSecurity admission configuration);
 	// DefaultPodSecurityLevel when empty.
@@ -150,7 +154,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	if !run.DeletionTimestamp.IsZero() {
 		r.finals.forget(run.UID)
-		return ctrl.Result{}, r.reconcileDelete(ctx, run)
+		return r.reconcileDelete(ctx, run)
 	}
 	before := run.DeepCopy()
 	now := r.Clock.Now()
@@ -206,6 +210,7 @@ func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, erro
 	phases := []phaseFunc{
 		r.reconcileProfile,
 		r.reconcilePermission,
+		r.reconcileSharedNamespace,
 		r.reconcileScript,
 		r.reconcilePreflight,
 		r.reconcileTarget,

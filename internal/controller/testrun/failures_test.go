@@ -37,6 +37,13 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 			}},
 		{name: "target never ready", reason: v1alpha1.ReasonTargetNotReady, within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("never-ready", ns).Timeouts(fast).Obj() }},
+		// Admission leaves core types copied into pods to the API server: its refusal ends the run.
+		{name: "target refused by the API server", reason: v1alpha1.ReasonInvalidTarget, within: 15 * time.Second,
+			says: []string{"the API server refused the target's Deployment", `env[3].name: Invalid value: "A=B"`, "spec.target"},
+			run: func(ns string) *v1alpha1.TestRun {
+				return tw.MakeTestRun("refused-target", ns).Components(v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer,
+					Env: []corev1.EnvVar{{Name: "A=B", Value: "x"}}}).Obj()
+			}},
 		{name: "target image missing", reason: v1alpha1.ReasonTargetImageNotPresent, within: 15 * time.Second,
 			run: func(ns string) *v1alpha1.TestRun { return tw.MakeTestRun("no-image", ns).Obj() },
 			act: func(t *testing.T, k *kubelet) {

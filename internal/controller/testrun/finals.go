@@ -28,7 +28,7 @@ type finalEnvelopes struct {
 	mu sync.Mutex
 	// base is the manager's context once started: held requests end with the manager.
 	base context.Context
-	// got are the clean final envelopes by pod UID.
+	// got are the final envelopes by pod UID, clean or with a test error.
 	got map[types.UID]*results.Envelope
 	// held cancels the request held for a pod; byRun lists a TestRun's pods for forget.
 	held  map[types.UID]context.CancelFunc
@@ -100,11 +100,12 @@ func (f *finalEnvelopes) hold(run *v1alpha1.TestRun, pod *corev1.Pod, deadline t
 	}()
 }
 
-// keep stores a clean final envelope and wakes its TestRun. An envelope with a test error
-// (thresholds crossed on the runner's share, stopped, aborted, test.fail()) is not kept: what it
-// means is decided by k6's exit code, which only pod status has.
+// keep stores a final envelope and wakes its TestRun. One with a test error (thresholds
+// crossed on the runner's share, stopped, aborted, test.fail()) is kept for its numbers only:
+// what the error means is decided by k6's exit code, which only pod status has; its numbers
+// then need no log, which the kubelet's log rotation may have cut.
 func (f *finalEnvelopes) keep(ctx context.Context, uid types.UID, env *results.Envelope, owner *v1alpha1.TestRun) {
-	if !env.Final || env.Error != "" {
+	if !env.Final {
 		return
 	}
 	f.mu.Lock()
@@ -120,11 +121,19 @@ func (f *finalEnvelopes) keep(ctx context.Context, uid types.UID, env *results.E
 	}
 }
 
-// final is a pod's clean final envelope, nil until it answered.
+// final is a pod's final envelope, nil until it answered.
 func (f *finalEnvelopes) final(uid types.UID) *results.Envelope {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.got[uid]
+}
+
+// clean is env when it ended without a test error: such a runner has ended with its results.
+func clean(env *results.Envelope) *results.Envelope {
+	if env == nil || env.Error != "" {
+		return nil
+	}
+	return env
 }
 
 // drop forgets one pod's hold and envelope.

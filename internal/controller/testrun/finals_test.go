@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -69,23 +70,27 @@ func TestFinalEnvelopeIsKeptAndWakesTheRun(t *testing.T) {
 	}
 }
 
-// A final envelope with a test error is not kept: k6's exit code says what it means.
-func TestFinalEnvelopeWithATestErrorIsNotKept(t *testing.T) {
-	done := make(chan struct{})
+// A final envelope with a test error is kept for its numbers, but does not end the runner:
+// k6's exit code says what the error means.
+func TestFinalEnvelopeWithATestErrorIsKeptForItsNumbersOnly(t *testing.T) {
 	api := &finalOnly{answer: func(context.Context, int32) (results.Envelope, error) {
-		defer close(done)
-		return results.Envelope{Final: true, Error: "test run was marked as failed"}, nil
+		return results.Envelope{Final: true, Runner: "r-runner-0-x", Error: "test run was marked as failed"}, nil
 	}}
 	f := newFinalEnvelopes(api)
-	f.hold(heldRun(), heldPod("p2"), time.Now().Add(time.Minute))
-	<-done
+	pod := heldPod("p2")
+	f.hold(heldRun(), pod, time.Now().Add(time.Minute))
 	select {
 	case <-f.wake:
-		t.Error("woken for an envelope it does not keep")
-	case <-time.After(200 * time.Millisecond):
+	case <-time.After(10 * time.Second):
+		t.Fatal("not woken")
 	}
-	if f.final("p2") != nil {
-		t.Error("kept an envelope with a test error")
+	env := f.final("p2")
+	if env == nil || env.Runner != "r-runner-0-x" {
+		t.Fatalf("final = %+v, want the runner's envelope", env)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	if v := classifyRunner(runnerState{job: &batchv1.Job{}, pod: pod, final: env}); v.class == runnerSucceeded {
+		t.Errorf("a running runner whose final envelope has a test error is %v (%s), want it judged by its exit", v.class, v.why)
 	}
 }
 

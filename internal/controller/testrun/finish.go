@@ -43,9 +43,12 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, phaseResult ctrl.Resu
 	now := metav1.NewTime(s.now)
 	run.Status.CompletionTime = &now
 	r.setPhase(run, e.phase, e.reason, e.message)
-	left, _ := rc.TTLLeft(&now.Time, run.Spec.TTLSecondsAfterFinished, s.now)
-	return ctrl.Result{RequeueAfter: left}
+	return afterEnd()
 }
+
+// afterEnd comes back at once to a run that just ended: reconcileFinished releases its target
+// (no watch need report anything first) and counts its TTL down.
+func afterEnd() ctrl.Result { return rc.After(time.Millisecond) }
 
 // stopRunners asks every runner still running to stop, in parallel, best effort.
 func (r *Reconciler) stopRunners(ctx context.Context, s *scope) {
@@ -84,8 +87,13 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, run *v1alpha1.TestRu
 		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 	}
 	if run.Spec.Target.External == nil && targetPolicy(run) == v1alpha1.TargetDeleteAfterRun {
-		if err := r.deleteTargetNamespace(ctx, run); err != nil {
+		remaining, err := r.releaseTarget(ctx, run, true)
+		if err != nil {
 			return ctrl.Result{}, err
+		}
+		if len(remaining) > 0 {
+			// Until the last of a shared namespace's objects is gone; no watch reports every kind.
+			return rc.After(left, pollShared), nil
 		}
 	}
 	return ctrl.Result{RequeueAfter: left}, nil
@@ -98,33 +106,33 @@ func targetPolicy(run *v1alpha1.TestRun) v1alpha1.TargetCleanupPolicy {
 	return run.Spec.Cleanup.Target
 }
 
-func (r *Reconciler) deleteTargetNamespace(ctx context.Context, run *v1alpha1.TestRun) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: naming.TargetNamespace(run.Namespace, run.Name)}}
-	return client.IgnoreNotFound(r.Delete(ctx, ns, client.PropagationPolicy(metav1.DeletePropagationBackground)))
-}
-
-// reconcileDelete removes the target namespace, which owner references cannot reach, and the
-// runner Jobs and script ConfigMap, which they would reach only when the garbage collector
-// gets to them: a deleted TestRun stops its load at once. Then it lets the TestRun go.
-func (r *Reconciler) reconcileDelete(ctx context.Context, run *v1alpha1.TestRun) error {
+// reconcileDelete removes the target (releaseTarget), which owner references cannot reach, and
+// the runner Jobs and script ConfigMap, which they would reach only when the garbage collector
+// gets to them: a deleted TestRun stops its load at once. Once its objects in a shared target
+// namespace are gone (their pods follow through the garbage collector), it lets the TestRun go.
+func (r *Reconciler) reconcileDelete(ctx context.Context, run *v1alpha1.TestRun) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(run, targetFinalizer) {
-		return nil
+		return ctrl.Result{}, nil
 	}
-	if err := r.deleteTargetNamespace(ctx, run); err != nil {
-		return err
+	remaining, err := r.releaseTarget(ctx, run, false)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	background := client.PropagationPolicy(metav1.DeletePropagationBackground)
 	// Runner and pre-flight Jobs, and the script and result ConfigMaps: owner references would
 	// do it where a garbage collector runs; this does not wait for one.
 	if err := r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(run.Namespace), client.MatchingLabels{naming.LabelTestRun: run.Name}, background); err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
 	for _, name := range []string{naming.ScriptConfigMap(run.Name), naming.ResultConfigMap(run.Name)} {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: name}}
 		if err := client.IgnoreNotFound(r.Delete(ctx, cm)); err != nil {
-			return err
+			return ctrl.Result{}, err
 		}
 	}
+	if len(remaining) > 0 {
+		return rc.After(time.Second), nil // deleted just now: gone on the next look
+	}
 	controllerutil.RemoveFinalizer(run, targetFinalizer)
-	return client.IgnoreNotFound(r.Update(ctx, run))
+	return ctrl.Result{}, client.IgnoreNotFound(r.Update(ctx, run))
 }

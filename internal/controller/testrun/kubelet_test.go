@@ -17,6 +17,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/testenv"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/runners"
+	"fleetbench.dev/fleetbench/pkg/target"
 )
 
 // kubelet plays the parts of a cluster envtest lacks: the Deployment and Job controllers
@@ -25,20 +26,28 @@ type kubelet struct {
 	t   *testing.T
 	ctx context.Context
 	run *v1alpha1.TestRun
+	// c is the control plane's client; target the namespace the run's target goes into.
+	c      client.Client
+	target string
 }
 
 func newKubelet(t *testing.T, run *v1alpha1.TestRun) *kubelet {
-	return &kubelet{t: t, ctx: context.Background(), run: run}
+	return newKubeletOn(t, env.Client, run, naming.TargetNamespace(run.Namespace, run.Name))
 }
 
-func (k *kubelet) targetNS() string { return naming.TargetNamespace(k.run.Namespace, k.run.Name) }
+// newKubeletOn plays the cluster of client c, for a run whose target goes into targetNS.
+func newKubeletOn(t *testing.T, c client.Client, run *v1alpha1.TestRun, targetNS string) *kubelet {
+	return &kubelet{t: t, ctx: context.Background(), run: run, c: c, target: targetNS}
+}
+
+func (k *kubelet) targetNS() string { return k.target }
 
 // targetDeployments waits for the operator's target Deployment: every run here has one.
 func (k *kubelet) targetDeployments() []appsv1.Deployment {
 	const want = 1
 	var list appsv1.DeploymentList
 	eventually(k.t, "target Deployments", func() error {
-		if err := env.Client.List(k.ctx, &list, client.InNamespace(k.targetNS())); err != nil {
+		if err := k.c.List(k.ctx, &list, client.InNamespace(k.targetNS()), client.MatchingLabels(target.RunLabels(k.run))); err != nil {
 			return err
 		}
 		if len(list.Items) != want {
@@ -62,7 +71,7 @@ func (k *kubelet) targetReadyWith(restarts int32) {
 			Spec:       d.Spec.Template.Spec,
 		}
 		pod.Spec.NodeName = "node-1"
-		if err := env.Client.Create(k.ctx, pod); err != nil {
+		if err := k.c.Create(k.ctx, pod); err != nil {
 			k.t.Fatal(err)
 		}
 		pod.Status.Phase = corev1.PodRunning
@@ -70,11 +79,11 @@ func (k *kubelet) targetReadyWith(restarts int32) {
 			pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Ready: true, RestartCount: restarts,
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
 		}
-		if err := env.Client.Status().Update(k.ctx, pod); err != nil {
+		if err := k.c.Status().Update(k.ctx, pod); err != nil {
 			k.t.Fatal(err)
 		}
 		d.Status.Replicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 1, 1, 1
-		if err := env.Client.Status().Update(k.ctx, &d); err != nil {
+		if err := k.c.Status().Update(k.ctx, &d); err != nil {
 			k.t.Fatal(err)
 		}
 	}
@@ -88,14 +97,14 @@ func (k *kubelet) targetPodWaiting(reason, message string) {
 		ObjectMeta: metav1.ObjectMeta{Name: "target-stuck", Namespace: d.Namespace, Labels: d.Spec.Template.Labels},
 		Spec:       d.Spec.Template.Spec,
 	}
-	if err := env.Client.Create(k.ctx, pod); err != nil {
+	if err := k.c.Create(k.ctx, pod); err != nil {
 		k.t.Fatal(err)
 	}
 	c := pod.Spec.Containers[0]
 	pod.Status.Phase = corev1.PodPending
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: c.Name, Image: c.Image,
 		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}}}
-	if err := env.Client.Status().Update(k.ctx, pod); err != nil {
+	if err := k.c.Status().Update(k.ctx, pod); err != nil {
 		k.t.Fatal(err)
 	}
 }
@@ -108,7 +117,7 @@ func (k *kubelet) targetPodScheduled() {
 		Spec:       d.Spec.Template.Spec,
 	}
 	pod.Spec.NodeName = "node-1"
-	if err := env.Client.Create(k.ctx, pod); err != nil {
+	if err := k.c.Create(k.ctx, pod); err != nil {
 		k.t.Fatal(err)
 	}
 }
@@ -117,7 +126,7 @@ func (k *kubelet) targetPodScheduled() {
 func (k *kubelet) preflightJob() *batchv1.Job {
 	job := &batchv1.Job{}
 	eventually(k.t, "the pre-flight Job", func() error {
-		return env.Client.Get(k.ctx, client.ObjectKey{Namespace: k.run.Namespace, Name: naming.PreflightJob(k.run.Name)}, job)
+		return k.c.Get(k.ctx, client.ObjectKey{Namespace: k.run.Namespace, Name: naming.PreflightJob(k.run.Name)}, job)
 	})
 	return job
 }
@@ -126,7 +135,7 @@ func (k *kubelet) preflightJob() *batchv1.Job {
 func (k *kubelet) jobs(want int) []batchv1.Job {
 	var list batchv1.JobList
 	eventually(k.t, "runner Jobs", func() error {
-		if err := env.Client.List(k.ctx, &list, client.InNamespace(k.run.Namespace), client.MatchingLabels(runners.RunnerLabels(k.run))); err != nil {
+		if err := k.c.List(k.ctx, &list, client.InNamespace(k.run.Namespace), client.MatchingLabels(runners.RunnerLabels(k.run))); err != nil {
 			return err
 		}
 		if len(list.Items) != want {
@@ -149,11 +158,11 @@ func (k *kubelet) podsFor(jobs []batchv1.Job, mutate func(i int, pod *corev1.Pod
 			},
 			Spec: job.Spec.Template.Spec,
 		}
-		if err := env.Client.Create(k.ctx, pod); err != nil {
+		if err := k.c.Create(k.ctx, pod); err != nil {
 			k.t.Fatal(err)
 		}
 		mutate(i, pod)
-		if err := env.Client.Status().Update(k.ctx, pod); err != nil {
+		if err := k.c.Status().Update(k.ctx, pod); err != nil {
 			k.t.Fatal(err)
 		}
 		pods = append(pods, pod)
@@ -177,7 +186,7 @@ func setRunning(pod *corev1.Pod, i int) {
 // finish ends a runner pod with an exit code and reason, as the kubelet reports it.
 func (k *kubelet) finish(pod *corev1.Pod, exit int32, reason string) {
 	k.t.Helper()
-	if err := env.Client.Get(k.ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+	if err := k.c.Get(k.ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 		k.t.Fatal(err)
 	}
 	pod.Status.Phase = corev1.PodSucceeded
@@ -187,7 +196,7 @@ func (k *kubelet) finish(pod *corev1.Pod, exit int32, reason string) {
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: runners.ContainerName,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Reason: reason, FinishedAt: metav1.Now()}}}}
-	if err := env.Client.Status().Update(k.ctx, pod); err != nil {
+	if err := k.c.Status().Update(k.ctx, pod); err != nil {
 		k.t.Fatal(err)
 	}
 }
@@ -200,9 +209,15 @@ func eventually(t *testing.T, what string, check func() error) {
 // waitPhase waits for the TestRun to reach phase (and reason, when given) and returns it.
 func waitPhase(t *testing.T, run *v1alpha1.TestRun, phase v1alpha1.TestRunPhase, reason string) *v1alpha1.TestRun {
 	t.Helper()
+	return waitPhaseOn(t, env.Client, run, phase, reason)
+}
+
+// waitPhaseOn is waitPhase on the control plane of client c.
+func waitPhaseOn(t *testing.T, c client.Client, run *v1alpha1.TestRun, phase v1alpha1.TestRunPhase, reason string) *v1alpha1.TestRun {
+	t.Helper()
 	got := &v1alpha1.TestRun{}
 	eventually(t, fmt.Sprintf("TestRun %s in phase %s %s", run.Name, phase, reason), func() error {
-		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(run), got); err != nil {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(run), got); err != nil {
 			return err
 		}
 		if got.Status.Phase != phase || (reason != "" && got.Status.Reason != reason) {

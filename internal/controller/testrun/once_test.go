@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -122,7 +123,9 @@ func TestFinalEnvelopesEndTheRunBeforeThePodsExit(t *testing.T) {
 		}
 		return nil
 	})
-	logs.set(pods[2], load(pods[2], start), nil)
+	// The kubelet rotated runner 2's log after its envelope (containerLogMaxSize): the numbers
+	// come from the envelope it handed over, the meaning of its exit from pod status.
+	logs.set(pods[2], []byte("level=info msg=\"the log file was rotated\"\n"), nil)
 	newKubelet(t, run).finish(pods[2], exitThresholdsFailed, "Error")
 	eventually(t, "teardown and release on runner 0", func() error {
 		if _, teardowns, releases, _ := runner.calls(ns); teardowns != 1 || releases < 1 {
@@ -132,8 +135,8 @@ func TestFinalEnvelopesEndTheRunBeforeThePodsExit(t *testing.T) {
 	})
 	runner.answerFinal(pods[0], envelope(0))
 	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
-	if got.Status.Results.Requests.Total != 300 {
-		t.Errorf("requests %d, want 300 from the three runners", got.Status.Results.Requests.Total)
+	if r := got.Status.Results; r.Requests.Total != 300 || r.Partial {
+		t.Errorf("requests %d partial %v, want 300 from the three runners, complete", r.Requests.Total, r.Partial)
 	}
 	for _, i := range []int{0, 1} {
 		live := &corev1.Pod{}
@@ -143,5 +146,32 @@ func TestFinalEnvelopesEndTheRunBeforeThePodsExit(t *testing.T) {
 		if terminated(live) {
 			t.Errorf("runner %d's pod ended; the test must show the run ending before pod status has the exit", i)
 		}
+	}
+}
+
+// TestRotatedLogWithOnlyACheckpointIsPartial: a runner that ended cleanly but whose final
+// envelope the kubelet rotated out of the log it serves (containerLogMaxSize), with no
+// handed-over final (an operator restarted near the end), leaves its last checkpoint: the run
+// ends with its numbers marked partial and INCONCLUSIVE, never as complete.
+func TestRotatedLogWithOnlyACheckpointIsPartial(t *testing.T) {
+	ns := setup(t)
+	run := tw.MakeTestRun("rotated", ns).Parallelism(2).Devices(200, "10s").Duration("10s").
+		Threshold("http_req_failed", "rate<0.01").Obj()
+	k, pods := startRunning(t, run, 2)
+	start := time.Now()
+	checkpoint := tw.Envelope(tw.RunnerLoad{Runner: pods[1].Name, Requests: 60, Start: start, Duration: 6 * time.Second})
+	checkpoint.Final = false
+	var log bytes.Buffer
+	if err := results.Encode(&log, &checkpoint); err != nil {
+		t.Fatal(err)
+	}
+	logs.set(pods[0], load(pods[0], start), nil)
+	logs.set(pods[1], log.Bytes(), nil)
+	k.finish(pods[0], 0, "Completed")
+	k.finish(pods[1], 0, "Completed")
+	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
+	r := got.Status.Results
+	if r == nil || !r.Partial || r.Requests.Total != 160 || got.Status.Verdict != v1alpha1.VerdictInconclusive {
+		t.Fatalf("verdict %s results %+v, want the 160 requests measured, partial, INCONCLUSIVE", got.Status.Verdict, r)
 	}
 }

@@ -3,6 +3,7 @@ package testrun
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -135,9 +136,64 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result
 		v1alpha1.ReasonTargetNotReady, notReady, "; raise spec.timeouts.provisioning if the target needs longer"), nil
 }
 
-// provisionTarget creates the target's namespace, quota and policy (before any pod), workloads
-// and services, each once.
+// provisionTarget creates the target's namespace (unless it shares the admin's), quota and
+// policy (before any pod), workloads and services, each once.
 func (r *Reconciler) provisionTarget(ctx context.Context, s *scope) (ctrl.Result, error) {
+	objs := s.desired
+	if !s.sharedTarget {
+		if wait, err := r.provisionNamespace(ctx, s); err != nil || !wait.IsZero() || s.failure != nil {
+			return wait, err
+		}
+	}
+	fence := []client.Object{objs.NetworkPolicy}
+	if objs.Quota != nil { // none in a shared namespace
+		fence = append([]client.Object{objs.Quota}, fence...)
+	}
+	for _, o := range fence {
+		if _, err := createTargetObject(ctx, r.Client, s, o); err != nil || s.failure != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if wait, err := r.copyPullSecrets(ctx, s); err != nil || !wait.IsZero() || s.failure != nil {
+		return wait, err
+	}
+	for _, d := range objs.Deployments {
+		wantPodLevel := d.Spec.Template.Spec.Resources != nil
+		created, err := createTargetObject(ctx, r.Client, s, d)
+		if err != nil || s.failure != nil {
+			return ctrl.Result{}, err
+		}
+		if wantPodLevel && created && d.Spec.Template.Spec.Resources == nil {
+			if err := r.splitProfileEvenly(ctx, s, d); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+	for _, svc := range objs.Services {
+		if _, err := createTargetObject(ctx, r.Client, s, svc); err != nil || s.failure != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// createTargetObject creates one of the target's objects once. Fields copied from the spec into
+// pods as Kubernetes types (env, probes, volumes, affinity) are checked by the API server, not
+// again at admission (CEL cannot afford it): a refusal, for an invalid field or by an admission
+// policy, does not heal by retrying, so it ends the run InvalidTarget with the server's words.
+func createTargetObject(ctx context.Context, c client.Client, s *scope, obj client.Object) (bool, error) {
+	created, err := rc.CreateOrGetCreated(ctx, c, obj)
+	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+		s.fail(v1alpha1.ReasonInvalidTarget, fmt.Sprintf("the API server refused the target's %s %s: %v; "+
+			"fix the spec.target field it names, or ask your admin about the policy that refused it",
+			reflect.TypeOf(obj).Elem().Name(), obj.GetName(), err))
+		return false, nil
+	}
+	return created, err
+}
+
+// provisionNamespace creates the run's own target namespace, or finds the one it made.
+func (r *Reconciler) provisionNamespace(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run, objs := s.run, s.desired
 	// Read around the cache: a namespace of that name that is not fleetbench's has no labels.
 	ns := &corev1.Namespace{}
@@ -156,31 +212,6 @@ func (r *Reconciler) provisionTarget(ctx context.Context, s *scope) (ctrl.Result
 		// A TestRun of the same name was deleted a moment ago; its namespace is going.
 		r.setPhase(run, v1alpha1.PhaseProvisioning, v1alpha1.ReasonTargetNamespaceTerminating, "waiting for namespace "+s.targetNS+" of an earlier TestRun to be deleted")
 		return rc.After(2 * time.Second), nil
-	}
-	for _, o := range []client.Object{objs.Quota, objs.NetworkPolicy} {
-		if err := rc.CreateOrGet(ctx, r.Client, o); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if wait, err := r.copyPullSecrets(ctx, s); err != nil || !wait.IsZero() || s.failure != nil {
-		return wait, err
-	}
-	for _, d := range objs.Deployments {
-		wantPodLevel := d.Spec.Template.Spec.Resources != nil
-		created, err := rc.CreateOrGetCreated(ctx, r.Client, d)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if wantPodLevel && created && d.Spec.Template.Spec.Resources == nil {
-			if err := r.splitProfileEvenly(ctx, s, d); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
-	}
-	for _, svc := range objs.Services {
-		if err := rc.CreateOrGet(ctx, r.Client, svc); err != nil {
-			return ctrl.Result{}, err
-		}
 	}
 	return ctrl.Result{}, nil
 }
@@ -243,7 +274,7 @@ func (r *Reconciler) splitProfileEvenly(ctx context.Context, s *scope, d *appsv1
 	r.podLevelDropped.Store(true)
 	r.recorder.Eventf(s.run, nil, corev1.EventTypeWarning, "PodLevelResourcesUnavailable", "Provision",
 		"the cluster does not keep pod-level resources; the profile is split evenly among the target's containers")
-	s.desired, s.desiredErr = target.Build(s.run, &s.profile.Spec, s.targetNS, r.targetOptions())
+	s.desired, s.desiredErr = target.Build(s.run, &s.profile.Spec, s.targetNS, r.targetOptions(s.sharedTarget))
 	if s.desiredErr != nil {
 		return s.desiredErr
 	}
@@ -326,36 +357,4 @@ func targetScheduled(deployments []*appsv1.Deployment, pods []corev1.Pod) bool {
 		}
 	}
 	return len(deployments) > 0
-}
-
-// copyPullSecrets copies spec.target.imagePullSecrets from the TestRun's namespace into the
-// target's, before any target pod needs them. Secrets are read and written around the cache
-// (the manager caches none), and only dockerconfigjson ones: a TestRun must not be a way to
-// copy any Secret of its namespace elsewhere.
-func (r *Reconciler) copyPullSecrets(ctx context.Context, s *scope) (ctrl.Result, error) {
-	run := s.run
-	if len(s.targetPods) > 0 {
-		return ctrl.Result{}, nil // copied before the Deployments that made these pods
-	}
-	for _, ref := range run.Spec.Target.ImagePullSecrets {
-		src := &corev1.Secret{}
-		err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: ref.Name}, src)
-		switch {
-		case apierrors.IsNotFound(err):
-			deadline := s.provisioningDeadline()
-			return r.waitOrFail(s, deadline, 10*time.Second, v1alpha1.PhaseProvisioning, v1alpha1.ReasonWaitingForPullSecret, v1alpha1.ReasonPullSecretNotUsable,
-				fmt.Sprintf("Secret %s named in spec.target.imagePullSecrets does not exist in namespace %s", ref.Name, run.Namespace),
-				"; create it (kubectl create secret docker-registry), or fix spec.target.imagePullSecrets"), nil
-		case err != nil:
-			return ctrl.Result{}, err
-		case src.Type != corev1.SecretTypeDockerConfigJson:
-			s.fail(v1alpha1.ReasonPullSecretNotUsable, fmt.Sprintf("Secret %s named in spec.target.imagePullSecrets is of type %q, not %s: "+
-				"only registry credentials are copied into the target's namespace", ref.Name, src.Type, corev1.SecretTypeDockerConfigJson))
-			return ctrl.Result{}, nil
-		}
-		if err := r.Create(ctx, target.PullSecret(run, src, s.targetNS)); err != nil && !apierrors.IsAlreadyExists(err) {
-			return ctrl.Result{}, err
-		}
-	}
-	return ctrl.Result{}, nil
 }

@@ -1,12 +1,19 @@
 package testrun
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/target"
 )
 
 // DefaultPullRetryGrace is how long an image pull may be seen failing before the run gives up on it.
@@ -62,4 +69,36 @@ func (p *pullFailures) gaveUp(pod *corev1.Pod, now time.Time) (message string, r
 		return "", p.grace - d
 	}
 	return fmt.Sprintf("%s (still failing after %s of the kubelet's retries)", msg, p.grace), 0
+}
+
+// copyPullSecrets copies spec.target.imagePullSecrets from the TestRun's namespace into the
+// target's, before any target pod needs them. Secrets are read and written around the cache
+// (the manager caches none), and only dockerconfigjson ones: a TestRun must not be a way to
+// copy any Secret of its namespace elsewhere.
+func (r *Reconciler) copyPullSecrets(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	if len(s.targetPods) > 0 {
+		return ctrl.Result{}, nil // copied before the Deployments that made these pods
+	}
+	for _, ref := range run.Spec.Target.ImagePullSecrets {
+		src := &corev1.Secret{}
+		err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: ref.Name}, src)
+		switch {
+		case apierrors.IsNotFound(err):
+			deadline := s.provisioningDeadline()
+			return r.waitOrFail(s, deadline, 10*time.Second, v1alpha1.PhaseProvisioning, v1alpha1.ReasonWaitingForPullSecret, v1alpha1.ReasonPullSecretNotUsable,
+				fmt.Sprintf("Secret %s named in spec.target.imagePullSecrets does not exist in namespace %s", ref.Name, run.Namespace),
+				"; create it (kubectl create secret docker-registry), or fix spec.target.imagePullSecrets"), nil
+		case err != nil:
+			return ctrl.Result{}, err
+		case src.Type != corev1.SecretTypeDockerConfigJson:
+			s.fail(v1alpha1.ReasonPullSecretNotUsable, fmt.Sprintf("Secret %s named in spec.target.imagePullSecrets is of type %q, not %s: "+
+				"only registry credentials are copied into the target's namespace", ref.Name, src.Type, corev1.SecretTypeDockerConfigJson))
+			return ctrl.Result{}, nil
+		}
+		if err := r.Create(ctx, target.PullSecret(run, src, s.targetNS, r.targetOptions(s.sharedTarget))); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
 }

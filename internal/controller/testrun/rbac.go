@@ -12,7 +12,7 @@ package testrun
 // +kubebuilder:rbac:groups=fleetbench.dev,resources=profiles,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces;configmaps;services;resourcequotas;pods,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods/log;nodes,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
 // +kubebuilder:rbac:groups="",resources=pods/proxy;nodes/proxy,verbs=get;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -149,8 +149,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	now := metav1.NewTime(s.now)
 	run.Status.CompletionTime = &now
 	r.setPhase(run, v1alpha1.PhaseSucceeded, e.reason, e.message)
-	left, _ := rc.TTLLeft(&now.Time, run.Spec.TTLSecondsAfterFinished, s.now)
-	return ctrl.Result{RequeueAfter: left}, nil
+	return afterEnd(), nil
 }
 
 // readEnvelopes reads each runner's result envelope from the end of its log, all at once.

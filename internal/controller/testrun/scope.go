@@ -34,13 +34,15 @@ type scope struct {
 	profile *v1alpha1.Profile
 	// targetNS is the provisioned target's namespace; empty for an external target.
 	targetNS string
+	// sharedTarget: targetNS holds other runs' targets too (Options.TargetNamespace).
+	sharedTarget bool
 	// desired are the target's objects, built once; nil without a profile or for an external
 	// target. desiredErr says why they cannot be built.
 	desired    *target.Objects
 	desiredErr error
 	// script is the script's text once reconcileScript found it; empty after the start.
 	script string
-	// targetPods are the target's pods as the cache has them.
+	// targetPods are the target's pods as the cache has them, this run's only.
 	targetPods []corev1.Pod
 	// runners are indexed by runner number; summary classifies them once.
 	runners []runnerState
@@ -137,12 +139,12 @@ func (r *Reconciler) load(ctx context.Context, run *v1alpha1.TestRun, now time.T
 		}
 	}
 	if run.Spec.Target.External == nil {
-		s.targetNS = naming.TargetNamespace(run.Namespace, run.Name)
+		s.targetNS, s.sharedTarget = r.targetHome(run)
 		if s.profile != nil {
-			s.desired, s.desiredErr = target.Build(run, &s.profile.Spec, s.targetNS, r.targetOptions())
+			s.desired, s.desiredErr = target.Build(run, &s.profile.Spec, s.targetNS, r.targetOptions(s.sharedTarget))
 		}
 		var pods corev1.PodList
-		if err := r.List(ctx, &pods, client.InNamespace(s.targetNS)); err != nil {
+		if err := r.List(ctx, &pods, client.InNamespace(s.targetNS), client.MatchingLabels(target.RunLabels(run))); err != nil {
 			return nil, err
 		}
 		s.targetPods = pods.Items
@@ -205,6 +207,6 @@ func runnerIndex(o metav1.Object, n int) (int, bool) {
 	return idx, err == nil && idx >= 0 && idx < n
 }
 
-func (r *Reconciler) targetOptions() target.Options {
-	return target.Options{PodLevelResources: r.PodLevelResources && !r.podLevelDropped.Load()}
+func (r *Reconciler) targetOptions(shared bool) target.Options {
+	return target.Options{PodLevelResources: r.PodLevelResources && !r.podLevelDropped.Load(), SharedNamespace: shared}
 }

@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"fleetbench.dev/fleetbench/internal/controller"
+	"fleetbench.dev/fleetbench/internal/controller/capacityplan"
 	"fleetbench.dev/fleetbench/internal/testenv"
 )
 
@@ -83,7 +85,14 @@ func startManager() (*testenv.Manager, error) {
 
 // startManagerOn runs the manager against the control plane of e.
 func startManagerOn(e *testenv.Env) (*testenv.Manager, error) {
-	return testenv.StartManager(e, ctrl.Options{
+	return startManagerIn(e, controller.Namespaces{})
+}
+
+// startManagerIn runs the manager against the control plane of e, working in ns: with watched
+// namespaces as a namespaced install, with its RBAC only, and the CapacityPlan controller too,
+// to show its watches need no more.
+func startManagerIn(e *testenv.Env, ns controller.Namespaces) (*testenv.Manager, error) {
+	return testenv.StartManagerIn(e, ns, ctrl.Options{
 		NewClient: func(cfg *rest.Config, opts client.Options) (client.Client, error) {
 			c, err := client.NewWithWatch(cfg, opts)
 			if err != nil {
@@ -92,6 +101,11 @@ func startManagerOn(e *testenv.Env) (*testenv.Manager, error) {
 			return interceptor.NewClient(c, writes.funcs()), nil
 		},
 	}, func(mgr ctrl.Manager) error {
+		if len(ns.Watch) > 0 {
+			if err := capacityplan.New(mgr, capacityplan.Options{TargetNamespace: ns.Target}).SetupWithManager(mgr); err != nil {
+				return err
+			}
+		}
 		return New(mgr, Options{
 			RunnerAPI:         runner,
 			Logs:              logs,
@@ -101,7 +115,8 @@ func startManagerOn(e *testenv.Env) (*testenv.Manager, error) {
 			PodLevelResources: true,
 			ProgressInterval:  time.Second,
 			// The kubelet's retries are played, not waited for.
-			PullRetryGrace: 5 * time.Second,
+			PullRetryGrace:  5 * time.Second,
+			TargetNamespace: ns.Target,
 		}).SetupWithManager(mgr)
 	})
 }

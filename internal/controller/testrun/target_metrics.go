@@ -128,7 +128,7 @@ func (r *Reconciler) sampleKubelet(ctx context.Context, s *scope) (targetstats.S
 		if err != nil {
 			return sample, fmt.Errorf("kubelet summary of node %s: %w", node, err)
 		}
-		if err := sample.Add(raw, s.targetNS); err != nil {
+		if err := sample.Add(raw, s.measuredPods()); err != nil {
 			return sample, err
 		}
 	}
@@ -145,13 +145,26 @@ func (r *Reconciler) sampleMetricsAPI(ctx context.Context, s *scope) (targetstat
 	if err != nil {
 		return sample, fmt.Errorf("metrics.k8s.io pod metrics of namespace %s: %w", s.targetNS, err)
 	}
-	if err := sample.AddPodMetrics(raw, s.targetNS); err != nil {
+	if err := sample.AddPodMetrics(raw, s.measuredPods()); err != nil {
 		return sample, err
 	}
 	if sample.Containers == 0 {
 		return sample, fmt.Errorf("namespace %s: %w", s.targetNS, errNotScrapedYet)
 	}
 	return sample, nil
+}
+
+// measuredPods are the pods a target sample sums: every pod of a namespace of the run's own,
+// the run's own pods of a shared one.
+func (s *scope) measuredPods() targetstats.Pods {
+	pods := targetstats.Pods{Namespace: s.targetNS}
+	if s.sharedTarget {
+		pods.Names = map[string]bool{}
+		for i := range s.targetPods {
+			pods.Names[s.targetPods[i].Name] = true
+		}
+	}
+	return pods
 }
 
 // integrateCPU adds, for a metrics API run, the CPU time since the last sample at the rate just

@@ -34,6 +34,8 @@ type Chart struct {
 	Points int `json:"points"`
 	Values int `json:"values"`
 	Series int `json:"series"`
+	// X are the instance's x values (a sweep's values, a run's window times).
+	X []float64 `json:"x"`
 	// NonBlank is true when the canvas has any painted pixel; ColoredPixels counts the pixels
 	// that are neither grey nor black (series, not axes or grid).
 	NonBlank      bool `json:"nonBlank"`
@@ -72,6 +74,7 @@ const chartsJS = `Array.from(document.querySelectorAll("[data-chart]")).map(func
   var r = {name: name, found: !!u, points: 0, values: 0, series: 0, nonBlank: false, coloredPixels: 0, width: 0, height: 0};
   if (!u) return r;
   r.points = u.data[0].length;
+  r.x = Array.from(u.data[0]);
   r.series = u.data.length - 1;
   for (var s = 1; s < u.data.length; s++) for (var i = 0; i < u.data[s].length; i++) if (u.data[s][i] != null) r.values++;
   var c = u.ctx.canvas; r.width = c.width; r.height = c.height;

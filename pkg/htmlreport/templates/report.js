@@ -81,6 +81,11 @@
     } else {
       // few x values (sweep values, peak steps): a tick at each, as the seeds' charts have
       if (c.x.length <= 16) xAxis.splits = function () { return c.x; };
+      if (c.logX) {
+        scales.x.distr = 3;
+        // a label at every swept value, not only the log axis' 1-2-5 ticks
+        xAxis.filter = function (u, splits) { return splits; };
+      }
       xAxis.values = ticks;
     }
     var axes = [xAxis, { scale: "y", label: c.yLabel, labelSize: 22, size: 60, stroke: "#333", grid: { stroke: "#eceef2" },

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// Where a namespaced install grants a permission of the manager's ClusterRole.
+type scope int
+
+const (
+	// inWatched: a Role in every watched namespace and in the target namespace.
+	inWatched scope = iota
+	// inCluster: the small ClusterRole, for what is cluster-scoped.
+	inCluster
+	// inOwn: a Role in the manager's own namespace (leader election).
+	inOwn
+)
+
+// clusterKeeps are the cluster-scoped resources the manager's markers name, with the verbs a
+// namespaced install keeps of them: it reads Profiles, the TestRun's namespace (Pod Security)
+// and the target namespace (that it exists), counts nodes for spec.separate and samples the
+// kubelet summary; it never creates, labels or deletes a namespace.
+var clusterKeeps = map[string][]string{
+	"fleetbench.dev/profiles": {"get", "list", "watch"},
+	"/namespaces":             {"get"},
+	"/nodes":                  {"get", "list", "watch"},
+	"/nodes/proxy":            {"get"},
+	"metrics.k8s.io/nodes":    {"get", "list"},
+}
+
+// knownClusterScoped are cluster-scoped resources a marker might name one day: the split fails
+// on one clusterKeeps does not decide, rather than granting it in a Role where it means nothing.
+var knownClusterScoped = []string{
+	"/namespaces", "/nodes", "/nodes/proxy", "/nodes/status", "/persistentvolumes", "/componentstatuses",
+	"rbac.authorization.k8s.io/clusterroles", "rbac.authorization.k8s.io/clusterrolebindings",
+	"apiextensions.k8s.io/customresourcedefinitions", "storage.k8s.io/storageclasses", "storage.k8s.io/volumeattachments",
+	"storage.k8s.io/csidrivers", "storage.k8s.io/csinodes", "scheduling.k8s.io/priorityclasses", "node.k8s.io/runtimeclasses",
+	"certificates.k8s.io/certificatesigningrequests", "admissionregistration.k8s.io/validatingwebhookconfigurations",
+	"admissionregistration.k8s.io/mutatingwebhookconfigurations", "fleetbench.dev/profiles", "metrics.k8s.io/nodes",
+}
+
+// ownOnly are needed in the manager's own namespace only; alsoOwn in it too.
+var (
+	ownOnly = []string{"coordination.k8s.io/leases"}
+	// The leader elector records its events next to its lease.
+	alsoOwn = []string{"/events", "events.k8s.io/events"}
+)
+
+// Split is the manager's ClusterRole cut for a namespaced install.
+type Split struct {
+	Namespaced, Cluster, Own []rbacv1.PolicyRule
+}
+
+// split cuts rules per resource into the three scopes, each rule keeping its verbs (for
+// cluster-scoped resources, only those clusterKeeps names).
+func split(rules []rbacv1.PolicyRule) (Split, error) {
+	var out Split
+	for _, rule := range rules {
+		if len(rule.NonResourceURLs) > 0 || len(rule.ResourceNames) > 0 {
+			return Split{}, fmt.Errorf("rule %v: non-resource URLs and resource names are not split; decide their scope here", rule)
+		}
+		byScope := map[scope][]string{}
+		also := false
+		for _, res := range rule.Resources {
+			sc, err := scopeOf(rule.APIGroups, res)
+			if err != nil {
+				return Split{}, err
+			}
+			byScope[sc] = append(byScope[sc], res)
+			also = also || slices.ContainsFunc(rule.APIGroups, func(g string) bool { return slices.Contains(alsoOwn, g+"/"+res) })
+		}
+		if res := byScope[inWatched]; len(res) > 0 {
+			out.Namespaced = append(out.Namespaced, rbacv1.PolicyRule{APIGroups: rule.APIGroups, Resources: res, Verbs: rule.Verbs})
+			if also {
+				out.Own = append(out.Own, rbacv1.PolicyRule{APIGroups: rule.APIGroups, Resources: res, Verbs: rule.Verbs})
+			}
+		}
+		if res := byScope[inOwn]; len(res) > 0 {
+			out.Own = append(out.Own, rbacv1.PolicyRule{APIGroups: rule.APIGroups, Resources: res, Verbs: rule.Verbs})
+		}
+		for _, res := range byScope[inCluster] {
+			keep := clusterKeeps[rule.APIGroups[0]+"/"+res]
+			verbs := slices.DeleteFunc(slices.Clone(rule.Verbs), func(v string) bool { return !slices.Contains(keep, v) })
+			if len(verbs) > 0 {
+				out.Cluster = append(out.Cluster, rbacv1.PolicyRule{APIGroups: rule.APIGroups, Resources: []string{res}, Verbs: verbs})
+			}
+		}
+	}
+	return out, nil
+}
+
+// scopeOf is where a resource of these API groups is granted; every group must agree.
+func scopeOf(groups []string, resource string) (scope, error) {
+	var found []scope
+	for _, g := range groups {
+		key := g + "/" + resource
+		_, kept := clusterKeeps[key]
+		switch {
+		case kept:
+			found = append(found, inCluster)
+		case slices.Contains(knownClusterScoped, key):
+			return 0, fmt.Errorf("%s is cluster-scoped and clusterKeeps does not say what a namespaced install keeps of it", key)
+		case slices.Contains(ownOnly, key):
+			found = append(found, inOwn)
+		default:
+			found = append(found, inWatched)
+		}
+	}
+	if len(groups) > 1 && (len(slices.Compact(slices.Clone(found))) != 1 || found[0] == inCluster) {
+		return 0, fmt.Errorf("resource %s of groups %v: give cluster-scoped or own-namespace resources a rule of their own group", resource, groups)
+	}
+	return found[0], nil
+}

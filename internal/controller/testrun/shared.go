@@ -1,0 +1,102 @@
+package testrun
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller"
+	"fleetbench.dev/fleetbench/pkg/target"
+)
+
+// A manager with --target-namespace puts every target into one namespace an admin made: it
+// never creates, labels or deletes that namespace, and removes exactly a run's own objects.
+
+// pollShared is how often what no watch reports is looked at again: the admin's namespace
+// appearing, a shared namespace's objects of a run going.
+const pollShared = 5 * time.Second
+
+// targetHome is where run's target is, or goes (controller.Namespaces.TargetHome).
+func (r *Reconciler) targetHome(run *v1alpha1.TestRun) (ns string, shared bool) {
+	return controller.Namespaces{Target: r.TargetNamespace}.TargetHome(run)
+}
+
+// reconcileSharedNamespace waits for the shared target namespace to exist, and refuses a target
+// its Pod Security would not admit (target.SharedNamespaceRefuses), before anything is made. It
+// is read around the cache: the namespace is the admin's.
+func (r *Reconciler) reconcileSharedNamespace(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	if !s.sharedTarget || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTargetReady) || s.started() {
+		return ctrl.Result{}, nil
+	}
+	ns := &corev1.Namespace{}
+	err := r.apiReader.Get(ctx, client.ObjectKey{Name: s.targetNS}, ns)
+	if apierrors.IsNotFound(err) || (err == nil && !ns.DeletionTimestamp.IsZero()) {
+		// Nothing watches the admin's namespace: poll for it. Nothing can be made until it is.
+		return r.waitOrFail(s, s.provisioningDeadline(), pollShared, v1alpha1.PhasePending, v1alpha1.ReasonTargetNamespaceNotFound,
+			v1alpha1.ReasonTargetNamespaceNotFound, fmt.Sprintf("namespace %s, where this operator puts every target (its --target-namespace), "+
+				"does not exist (or is being deleted)", s.targetNS), fmt.Sprintf("; an admin must create it (kubectl create namespace %s), or install the operator "+
+				"with another targetNamespace", s.targetNS)), nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if why := target.SharedNamespaceRefuses(run, ns, r.DefaultPodSecurity); why != "" {
+		s.fail(v1alpha1.ReasonNotPermitted, why)
+	}
+	return ctrl.Result{}, nil
+}
+
+// releaseTarget deletes run's target: its own namespace, or in a shared one exactly its
+// objects, found by label (its pull Secret copies by name: the manager may not list Secrets).
+// It returns what was still there. Pods count only withPods: they go through the garbage
+// collector after their Deployment, which a lost node can hold up for long.
+func (r *Reconciler) releaseTarget(ctx context.Context, run *v1alpha1.TestRun, withPods bool) ([]string, error) {
+	ns, shared := r.targetHome(run)
+	if !shared {
+		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		return nil, client.IgnoreNotFound(r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	}
+	var left []string
+	lists := []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &networkingv1.NetworkPolicyList{}}
+	if withPods {
+		lists = append(lists, &corev1.PodList{})
+	}
+	for _, list := range lists {
+		// Live, not cached: a reconcile right after the last create must find it.
+		if err := r.apiReader.List(ctx, list, client.InNamespace(ns), client.MatchingLabels(target.RunLabels(run))); err != nil {
+			return nil, err
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range items {
+			obj := item.(client.Object)
+			left = append(left, fmt.Sprintf("%T %s", obj, obj.GetName()))
+			if _, pod := obj.(*corev1.Pod); pod || !obj.GetDeletionTimestamp().IsZero() {
+				continue // pods follow their Deployment
+			}
+			if err := r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, ref := range run.Spec.Target.ImagePullSecrets {
+		copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: target.PullSecretName(run, ref.Name, target.Options{SharedNamespace: true})}}
+		if err := r.Delete(ctx, copied); client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+	}
+	return left, nil
+}
