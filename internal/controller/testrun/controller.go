@@ -179,9 +179,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if run.Spec.Target.External == nil && !controllerutil.ContainsFinalizer(run, targetFinalizer) {
 		// Added before anything cross-namespace exists, so nothing is ever left behind.
 		controllerutil.AddFinalizer(run, targetFinalizer)
+		// Update answers with the stored status, which would drop what was set just above.
+		status := run.Status.DeepCopy()
 		if err := r.Update(ctx, run); err != nil {
 			return ctrl.Result{}, err
 		}
+		run.Status = *status
 		before.Finalizers, before.ResourceVersion = run.Finalizers, run.ResourceVersion
 	}
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -291,5 +293,39 @@ func TestSessionOnlyRunSaysIterations(t *testing.T) {
 	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	if want := "verdict PASSED: 120 iterations, no HTTP requests, checks 120 passed / 0 failed"; got.Status.Message != want {
 		t.Errorf("message %q, want %q", got.Status.Message, want)
+	}
+}
+
+// TestFirstStatusWriteHasAPhase: the reconcile that adds the finalizer keeps the status it set
+// before the update (the update answers with the stored, empty status): the first status a
+// watcher sees has a phase and the test id, never a blank phase.
+func TestFirstStatusWriteHasAPhase(t *testing.T) {
+	ns := setup(t)
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(ctx, &v1alpha1.TestRunList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	create(t, tw.MakeTestRun("first", ns).Obj())
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-w.ResultChan():
+			got, ok := ev.Object.(*v1alpha1.TestRun)
+			if !ok || equality.Semantic.DeepEqual(got.Status, v1alpha1.TestRunStatus{}) {
+				continue // created, or the finalizer added: no status yet
+			}
+			if got.Status.Phase == "" || got.Status.TestID == "" {
+				t.Fatalf("first status written: phase %q reason %q testID %q, want a phase and a test id",
+					got.Status.Phase, got.Status.Reason, got.Status.TestID)
+			}
+			return
+		case <-timeout:
+			t.Fatal("no status written in 30 s")
+		}
 	}
 }
