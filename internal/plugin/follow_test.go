@@ -37,14 +37,7 @@ func finish(phase v1alpha1.TestRunPhase, verdict v1alpha1.Verdict, reason, messa
 // operator through Provisioning, Running (with live progress) and Succeeded/PASSED.
 func TestRunFollowsToPassed(t *testing.T) {
 	ns := namespace(t)
-	manifest, err := yaml.Marshal(tw.MakeTestRun("quick", "").Obj())
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "testrun.yaml")
-	if err := os.WriteFile(file, manifest, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := manifestFile(t, "quick")
 	r := start(t, ns, "run", "-f", file)
 	r.waitOutput(t, "testrun "+ns+"/quick created")
 	waitExists(t, ns, "quick")
@@ -122,15 +115,7 @@ func TestRunExitCodes(t *testing.T) {
 			"Failed       verdict FAILED (ProfileNotFound: played by the test)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			manifest, err := yaml.Marshal(tw.MakeTestRun(tc.name, "").Obj())
-			if err != nil {
-				t.Fatal(err)
-			}
-			file := filepath.Join(t.TempDir(), "testrun.yaml")
-			if err := os.WriteFile(file, manifest, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			r := start(t, ns, "run", "-f", file)
+			r := start(t, ns, "run", "-f", manifestFile(t, tc.name))
 			r.waitOutput(t, "testrun "+ns+"/"+tc.name+" created")
 			waitExists(t, ns, tc.name)
 			r.waitOutput(t, "Pending")
@@ -151,6 +136,20 @@ func TestRunExitCodes(t *testing.T) {
 			checkEnding(t, res, tc.code, tc.line, tc.verdict)
 		})
 	}
+}
+
+// manifestFile writes a TestRun named name, without a namespace, as a file for `run -f`.
+func manifestFile(t *testing.T, name string) string {
+	t.Helper()
+	manifest, err := yaml.Marshal(tw.MakeTestRun(name, "").Obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "testrun.yaml")
+	if err := os.WriteFile(file, manifest, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
 
 // checkEnding checks a followed run's exit code, last progress line and results table.
