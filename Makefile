@@ -95,7 +95,7 @@ envtest-assets: ## Build kube-apiserver and etcd for envtest into bin/k8s/ (once
 ##@ Benchmarks
 
 .PHONY: chaos
-chaos: ## Chaos matrix (root, ~30 min, not in CI): manager, API server, runner, target and kubelet faults on a 3-node local cluster; the table in bin/chaos/results.md (hack/chaos/run.sh; CHAOS_REPEAT, CHAOS_FAULTS).
+chaos: ## Chaos matrix (root, ~20 min, not in CI): manager, API server, runner, target and kubelet faults on a 3-node local cluster; the table in bin/chaos/results.md (hack/chaos/run.sh; CHAOS_REPEAT, CHAOS_FAULTS).
 	hack/chaos/run.sh
 
 .PHONY: scale

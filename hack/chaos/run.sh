@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make chaos: the full chaos matrix of issue 16 (test/e2e/chaos_matrix_test.go) on the local
 # 3-node cluster of hack/cluster/up.sh, whose processes hack/chaos/fault.sh signals; root, like
-# that cluster. About 30 minutes; not part of CI (make e2e runs the reduced matrix,
+# that cluster. About 20 minutes (12 of tests); not part of CI (make e2e runs the reduced matrix,
 # test/e2e/chaos_test.go). Boots the cluster when it is not up and tears down what it booted;
 # images, install and cleanup are hack/e2e/run.sh's. The table is printed and written to
 # bin/chaos/results.md; hack/chaos/RESULTS.md keeps the last one measured.

@@ -23,7 +23,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
-// The full chaos matrix of issue 16 (make chaos, hack/chaos/run.sh; not in CI: about 30
+// The full chaos matrix of issue 16 (make chaos, hack/chaos/run.sh; not in CI: about 12
 // minutes on 3 nodes). Each fault hits fresh TestRuns on the real cluster; the table it prints
 // and writes to $CHAOS_RESULTS is hack/chaos/RESULTS.md's. CHAOS_REPEAT (default 3) is how
 // often each manager fault is repeated; CHAOS_FAULTS=regexp picks faults by name.
