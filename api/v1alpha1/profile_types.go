@@ -49,7 +49,7 @@ type ProfileSpec struct {
 	// for them in their resources, up to these totals (the quota holds them to it). A target
 	// asking for one the Profile does not grant ends Failed NotPermitted before anything is made.
 	// +optional
-	// +kubebuilder:validation:MaxProperties=8
+	// +kubebuilder:validation:MaxProperties=6
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^hugepages-[0-9]+[KMGTPE]i?$') || (k.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && !k.matches('(^|[.])kubernetes[.]io/') && !k.startsWith('requests.')))",message="spec.extendedResources keys must be hugepages-<size> or an extended resource such as nvidia.com/gpu (cpu, memory and ephemeral-storage are the Profile's own fields)"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, isQuantity(string(self[k])) && quantity(string(self[k])).isGreaterThan(quantity('0')))",message="spec.extendedResources values must be positive quantities such as 1 or 256Mi"
 	ExtendedResources map[corev1.ResourceName]resource.Quantity `json:"extendedResources,omitempty"`

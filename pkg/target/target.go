@@ -444,6 +444,15 @@ func componentResources(c *v1alpha1.Component, p *v1alpha1.ProfileSpec) (corev1.
 				res.Limits[name] = q
 			}
 		}
+		// As the API server would: a limit without a request requests the limit.
+		for name, q := range res.Limits {
+			if _, ok := res.Requests[name]; !ok {
+				if res.Requests == nil {
+					res.Requests = corev1.ResourceList{}
+				}
+				res.Requests[name] = q
+			}
+		}
 		return res, nil
 	case c.Share != nil:
 		return shareOf(p, int64(*c.Share), 100), nil
