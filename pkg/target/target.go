@@ -54,11 +54,11 @@ type Objects struct {
 	Deployments []*appsv1.Deployment
 	Services    []*corev1.Service
 	// Quota caps the namespace at the profile, so nothing in it outgrows the "machine"; nil in
-	// a shared namespace, where it would cap every run's target together (the pods still carry
-	// the profile's requests and limits, and the admin's quota of that namespace applies).
+	// a shared namespace, where it would cap every run's target together (Build still bounds
+	// every container within the profile, fitProfile, and the admin's quota there applies).
 	Quota *corev1.ResourceQuota
 	// NetworkPolicy selects this target's pods and admits only this TestRun's runners, and the
-	// target's own traffic.
+	// target's own traffic; out, only DNS, the target's own pods and spec.target.egress.
 	NetworkPolicy *networkingv1.NetworkPolicy
 	// Env points runners at the components: TARGET_<NAME>_URL, _HOST and _PORT.
 	Env []corev1.EnvVar
