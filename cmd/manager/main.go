@@ -121,15 +121,17 @@ func main() {
 		api = testrun.NewProxyRunnerAPI(clientset.CoreV1().RESTClient())
 	}
 	if err := testrun.New(mgr, testrun.Options{
-		RunnerAPI:              api,
-		Logs:                   &testrun.APILogReader{Clientset: clientset},
-		Stats:                  &testrun.APITargetStats{Clientset: clientset},
-		RunnerImage:            runnerImage,
-		Timeouts:               testrun.DefaultTimeouts,
-		PodLevelResources:      podLevelResources,
-		TargetMetrics:          targetMetrics,
-		DefaultPodSecurity:     defaultPodSecurity,
-		TargetNamespace:        namespaces.Target,
+		RunnerAPI:          api,
+		Logs:               &testrun.APILogReader{Clientset: clientset},
+		Stats:              &testrun.APITargetStats{Clientset: clientset},
+		RunnerImage:        runnerImage,
+		Timeouts:           testrun.DefaultTimeouts,
+		PodLevelResources:  podLevelResources,
+		TargetMetrics:      targetMetrics,
+		DefaultPodSecurity: defaultPodSecurity,
+		TargetNamespace:    namespaces.Target,
+
+		// The admin's cap on targets per namespace (TargetLimitReached).
 		MaxTargetsPerNamespace: maxTargetsPerNamespace,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
