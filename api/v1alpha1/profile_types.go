@@ -35,6 +35,25 @@ type ProfileSpec struct {
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
+	// ephemeralStorage is the local disk the whole target may use: its containers' writable
+	// layers, logs and the emptyDirs the built-in images write to (a database's data). The
+	// target namespace's ResourceQuota caps its requests and limits, and every target container
+	// gets its share as both; a target that writes more is evicted. Unset: 2Gi
+	// (target.DefaultEphemeralStorage).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.ephemeralStorage must be a positive quantity such as 2Gi"
+	EphemeralStorage *resource.Quantity `json:"ephemeralStorage,omitempty"`
+
+	// extendedResources grants the target resources beyond cpu, memory and ephemeral-storage,
+	// e.g. {nvidia.com/gpu: 1} or {hugepages-2Mi: 256Mi}: components sized perComponent may ask
+	// for them in their resources, up to these totals (the quota holds them to it). A target
+	// asking for one the Profile does not grant ends Failed NotPermitted before anything is made.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=6
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^hugepages-[0-9]+[KMGTPE]i?$') || (k.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && !k.matches('(^|[.])kubernetes[.]io/') && !k.startsWith('requests.')))",message="spec.extendedResources keys must be hugepages-<size> or an extended resource such as nvidia.com/gpu (cpu, memory and ephemeral-storage are the Profile's own fields)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, isQuantity(string(self[k])) && quantity(string(self[k])).isGreaterThan(quantity('0')))",message="spec.extendedResources values must be positive quantities such as 1 or 256Mi"
+	ExtendedResources map[corev1.ResourceName]resource.Quantity `json:"extendedResources,omitempty"`
+
 	// namespaceSelector limits which namespaces' TestRuns may use this profile, as a Gateway's
 	// allowedRoutes does: a TestRun elsewhere ends Failed NotPermitted. Unset, any namespace may
 	// (the built-in profiles); an empty selector also matches every namespace.

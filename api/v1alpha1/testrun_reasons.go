@@ -27,7 +27,9 @@ const (
 	// ReasonProfileNotFound: spec.profile names no Profile, still after the provisioning timeout.
 	ReasonProfileNotFound = "ProfileNotFound"
 	// ReasonNotPermitted: the TestRun asks for more than its namespace may have: a target Pod
-	// Security level above the namespace's, or a Profile whose namespaceSelector excludes it.
+	// Security level above the namespace's, a Profile whose namespaceSelector excludes it, a
+	// resource its Profile does not grant (a GPU, hugepages), or, in a shared target namespace,
+	// a target reading a Secret (spec.target.components[].env[].valueFrom.secretKeyRef).
 	ReasonNotPermitted = "NotPermitted"
 	// ReasonPullSecretNotUsable: a Secret in spec.target.imagePullSecrets is missing, still after
 	// the provisioning timeout, or is not of type kubernetes.io/dockerconfigjson.
@@ -40,6 +42,10 @@ const (
 	// operator's --target-namespace, the chart's targetNamespace) was missing, still after the
 	// provisioning timeout. The operator never creates it.
 	ReasonTargetNamespaceNotFound = "TargetNamespaceNotFound"
+	// ReasonTargetLimitReached: the TestRun's namespace already held as many provisioned targets
+	// as the operator allows (its --max-targets-per-namespace, the chart's maxTargetsPerNamespace),
+	// still at the provisioning deadline. Until then the run waits Pending with this reason.
+	ReasonTargetLimitReached = "TargetLimitReached"
 	// ReasonTargetImageNotPresent: a target image is not on the node and will not be pulled.
 	ReasonTargetImageNotPresent = "TargetImageNotPresent"
 	// ReasonTargetRunsAsRoot: a target image runs as root where the Pod Security level forbids it.
@@ -86,7 +92,7 @@ const (
 // FailureReasons lists every reason a TestRun can end Failed with.
 var FailureReasons = []string{
 	ReasonProfileNotFound, ReasonNotPermitted, ReasonPullSecretNotUsable, ReasonInvalidTarget, ReasonTargetNamespaceConflict,
-	ReasonTargetNamespaceNotFound, ReasonTargetImageNotPresent, ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonInvalidLoad,
+	ReasonTargetNamespaceNotFound, ReasonTargetLimitReached, ReasonTargetImageNotPresent, ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonInvalidLoad,
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,

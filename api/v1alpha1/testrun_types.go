@@ -222,6 +222,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.components) || self.components.all(c, self.components.exists_one(d, d.name == c.name))",message="spec.target.components names must be unique"
 // +kubebuilder:validation:XValidation:rule="!has(self.sizing) || self.sizing != 'perComponent' || !has(self.components) || self.components.all(c, has(c.share) || has(c.resources))",message="with spec.target.sizing perComponent every component needs a share (percent of the profile) or resources"
 // +kubebuilder:validation:XValidation:rule="!has(self.components) || self.components.filter(c, has(c.share)).map(c, c.share).sum() <= 100",message="spec.target.components shares add up to more than 100 percent of the profile"
+// +kubebuilder:validation:XValidation:rule="!has(self.egress) || has(self.components)",message="spec.target.egress applies to components fleetbench provisions; an external target's network is not fleetbench's"
 type TargetSpec struct {
 	// sizing says how the profile is split among components: oneMachine (default) or perComponent.
 	// +optional
@@ -253,6 +254,45 @@ type TargetSpec struct {
 	// external is a target fleetbench does not provision, reached by URL.
 	// +optional
 	External *ExternalTarget `json:"external,omitempty"`
+
+	// egress lets the target's pods open connections to these addresses too. Without it they
+	// reach only the cluster's DNS (port 53 in kube-system) and the run's own components:
+	// the target's NetworkPolicy denies every other egress (where the CNI enforces policies).
+	// Replies to the runners are always allowed.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	Egress []TargetEgress `json:"egress,omitempty"`
+}
+
+// TargetEgress is one destination the target's pods may connect to.
+type TargetEgress struct {
+	// cidr is the destination's address block, e.g. 10.20.0.0/16 or 203.0.113.7/32.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self) && string(cidr(self).masked()) == self",message="spec.target.egress[].cidr must be a CIDR in canonical form with no bits set beyond the prefix, e.g. 10.20.0.0/16"
+	CIDR string `json:"cidr"`
+
+	// ports limit the destination to these ports; none allows every port.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	Ports []EgressPort `json:"ports,omitempty"`
+}
+
+// EgressPort is a port a target may connect to.
+type EgressPort struct {
+	// port number.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+
+	// protocol is TCP (default), UDP or SCTP.
+	// +optional
+	// +kubebuilder:default=TCP
+	// +kubebuilder:validation:Enum=TCP;UDP;SCTP
+	Protocol corev1.Protocol `json:"protocol,omitempty"`
 }
 
 // ComponentKind is a built-in component or a custom container.

@@ -32,7 +32,7 @@ func main() {
 	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics, defaultPodSecurity, watchNamespaces, targetNamespace string
 	var leaderElect, podLevelResources bool
 	var apiQPS float64
-	var apiBurst int
+	var apiBurst, maxTargetsPerNamespace int
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles at a time.")
@@ -48,6 +48,8 @@ func main() {
 		"reconciles (a namespaced install); those elsewhere are never touched. Empty: all namespaces.")
 	flag.StringVar(&targetNamespace, "target-namespace", "", "The namespace, made by an admin, every target goes into, shared by all "+
 		"TestRuns: the manager never creates, labels or deletes it, and removes exactly each run's objects. Empty: a fresh namespace per TestRun.")
+	flag.IntVar(&maxTargetsPerNamespace, "max-targets-per-namespace", 0, "The most provisioned targets the TestRuns of one namespace "+
+		"hold at once; a run over it waits Pending TargetLimitReached until one ends, or fails so at its provisioning deadline. 0: no limit.")
 	// client-go's 5 QPS (controller-runtime's 20) would queue a 1,000-runner fleet's Job creates
 	// for a minute; the API server's priority and fairness still protects the cluster.
 	flag.Float64Var(&apiQPS, "kube-api-qps", 200, "Queries per second the manager's client may send to the API server.")
@@ -128,6 +130,9 @@ func main() {
 		TargetMetrics:      targetMetrics,
 		DefaultPodSecurity: defaultPodSecurity,
 		TargetNamespace:    namespaces.Target,
+
+		// The admin's cap on targets per namespace (TargetLimitReached).
+		MaxTargetsPerNamespace: maxTargetsPerNamespace,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)

@@ -74,14 +74,11 @@ func namespace(tr *v1alpha1.TestRun, ns string, level v1alpha1.PodSecurityLevel)
 	}}}
 }
 
-// quota holds the namespace to the profile's CPU and memory, with room for nothing else.
+// quota holds the namespace to the profile (quotaHard), with room for nothing else.
 func quota(tr *v1alpha1.TestRun, ns string, profile *v1alpha1.ProfileSpec) *corev1.ResourceQuota {
 	return &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "profile", Namespace: ns, Labels: targetLabels(tr, "quota")},
-		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
-			corev1.ResourceLimitsCPU:    profile.CPU,
-			corev1.ResourceLimitsMemory: profile.Memory,
-		}},
+		Spec:       corev1.ResourceQuotaSpec{Hard: quotaHard(profile)},
 	}
 }
 
@@ -91,9 +88,10 @@ func RunLabels(tr *v1alpha1.TestRun) map[string]string {
 	return map[string]string{naming.LabelTestRun: tr.Name, naming.LabelTestRunNS: tr.Namespace, naming.LabelRole: naming.RoleTarget}
 }
 
-// networkPolicy lets into the target only this TestRun's runners and the target's own pods. In
-// a namespace of its own it covers every pod there; in a shared one only this run's, so one run's
-// runners never reach another run's target.
+// networkPolicy lets into the target only this TestRun's runners and the target's own pods, and
+// lets the target out only to DNS, its own pods and what spec.target.egress names (egressRules).
+// In a namespace of its own it covers every pod there; in a shared one only this run's, so one
+// run's runners never reach another run's target, nor its target another run's.
 func networkPolicy(tr *v1alpha1.TestRun, ns string, names objectNames) *networkingv1.NetworkPolicy {
 	own := metav1.LabelSelector{}
 	if names.shared {
@@ -103,7 +101,7 @@ func networkPolicy(tr *v1alpha1.TestRun, ns string, names objectNames) *networki
 		ObjectMeta: metav1.ObjectMeta{Name: names.policy(), Namespace: ns, Labels: targetLabels(tr, "policy")},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: own,
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{
 				{
 					NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: tr.Namespace}},
@@ -111,6 +109,7 @@ func networkPolicy(tr *v1alpha1.TestRun, ns string, names objectNames) *networki
 				},
 				{PodSelector: own.DeepCopy()},
 			}}},
+			Egress: egressRules(tr, own),
 		},
 	}
 }

@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -55,11 +54,11 @@ type Objects struct {
 	Deployments []*appsv1.Deployment
 	Services    []*corev1.Service
 	// Quota caps the namespace at the profile, so nothing in it outgrows the "machine"; nil in
-	// a shared namespace, where it would cap every run's target together (the pods still carry
-	// the profile's requests and limits, and the admin's quota of that namespace applies).
+	// a shared namespace, where it would cap every run's target together (Build still bounds
+	// every container within the profile, fitProfile, and the admin's quota there applies).
 	Quota *corev1.ResourceQuota
 	// NetworkPolicy selects this target's pods and admits only this TestRun's runners, and the
-	// target's own traffic.
+	// target's own traffic; out, only DNS, the target's own pods and spec.target.egress.
 	NetworkPolicy *networkingv1.NetworkPolicy
 	// Env points runners at the components: TARGET_<NAME>_URL, _HOST and _PORT.
 	Env []corev1.EnvVar
@@ -80,6 +79,14 @@ type Options struct {
 // Build makes the target of a TestRun in namespace ns, sized by profile.
 func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts Options) (*Objects, error) {
 	components := tr.Spec.Target.Components
+	if opts.SharedNamespace {
+		if err := refuseSecretRefs(components); err != nil {
+			return nil, err
+		}
+	}
+	if err := validEgress(tr); err != nil {
+		return nil, err
+	}
 	level := podSecurity(tr)
 	names := objectNames{tr: tr, shared: opts.SharedNamespace}
 	out := &Objects{}
@@ -120,14 +127,30 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts 
 			}
 			containers[i].Resources = res
 		}
+		if err := fillUnstated(components, containers, profile); err != nil {
+			return nil, err
+		}
 	case opts.PodLevelResources:
 		// One machine, one budget: a busy web server may take what an idle database leaves.
-		podResources = ptr.To(evenShare(profile, 1))
+		// The pod cannot hold ephemeral-storage: each container gets its share of the disk.
+		pod := evenShare(profile, 1)
+		delete(pod.Requests, corev1.ResourceEphemeralStorage)
+		delete(pod.Limits, corev1.ResourceEphemeralStorage)
+		podResources = &pod
+		disk := fraction(profileAmount(profile, corev1.ResourceEphemeralStorage), corev1.ResourceEphemeralStorage, 1, int64(len(containers)))
+		for i := range containers {
+			list := corev1.ResourceList{corev1.ResourceEphemeralStorage: disk}
+			containers[i].Resources = corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}
+		}
 	default:
 		// One machine without pod-level resources: the profile is split evenly.
 		for i := range containers {
 			containers[i].Resources = evenShare(profile, len(containers))
 		}
+	}
+
+	if err := fitProfile(containers, podResources, profile); err != nil {
+		return nil, err
 	}
 
 	out.Env = componentEnv(components, containers, ns, names)
@@ -393,11 +416,17 @@ func deployment(tr *v1alpha1.TestRun, ns string, names objectNames, workload str
 	}
 }
 
-// evenShare splits the profile's CPU and memory into n equal requests and limits.
+// evenShare splits the profile's CPU, memory and ephemeral storage into n equal requests and limits.
 func evenShare(p *v1alpha1.ProfileSpec, n int) corev1.ResourceRequirements {
-	cpu := resource.NewMilliQuantity(p.CPU.MilliValue()/int64(n), resource.DecimalSI)
-	mem := resource.NewQuantity(p.Memory.Value()/int64(n), resource.BinarySI)
-	list := corev1.ResourceList{corev1.ResourceCPU: *cpu, corev1.ResourceMemory: *mem}
+	return shareOf(p, 1, int64(n))
+}
+
+// shareOf is num/den of every standard resource of the profile, as equal requests and limits.
+func shareOf(p *v1alpha1.ProfileSpec, num, den int64) corev1.ResourceRequirements {
+	list := corev1.ResourceList{}
+	for _, name := range standard {
+		list[name] = fraction(profileAmount(p, name), name, num, den)
+	}
 	return corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}
 }
 
@@ -406,6 +435,7 @@ func componentResources(c *v1alpha1.Component, p *v1alpha1.ProfileSpec) (corev1.
 	case c.Resources != nil:
 		res := *c.Resources.DeepCopy()
 		// The namespace quota caps limits, so every container needs them: default to requests.
+		// What it leaves out entirely, fillUnstated bounds.
 		for name, q := range res.Requests {
 			if _, ok := res.Limits[name]; !ok {
 				if res.Limits == nil {
@@ -414,13 +444,18 @@ func componentResources(c *v1alpha1.Component, p *v1alpha1.ProfileSpec) (corev1.
 				res.Limits[name] = q
 			}
 		}
+		// As the API server would: a limit without a request requests the limit.
+		for name, q := range res.Limits {
+			if _, ok := res.Requests[name]; !ok {
+				if res.Requests == nil {
+					res.Requests = corev1.ResourceList{}
+				}
+				res.Requests[name] = q
+			}
+		}
 		return res, nil
 	case c.Share != nil:
-		share := int64(*c.Share)
-		cpu := resource.NewMilliQuantity(p.CPU.MilliValue()*share/100, resource.DecimalSI)
-		mem := resource.NewQuantity(p.Memory.Value()*share/100, resource.BinarySI)
-		list := corev1.ResourceList{corev1.ResourceCPU: *cpu, corev1.ResourceMemory: *mem}
-		return corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}, nil
+		return shareOf(p, int64(*c.Share), 100), nil
 	}
 	return corev1.ResourceRequirements{}, fmt.Errorf("component %q: perComponent sizing needs share or resources", c.Name)
 }

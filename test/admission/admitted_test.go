@@ -550,6 +550,15 @@ func baseSpecs(t *testing.T) []map[string]any {
 	xmpp := v1alpha1.Component{Name: "xmpp", Kind: v1alpha1.ComponentXMPPBroker, Engine: "ejabberd", TLS: ptr.To(true),
 		Share: ptr.To[int32](30), XMPP: &v1alpha1.XMPPSettings{Users: 100, UserPrefix: "robot"}}
 	stopRule := v1alpha1.PeakStopRules{DroppedPercentAbove: ptr.To(v1alpha1.Percent(1))}
+	// Explicit resources, a Secret read (refused in a shared target namespace) and egress.
+	limited := v1alpha1.Component{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "fleet-sut:dev", Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+		Resources: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}},
+		Env: []corev1.EnvVar{{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "token"}, Key: "token"}}}}}
+	withLimits := func(w *tw.TestRunWrapper) *tw.TestRunWrapper {
+		w.Spec.Target.Egress = []v1alpha1.TargetEgress{{CIDR: "10.20.0.0/16", Ports: []v1alpha1.EgressPort{{Port: 443}}}, {CIDR: "2001:db8::/32"}}
+		return w
+	}
 	runner := &v1alpha1.RunnerSpec{
 		Env:              []corev1.EnvVar{{Name: "MODE", Value: "fast"}},
 		EnvFrom:          []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}}}},
@@ -576,6 +585,7 @@ func baseSpecs(t *testing.T) []map[string]any {
 			Script(v1alpha1.ScriptSpec{ConfigMap: &v1alpha1.ConfigMapScript{Name: "scripts", File: "push.js"}}).
 			Threshold("http_req_duration{scenario:push}", "p(95)<200"),
 		tw.MakeTestRun("base", "x").Script(v1alpha1.ScriptSpec{VolumeClaim: &v1alpha1.VolumeClaimScript{Name: "scripts", File: "a/test.js", ReadOnly: true}}),
+		withLimits(tw.MakeTestRun("base", "x").Sizing(v1alpha1.SizingPerComponent).Components(limited)),
 	} {
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w.Obj())
 		if err != nil {

@@ -89,6 +89,9 @@ type Options struct {
 	// pod-security.kubernetes.io/enforce label (its PodSecurity admission configuration);
 	// DefaultPodSecurityLevel when empty.
 	DefaultPodSecurity string
+	// MaxTargetsPerNamespace caps the provisioned targets a namespace's TestRuns hold at once
+	// (--max-targets-per-namespace); a run over it waits Pending TargetLimitReached. 0: no cap.
+	MaxTargetsPerNamespace int
 	// Clock defaults to the real one.
 	Clock clock.PassiveClock
 }
@@ -111,6 +114,8 @@ type Reconciler struct {
 	finals *finalEnvelopes
 	// pulls tells a pull failing again after the kubelet's back-off from its first failure.
 	pulls pullFailures
+	// slots are the runs let past MaxTargetsPerNamespace that the cache does not show yet.
+	slots targetSlots
 }
 
 // New builds the reconciler from the manager; main and the envtest suite both use it.
@@ -216,6 +221,7 @@ func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, erro
 		r.reconcileSharedNamespace,
 		r.reconcileScript,
 		r.reconcilePreflight,
+		r.reconcileTargetLimit,
 		r.reconcileTarget,
 		r.reconcileRunners,
 		r.reconcileStart,

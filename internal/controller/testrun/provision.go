@@ -83,7 +83,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, nil // once the load runs, the target is measured, not re-provisioned
 	}
 	if s.desiredErr != nil {
-		s.fail(v1alpha1.ReasonInvalidTarget, s.desiredErr.Error())
+		s.fail(buildFailureReason(s.desiredErr), s.desiredErr.Error())
 		return ctrl.Result{}, nil
 	}
 	if run.Status.Phase == v1alpha1.PhasePending {
