@@ -11,8 +11,8 @@ import (
 
 // Labels every child carries, so watches and lists find them.
 const (
-	LabelTestRun     = "fleetbench.dev/testrun"
-	LabelTestRunNS   = "fleetbench.dev/testrun-namespace"
+	LabelTestRun   = "fleetbench.dev/testrun"
+	LabelTestRunNS = "fleetbench.dev/testrun-namespace"
 	// LabelTestRunUID records the UID of the TestRun a target namespace, or an object in a
 	// shared target namespace, was made for: what is deleted must carry it, so neither another
 	// tenant's namespace of a look-alike name nor that of a re-created TestRun is ever hit.
