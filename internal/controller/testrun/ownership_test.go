@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller"
+	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/target"
@@ -247,5 +249,63 @@ func TestReleaseTakesOnlyItsOwnFromASharedNamespace(t *testing.T) {
 	}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ours[0]), ours[0]); err == nil && ours[0].GetDeletionTimestamp().IsZero() {
 		t.Errorf("its own Deployment %s is still there", ours[0].GetName())
+	}
+}
+
+// TestOrphanSweeperSharedNamespace: in a namespaced install's shared target namespace, objects
+// carrying the UID of a TestRun that is gone are deleted after the grace; one without a UID
+// label, and one of a live TestRun (by UID), are not. The manager acts with the namespaced
+// install's Roles only.
+func TestOrphanSweeperSharedNamespace(t *testing.T) {
+	e, err := testenv.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Stop() })
+	c := e.Client
+	const watched, shared = "team-a", "fb-targets"
+	for _, ns := range []string{watched, shared} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := tw.MakeTestRun("live", watched).External("http://example.test").Obj()
+	if err := c.Create(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	service := func(name, run, uid string) *corev1.Service {
+		labels := target.RunLabels(tw.MakeTestRun(run, watched).Obj())
+		if uid != "" {
+			labels[naming.LabelTestRunUID] = uid
+		}
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: shared, Name: name, Labels: labels},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	}
+	gone := service("gone", "ghost", "uid-ghost")
+	keep := []*corev1.Service{service("no-uid", "ghost", ""), service("live-owner", "live", string(live.UID)),
+		service("earlier-live", "live", "uid-earlier")} // the last is an orphan too: another UID
+	for _, o := range append([]*corev1.Service{gone}, keep...) {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mgr, err := startManagerIn(e, controller.Namespaces{Watch: []string{watched}, Target: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mgr.Stop() })
+	for _, o := range []*corev1.Service{gone, keep[2]} {
+		eventually(t, "orphan "+o.Name+" deleted", func() error {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(o), &corev1.Service{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("still there: %v", err)
+			}
+			return nil
+		})
+	}
+	time.Sleep(testOrphanGrace + time.Second)
+	for _, o := range keep[:2] {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), &corev1.Service{}); err != nil {
+			t.Errorf("service %s was deleted: %v", o.Name, err)
+		}
 	}
 }
