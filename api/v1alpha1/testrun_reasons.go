@@ -52,6 +52,10 @@ const (
 	ReasonTargetRunsAsRoot = "TargetRunsAsRoot"
 	// ReasonTargetNotReady: the target was not Ready within spec.timeouts.provisioning.
 	ReasonTargetNotReady = "TargetNotReady"
+	// ReasonTargetLost: after the start, the target's namespace was deleted (or began to be),
+	// or its workloads were: the load measured a target going away. The runners are stopped and
+	// what they measured until then is kept, marked partial.
+	ReasonTargetLost = "TargetLost"
 	// ReasonInvalidLoad: spec.load cannot be turned into a k6 configuration.
 	ReasonInvalidLoad = "InvalidLoad"
 	// ReasonScriptNotFound: the script's ConfigMap or key was missing past the provisioning timeout.
@@ -92,7 +96,7 @@ const (
 // FailureReasons lists every reason a TestRun can end Failed with.
 var FailureReasons = []string{
 	ReasonProfileNotFound, ReasonNotPermitted, ReasonPullSecretNotUsable, ReasonInvalidTarget, ReasonTargetNamespaceConflict,
-	ReasonTargetNamespaceNotFound, ReasonTargetLimitReached, ReasonTargetImageNotPresent, ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonInvalidLoad,
+	ReasonTargetNamespaceNotFound, ReasonTargetLimitReached, ReasonTargetImageNotPresent, ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonTargetLost, ReasonInvalidLoad,
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,

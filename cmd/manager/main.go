@@ -4,6 +4,7 @@ package main
 import (
 	"flag"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -18,6 +19,7 @@ import (
 	fleetbenchv1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/controller"
 	"fleetbench.dev/fleetbench/internal/controller/capacityplan"
+	"fleetbench.dev/fleetbench/internal/controller/orphans"
 	"fleetbench.dev/fleetbench/internal/controller/testrun"
 )
 
@@ -32,6 +34,7 @@ func main() {
 	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics, defaultPodSecurity, watchNamespaces, targetNamespace string
 	var leaderElect, podLevelResources bool
 	var apiQPS float64
+	var orphanGrace time.Duration
 	var apiBurst, maxTargetsPerNamespace int
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
@@ -50,6 +53,8 @@ func main() {
 		"TestRuns: the manager never creates, labels or deletes it, and removes exactly each run's objects. Empty: a fresh namespace per TestRun.")
 	flag.IntVar(&maxTargetsPerNamespace, "max-targets-per-namespace", 0, "The most provisioned targets the TestRuns of one namespace "+
 		"hold at once; a run over it waits Pending TargetLimitReached until one ends, or fails so at its provisioning deadline. 0: no limit.")
+	flag.DurationVar(&orphanGrace, "orphan-grace", orphans.DefaultGrace, "How long a target whose TestRun is gone without having removed it "+
+		"(its finalizer stripped) keeps running before the manager deletes it; only what carries a TestRun's UID is ever deleted.")
 	// client-go's 5 QPS (controller-runtime's 20) would queue a 1,000-runner fleet's Job creates
 	// for a minute; the API server's priority and fairness still protects the cluster.
 	flag.Float64Var(&apiQPS, "kube-api-qps", 200, "Queries per second the manager's client may send to the API server.")
@@ -140,6 +145,11 @@ func main() {
 
 	if err := capacityplan.New(mgr, capacityplan.Options{TargetNamespace: namespaces.Target}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the CapacityPlan controller")
+		os.Exit(1)
+	}
+
+	if err := orphans.New(mgr, orphans.Options{Namespaces: namespaces, Grace: orphanGrace}).SetupWithManager(mgr); err != nil {
+		log.Error(err, "setting up the orphan sweeper")
 		os.Exit(1)
 	}
 

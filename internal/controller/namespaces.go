@@ -55,9 +55,11 @@ func (n Namespaces) cached() []string {
 // targets too, so the run's objects are told apart by name and label.
 func (n Namespaces) TargetHome(run *v1alpha1.TestRun) (ns string, shared bool) {
 	own := naming.TargetNamespace(run.Namespace, run.Name)
-	switch {
-	case run.Status.TargetNamespace != "":
-		return run.Status.TargetNamespace, run.Status.TargetNamespace != own
+	switch st := run.Status.TargetNamespace; {
+	case st != "":
+		// A run started by an operator before the hashed names has its own namespace under the
+		// legacy name.
+		return st, st == n.Target || (st != own && st != naming.LegacyTargetNamespace(run.Namespace, run.Name))
 	case n.Target != "":
 		return n.Target, true
 	}

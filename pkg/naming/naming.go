@@ -11,8 +11,12 @@ import (
 
 // Labels every child carries, so watches and lists find them.
 const (
-	LabelTestRun     = "fleetbench.dev/testrun"
-	LabelTestRunNS   = "fleetbench.dev/testrun-namespace"
+	LabelTestRun   = "fleetbench.dev/testrun"
+	LabelTestRunNS = "fleetbench.dev/testrun-namespace"
+	// LabelTestRunUID records the UID of the TestRun a target namespace, or an object in a
+	// shared target namespace, was made for: what is deleted must carry it, so neither another
+	// tenant's namespace of a look-alike name nor that of a re-created TestRun is ever hit.
+	LabelTestRunUID  = "fleetbench.dev/testrun-uid"
 	LabelRole        = "fleetbench.dev/role"
 	LabelRunnerIndex = "fleetbench.dev/runner-index"
 	LabelComponent   = "fleetbench.dev/component"
@@ -66,30 +70,54 @@ func ResultConfigMap(testRun string) string {
 	return withSuffix(testRun, "-results", 253)
 }
 
-// TargetNamespace names the namespace a TestRun's target is provisioned in.
+// TargetNamespace names the namespace a TestRun's target is provisioned in: a readable prefix
+// and 64 bits of a hash of "namespace/name". The hash, not the prefix, makes it unique: run
+// prod-x in team-a and run x in team-a-prod read alike and differ, and a tenant cannot search
+// for a name of its own that lands on another's (2^64 tries, not 2^32).
 func TargetNamespace(namespace, testRun string) string {
+	return hashedLabel("fb-", namespace+"-"+testRun, namespace+"/"+testRun)
+}
+
+// LegacyTargetNamespace is the name operators before the UID labels gave a target namespace;
+// only to find those of runs they started.
+func LegacyTargetNamespace(namespace, testRun string) string {
 	return "fb-" + fit(namespace+"-"+testRun, maxDNSLabelLength-len("fb-"))
+}
+
+// hashLength is 16 hex characters: 64 bits of the hash.
+const hashLength = 16
+
+// hashedLabel is prefix, as much of readable as fits, and the hash of key: a DNS label of at
+// most 63 characters that starts with prefix.
+func hashedLabel(prefix, readable, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	suffix := "-" + hex.EncodeToString(sum[:])[:hashLength]
+	// A TestRun's name may hold dots; a label may not.
+	readable = strings.ReplaceAll(readable, ".", "-")
+	room := maxDNSLabelLength - len(prefix) - len(suffix)
+	readable = strings.Trim(readable[:min(len(readable), room)], "-")
+	if readable == "" {
+		return prefix + suffix[1:]
+	}
+	return prefix + readable + suffix
 }
 
 // SharedTargetObject names one object of a TestRun's target in a namespace that targets of
 // several TestRuns share (the operator's --target-namespace): the run's name and the object's,
-// then a hash of the TestRun's namespace, name and the object, so runs of one name in two
-// namespaces, or names that read alike ("a-b"+"c", "a"+"b-c"), never collide. The result is a
-// DNS label starting with a letter, so it may name a Service.
+// then 64 bits of a hash of the TestRun's namespace, name and the object, so runs of one name
+// in two namespaces, or names that read alike ("a-b"+"c", "a"+"b-c"), never collide. The result
+// is a DNS label starting with a letter, so it may name a Service.
 func SharedTargetObject(testRunNS, testRun, object string) string {
-	sum := sha256.Sum256([]byte(testRunNS + "/" + testRun + "/" + object))
-	suffix := "-" + hex.EncodeToString(sum[:])[:8]
-	// A TestRun's name may hold dots; a label may not.
-	run, obj := strings.ReplaceAll(testRun, ".", "-"), strings.ReplaceAll(object, ".", "-")
-	const prefix = "fb-"
+	obj := strings.Trim(strings.ReplaceAll(object, ".", "-"), "-")
 	obj = strings.Trim(obj[:min(len(obj), maxSharedObject)], "-")
-	room := maxDNSLabelLength - len(prefix) - len(suffix) - len(obj) - 1
+	room := maxDNSLabelLength - len("fb-") - (hashLength + 1) - len(obj) - 1
+	run := strings.ReplaceAll(testRun, ".", "-")
 	run = strings.Trim(run[:min(len(run), room)], "-")
-	return prefix + run + "-" + obj + suffix
+	return hashedLabel("fb-", run+"-"+obj, testRunNS+"/"+testRun+"/"+object)
 }
 
-// maxSharedObject keeps at least 63-3-9-30-1 = 20 characters of the run's name readable.
-const maxSharedObject = 30
+// maxSharedObject keeps at least 63-3-17-24-1 = 18 characters of the run's name readable.
+const maxSharedObject = 24
 
 // TargetWorkload names the Deployment of one target pod: the whole stack when sized as one
 // machine, one component otherwise.

@@ -33,7 +33,7 @@ func TestNamesAreDeterministicAndFit(t *testing.T) {
 	// Pinned: an operator upgrade must find the children of TestRuns already running.
 	for got, want := range map[string]string{
 		RunnerJob(long, 12):             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-0f45e858-runner-12",
-		TargetNamespace("team-a", long): "fb-team-a-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-71f1b2a9",
+		TargetNamespace("team-a", long): "fb-team-a-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-7f99ce27c2be9440",
 		ScriptConfigMap("quick"):        "quick-script",
 		TargetWorkload("stack"):         "target-stack",
 	} {
@@ -89,7 +89,38 @@ func TestSharedTargetObjects(t *testing.T) {
 		}
 	}
 	// Pinned: an operator upgrade must find the objects of runs already provisioned.
-	if got, want := SharedTargetObject("team-a", "quick", "web"), "fb-quick-web-59b95f2f"; got != want {
+	if got, want := SharedTargetObject("team-a", "quick", "web"), "fb-quick-web-59b95f2f80e56525"; got != want {
 		t.Errorf("name changed: got %q, want %q", got, want)
+	}
+}
+
+// TestTargetNamespacesOfTenantsNeverCollide: run prod-x in team-a and run x in team-a-prod read
+// alike ("team-a-prod-x") and must still get different namespaces, or one tenant's cleanup
+// deletes the other's target. Every name carries 64 bits of a hash of "namespace/name" (16 hex
+// characters), short names too, and is a DNS label starting with "fb-".
+func TestTargetNamespacesOfTenantsNeverCollide(t *testing.T) {
+	a, b := TargetNamespace("team-a", "prod-x"), TargetNamespace("team-a-prod", "x")
+	if a == b {
+		t.Fatalf("team-a/prod-x and team-a-prod/x share the target namespace %q", a)
+	}
+	long := strings.Repeat("a", 253)
+	for _, name := range []string{a, b, TargetNamespace("team-a", long), TargetNamespace(strings.Repeat("n", 63), "v1.2.run")} {
+		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+			t.Errorf("%q is no DNS label: %v", name, errs)
+		}
+		if !strings.HasPrefix(name, "fb-") {
+			t.Errorf("%q does not start with fb-", name)
+		}
+		hash := name[strings.LastIndex(name, "-")+1:]
+		if len(hash) != 16 || strings.Trim(hash, "0123456789abcdef") != "" {
+			t.Errorf("%q does not end in 16 hex characters of a hash", name)
+		}
+	}
+	if !strings.HasPrefix(a, "fb-team-a-prod-x-") {
+		t.Errorf("%q lost its readable prefix", a)
+	}
+	// The names of operators before this one, found only for the runs they started.
+	if got := LegacyTargetNamespace("team-a", "prod-x"); got != "fb-team-a-prod-x" {
+		t.Errorf("legacy name changed: %q", got)
 	}
 }

@@ -64,6 +64,7 @@ func (n objectNames) pullSecrets(refs []corev1.LocalObjectReference) []corev1.Lo
 func namespace(tr *v1alpha1.TestRun, ns string, level v1alpha1.PodSecurityLevel) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
 		naming.LabelTestRun:                          tr.Name,
+		naming.LabelTestRunUID:                       string(tr.UID),
 		naming.LabelTestRunNS:                        tr.Namespace,
 		naming.LabelRole:                             naming.RoleTarget,
 		"pod-security.kubernetes.io/enforce":         string(level),
@@ -77,7 +78,7 @@ func namespace(tr *v1alpha1.TestRun, ns string, level v1alpha1.PodSecurityLevel)
 // quota holds the namespace to the profile (quotaHard), with room for nothing else.
 func quota(tr *v1alpha1.TestRun, ns string, profile *v1alpha1.ProfileSpec) *corev1.ResourceQuota {
 	return &corev1.ResourceQuota{
-		ObjectMeta: metav1.ObjectMeta{Name: "profile", Namespace: ns, Labels: targetLabels(tr, "quota")},
+		ObjectMeta: metav1.ObjectMeta{Name: "profile", Namespace: ns, Labels: ownedLabels(tr, targetLabels(tr, "quota"))},
 		Spec:       corev1.ResourceQuotaSpec{Hard: quotaHard(profile)},
 	}
 }
@@ -98,7 +99,7 @@ func networkPolicy(tr *v1alpha1.TestRun, ns string, names objectNames) *networki
 		own = metav1.LabelSelector{MatchLabels: RunLabels(tr)}
 	}
 	return &networkingv1.NetworkPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: names.policy(), Namespace: ns, Labels: targetLabels(tr, "policy")},
+		ObjectMeta: metav1.ObjectMeta{Name: names.policy(), Namespace: ns, Labels: ownedLabels(tr, targetLabels(tr, "policy"))},
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: own,
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
@@ -119,7 +120,7 @@ func networkPolicy(tr *v1alpha1.TestRun, ns string, names objectNames) *networki
 // namespace, or in a shared one with the run's other objects.
 func PullSecret(tr *v1alpha1.TestRun, src *corev1.Secret, ns string, opts Options) *corev1.Secret {
 	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: PullSecretName(tr, src.Name, opts), Namespace: ns, Labels: targetLabels(tr, "pull-secret")},
+		ObjectMeta: metav1.ObjectMeta{Name: PullSecretName(tr, src.Name, opts), Namespace: ns, Labels: ownedLabels(tr, targetLabels(tr, "pull-secret"))},
 		Type:       src.Type,
 		Data:       src.Data,
 	}

@@ -179,7 +179,7 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts 
 		}
 		port := containers[i].Ports[0].ContainerPort
 		out.Services = append(out.Services, &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: names.service(c.Name), Namespace: ns, Labels: targetLabels(tr, c.Name)},
+			ObjectMeta: metav1.ObjectMeta{Name: names.service(c.Name), Namespace: ns, Labels: ownedLabels(tr, targetLabels(tr, c.Name))},
 			Spec: corev1.ServiceSpec{
 				// Components reach each other before their pod is Ready: in one machine the app's
 				// health check waits on the database, and the pod's readiness on the app.
@@ -393,7 +393,7 @@ func deployment(tr *v1alpha1.TestRun, ns string, names objectNames, workload str
 		podSC.RunAsNonRoot = ptr.To(true)
 	}
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: names.deployment(workload), Namespace: ns, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: names.deployment(workload), Namespace: ns, Labels: ownedLabels(tr, labels)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},

@@ -224,11 +224,13 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, p *v1alpha1.CapacityPl
 func (r *Reconciler) targetGone(ctx context.Context, run *v1alpha1.TestRun) (bool, error) {
 	ns, shared := controller.Namespaces{Target: r.TargetNamespace}.TargetHome(run)
 	if !shared {
-		err := r.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+		got := &corev1.Namespace{}
+		err := r.Get(ctx, client.ObjectKey{Name: ns}, got)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return false, err
 		}
-		return apierrors.IsNotFound(err), nil
+		// A namespace of that name that is not the child's (target.OwnedBy) is not its target.
+		return apierrors.IsNotFound(err) || !target.OwnedBy(got, run), nil
 	}
 	for _, list := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.PodList{}} {
 		if err := r.List(ctx, list, client.InNamespace(ns), client.MatchingLabels(target.RunLabels(run))); err != nil {

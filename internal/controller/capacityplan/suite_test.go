@@ -119,7 +119,8 @@ func finish(t *testing.T, run *v1alpha1.TestRun, phase v1alpha1.TestRunPhase, ve
 func targetNamespace(t *testing.T, run *v1alpha1.TestRun) *corev1.Namespace {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: naming.TargetNamespace(run.Namespace, run.Name),
-		Labels: map[string]string{naming.LabelTestRun: run.Name, naming.LabelTestRunNS: run.Namespace, naming.LabelRole: naming.RoleTarget}}}
+		Labels: map[string]string{naming.LabelTestRun: run.Name, naming.LabelTestRunNS: run.Namespace, naming.LabelRole: naming.RoleTarget,
+			naming.LabelTestRunUID: string(run.UID)}}}
 	if err := env.Client.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,12 @@ func TestTargetGone(t *testing.T) {
 		return o
 	}
 	fresh := tw.MakeTestRun("plan-c2-2", "team-a").Obj()
-	ownNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: naming.TargetNamespace("team-a", fresh.Name)}}
+	fresh.UID = "uid-fresh"
+	ownNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: naming.TargetNamespace("team-a", fresh.Name),
+		Labels: map[string]string{naming.LabelTestRun: fresh.Name, naming.LabelTestRunNS: "team-a", naming.LabelTestRunUID: "uid-fresh"}}}
+	// Another owner's namespace of that name is not the child's target: it does not hold Serial.
+	othersNS := ownNS.DeepCopy()
+	othersNS.Labels[naming.LabelTestRunUID] = "uid-other"
 	for _, tc := range []struct {
 		name    string
 		shared  string
@@ -42,6 +47,7 @@ func TestTargetGone(t *testing.T) {
 		{"shared, another run's objects only", "fb-targets", []client.Object{in(&appsv1.Deployment{}, other.Name), in(&corev1.Pod{}, other.Name)}, child.Name, true},
 		{"own namespace still there", "", []client.Object{ownNS}, fresh.Name, false},
 		{"own namespace gone", "", nil, fresh.Name, true},
+		{"another owner's namespace of its name", "", []client.Object{othersNS}, fresh.Name, true},
 	} {
 		r := &Reconciler{Client: fake.NewClientBuilder().WithObjects(tc.objects...).Build(), Options: Options{TargetNamespace: tc.shared}}
 		run := child

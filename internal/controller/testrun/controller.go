@@ -225,6 +225,7 @@ func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, erro
 		r.reconcileTarget,
 		r.reconcileRunners,
 		r.reconcileStart,
+		r.reconcileTargetPresent,
 		r.reconcileRun,
 		r.reconcileCollect,
 	}

@@ -28,6 +28,8 @@ type collected struct {
 	peak *v1alpha1.PeakResult
 	// abort, when it says what was aborted, fails the verdict as k6's abortOnFail does.
 	abort *v1alpha1.AbortWatch
+	// targetLost says how the target went away while the load ran; "" if it did not.
+	targetLost string
 }
 
 // ending is how a run ends.
@@ -51,6 +53,9 @@ func failedEnding(f failure) ending {
 // merged results, the script's test.fail() and the target's health give the verdict.
 func outcome(c collected) ending {
 	f := c.runners.runFailure()
+	if c.targetLost != "" { // the cause of whatever the runners then did
+		f = &failure{v1alpha1.ReasonTargetLost, c.targetLost}
+	}
 	if _, stopped := c.runners.first(runnerStopped); f == nil && stopped && !c.runDeadline.IsZero() && reconcile.Expired(c.now, c.runDeadline) {
 		f = &failure{v1alpha1.ReasonRunTimeout, fmt.Sprintf("the load ran past its deadline %s and was stopped; raise spec.timeouts.run",
 			c.runDeadline.UTC().Format(time.RFC3339))}

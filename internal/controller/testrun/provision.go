@@ -78,7 +78,10 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result
 		setCondition(run, v1alpha1.ConditionTargetReady, metav1.ConditionTrue, "External", "the target is external: "+run.Spec.Target.External.URL)
 		return ctrl.Result{}, nil
 	}
-	run.Status.TargetNamespace = s.targetNS
+	if s.sharedTarget {
+		// The admin's; a namespace of the run's own is written once proven (provisionNamespace).
+		run.Status.TargetNamespace = s.targetNS
+	}
 	if s.started() {
 		return ctrl.Result{}, nil // once the load runs, the target is measured, not re-provisioned
 	}
@@ -183,6 +186,10 @@ func (r *Reconciler) provisionTarget(ctx context.Context, s *scope) (ctrl.Result
 // policy, does not heal by retrying, so it ends the run InvalidTarget with the server's words.
 func createTargetObject(ctx context.Context, c client.Client, s *scope, obj client.Object) (bool, error) {
 	created, err := rc.CreateOrGetCreated(ctx, c, obj)
+	if err == nil && s.sharedTarget && !target.OwnedBy(obj, s.run) {
+		s.fail(v1alpha1.ReasonTargetNamespaceConflict, sharedConflict(s, obj))
+		return false, nil
+	}
 	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 		s.fail(v1alpha1.ReasonInvalidTarget, fmt.Sprintf("the API server refused the target's %s %s: %v; "+
 			"fix the spec.target field it names, or ask your admin about the policy that refused it",
@@ -192,27 +199,44 @@ func createTargetObject(ctx context.Context, c client.Client, s *scope, obj clie
 	return created, err
 }
 
-// provisionNamespace creates the run's own target namespace, or finds the one it made.
+// provisionNamespace creates the run's own target namespace, or finds the one it made, and only
+// then writes it into status.targetNamespace, which cleanup trusts. A namespace of that name
+// that is not provably this run's (target.OwnedBy: its UID) is never used nor touched: the run
+// fails TargetNamespaceConflict, or, if it is going away or an earlier TestRun of this name
+// left it (its finalizer or the orphan sweeper removes it), waits for it until the deadline.
 func (r *Reconciler) provisionNamespace(ctx context.Context, s *scope) (ctrl.Result, error) {
-	run, objs := s.run, s.desired
+	run, key := s.run, client.ObjectKey{Name: s.targetNS}
 	// Read around the cache: a namespace of that name that is not fleetbench's has no labels.
 	ns := &corev1.Namespace{}
-	err := r.apiReader.Get(ctx, client.ObjectKey{Name: s.targetNS}, ns)
-	switch {
-	case apierrors.IsNotFound(err):
-		if err := rc.CreateOrGet(ctx, r.Client, objs.Namespace); err != nil {
+	err := r.apiReader.Get(ctx, key, ns)
+	if apierrors.IsNotFound(err) {
+		if err = r.Create(ctx, s.desired.Namespace); err == nil {
+			run.Status.TargetNamespace = s.targetNS
+			return ctrl.Result{}, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, err
 		}
-	case err != nil:
-		return ctrl.Result{}, err
-	case ns.Labels[naming.LabelTestRunNS] != run.Namespace || ns.Labels[naming.LabelTestRun] != run.Name:
-		s.fail(v1alpha1.ReasonTargetNamespaceConflict, fmt.Sprintf("namespace %s exists and does not belong to this TestRun; delete it or rename the TestRun", s.targetNS))
-		return ctrl.Result{}, nil
-	case !ns.DeletionTimestamp.IsZero():
-		// A TestRun of the same name was deleted a moment ago; its namespace is going.
-		r.setPhase(run, v1alpha1.PhaseProvisioning, v1alpha1.ReasonTargetNamespaceTerminating, "waiting for namespace "+s.targetNS+" of an earlier TestRun to be deleted")
-		return rc.After(2 * time.Second), nil
+		err = r.apiReader.Get(ctx, key, ns) // made meanwhile: by whom?
 	}
+	if apierrors.IsNotFound(err) {
+		return rc.After(time.Second), nil // gone again: the next reconcile makes it
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	owned := target.OwnedBy(ns, run)
+	switch {
+	case owned && ns.DeletionTimestamp.IsZero():
+		run.Status.TargetNamespace = s.targetNS
+		return ctrl.Result{}, nil
+	case !ns.DeletionTimestamp.IsZero() || (ns.Labels[naming.LabelTestRunNS] == run.Namespace && ns.Labels[naming.LabelTestRun] == run.Name):
+		return r.waitOrFail(s, s.provisioningDeadline(), 2*time.Second, v1alpha1.PhaseProvisioning, v1alpha1.ReasonTargetNamespaceTerminating,
+			v1alpha1.ReasonTargetNamespaceConflict, fmt.Sprintf("namespace %s, left by an earlier TestRun of this name (or being deleted), is still there", s.targetNS),
+			"; it was not touched: once it is gone (the operator removes an earlier run's namespace after a grace), create this TestRun again"), nil
+	}
+	s.fail(v1alpha1.ReasonTargetNamespaceConflict, fmt.Sprintf("namespace %s exists and was not made for this TestRun (it does not carry this TestRun's UID in label %s); "+
+		"nothing in it was touched: rename the TestRun, or ask your admin whose namespace it is", s.targetNS, naming.LabelTestRunUID))
 	return ctrl.Result{}, nil
 }
 

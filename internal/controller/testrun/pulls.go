@@ -96,7 +96,16 @@ func (r *Reconciler) copyPullSecrets(ctx context.Context, s *scope) (ctrl.Result
 				"only registry credentials are copied into the target's namespace", ref.Name, src.Type, corev1.SecretTypeDockerConfigJson))
 			return ctrl.Result{}, nil
 		}
-		if err := r.Create(ctx, target.PullSecret(run, src, s.targetNS, r.targetOptions(s.sharedTarget))); err != nil && !apierrors.IsAlreadyExists(err) {
+		copied := target.PullSecret(run, src, s.targetNS, r.targetOptions(s.sharedTarget))
+		err = r.Create(ctx, copied)
+		if apierrors.IsAlreadyExists(err) && s.sharedTarget {
+			// Another run's copy must not be used, nor later deleted as this run's.
+			if err = r.apiReader.Get(ctx, client.ObjectKeyFromObject(copied), copied); err == nil && !target.OwnedBy(copied, run) {
+				s.fail(v1alpha1.ReasonTargetNamespaceConflict, sharedConflict(s, copied))
+				return ctrl.Result{}, nil
+			}
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, err
 		}
 	}

@@ -126,7 +126,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		runners: s.summary, report: merged, problems: problems, runDeadline: s.runDeadline(), now: s.now,
 		targetProblems: report.TargetProblems(run.Status.Target, &run.Spec), peak: run.Status.Peak,
 		abort: run.Status.AbortOnFail,
-	})
+	}.withTargetLost(run))
 	if merged != nil {
 		run.Status.Results = merged.Results
 		run.Status.Results.Partial = run.Status.Results.Partial || e.partial

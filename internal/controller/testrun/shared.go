@@ -10,12 +10,13 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/controller"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/target"
 )
 
@@ -59,13 +60,15 @@ func (r *Reconciler) reconcileSharedNamespace(ctx context.Context, s *scope) (ct
 
 // releaseTarget deletes run's target: its own namespace, or in a shared one exactly its
 // objects, found by label (its pull Secret copies by name: the manager may not list Secrets).
-// It returns what was still there. Pods count only withPods: they go through the garbage
-// collector after their Deployment, which a lost node can hold up for long.
+// Each is read live first and deleted only if provably the run's (target.OwnedBy), with a UID
+// precondition, so neither another tenant's namespace of a look-alike name nor one made again
+// since is ever hit. It returns what of the run's was still there. Pods count only withPods:
+// they go through the garbage collector after their Deployment, which a lost node can hold up.
 func (r *Reconciler) releaseTarget(ctx context.Context, run *v1alpha1.TestRun, withPods bool) ([]string, error) {
 	ns, shared := r.targetHome(run)
 	if !shared {
-		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-		return nil, client.IgnoreNotFound(r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+		_, err := r.deleteIfOwned(ctx, run, &corev1.Namespace{}, client.ObjectKey{Name: ns})
+		return nil, err
 	}
 	var left []string
 	lists := []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &networkingv1.NetworkPolicyList{}}
@@ -83,20 +86,42 @@ func (r *Reconciler) releaseTarget(ctx context.Context, run *v1alpha1.TestRun, w
 		}
 		for _, item := range items {
 			obj := item.(client.Object)
+			if !target.OwnedBy(obj, run) {
+				continue // an earlier run's of the same name: the orphan sweeper's
+			}
 			left = append(left, fmt.Sprintf("%T %s", obj, obj.GetName()))
 			if _, pod := obj.(*corev1.Pod); pod || !obj.GetDeletionTimestamp().IsZero() {
 				continue // pods follow their Deployment
 			}
-			if err := r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			if err := rc.DeleteExact(ctx, r.Client, obj); err != nil {
 				return nil, err
 			}
 		}
 	}
 	for _, ref := range run.Spec.Target.ImagePullSecrets {
-		copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: target.PullSecretName(run, ref.Name, target.Options{SharedNamespace: true})}}
-		if err := r.Delete(ctx, copied); client.IgnoreNotFound(err) != nil {
+		key := client.ObjectKey{Namespace: ns, Name: target.PullSecretName(run, ref.Name, target.Options{SharedNamespace: true})}
+		if _, err := r.deleteIfOwned(ctx, run, &corev1.Secret{}, key); err != nil {
 			return nil, err
 		}
 	}
 	return left, nil
+}
+
+// deleteIfOwned reads key live into obj and deletes it if it is run's (target.OwnedBy) and not
+// going already; deleted says it was.
+func (r *Reconciler) deleteIfOwned(ctx context.Context, run *v1alpha1.TestRun, obj client.Object, key client.ObjectKey) (deleted bool, err error) {
+	if err := r.apiReader.Get(ctx, key, obj); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if !target.OwnedBy(obj, run) || !obj.GetDeletionTimestamp().IsZero() {
+		return false, nil
+	}
+	return true, rc.DeleteExact(ctx, r.Client, obj)
+}
+
+// sharedConflict says that obj, named as this run's in the shared target namespace, is not.
+func sharedConflict(s *scope, obj client.Object) string {
+	return fmt.Sprintf("%T %s in the shared target namespace %s exists and was not made for this TestRun (it does not carry its UID in label %s); "+
+		"nothing was touched: an earlier TestRun of this name left it (the operator removes it after a grace), create the TestRun again then",
+		obj, obj.GetName(), s.targetNS, naming.LabelTestRunUID)
 }

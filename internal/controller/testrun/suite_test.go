@@ -19,6 +19,7 @@ import (
 
 	"fleetbench.dev/fleetbench/internal/controller"
 	"fleetbench.dev/fleetbench/internal/controller/capacityplan"
+	"fleetbench.dev/fleetbench/internal/controller/orphans"
 	"fleetbench.dev/fleetbench/internal/testenv"
 )
 
@@ -77,6 +78,9 @@ var testTimeouts = Timeouts{
 	Collection:   10 * time.Second,
 }
 
+// testOrphanGrace is how long an orphaned target is left before the sweeper deletes it.
+const testOrphanGrace = 3 * time.Second
+
 // startManager runs a manager with the reconciler until stop; tests restart it to prove a
 // reconcile that starts from nothing but the world creates nothing twice.
 func startManager() (*testenv.Manager, error) {
@@ -101,6 +105,10 @@ func startManagerIn(e *testenv.Env, ns controller.Namespaces) (*testenv.Manager,
 			return interceptor.NewClient(c, writes.funcs()), nil
 		},
 	}, func(mgr ctrl.Manager) error {
+		// The sweeper runs as in main, with a grace the tests can wait out.
+		if err := orphans.New(mgr, orphans.Options{Namespaces: ns, Grace: testOrphanGrace}).SetupWithManager(mgr); err != nil {
+			return err
+		}
 		if len(ns.Watch) > 0 {
 			if err := capacityplan.New(mgr, capacityplan.Options{TargetNamespace: ns.Target}).SetupWithManager(mgr); err != nil {
 				return err
