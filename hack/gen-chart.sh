@@ -37,13 +37,14 @@ done
 rules() { sed -n '/^rules:/,$p' "$1"; }
 ns="$root/config/rbac/namespaced"
 binding() { # binding <kind> <name suffix> <roleRef kind> [namespace expression]
+  local namespace=""
+  [ -z "${4:-}" ] || namespace=$'\n'"  namespace: {{ $4 }}"
   cat <<TPL
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: $1
 metadata:
-  name: {{ include "fleetbench.fullname" \$ }}-$2
-$([ -z "${4:-}" ] || echo "  namespace: {{ $4 }}")
+  name: {{ include "fleetbench.fullname" \$ }}-$2$namespace
   labels:
     {{- include "fleetbench.labels" \$ | nindent 4 }}
 roleRef:
