@@ -36,6 +36,10 @@ generate: tool-controller-gen ## Generate DeepCopy methods for the API types.
 manifests: tool-controller-gen ## Generate CRDs and RBAC into config/, and the chart's copies of them.
 	$(BIN)/controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(BIN)/controller-gen rbac:roleName=manager-role paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
+	@# What only some installs need: a role each (internal/rbac/*), so the chart can leave it out.
+	$(BIN)/controller-gen rbac:roleName=manager-leader-election paths=./internal/rbac/leaderelection output:rbac:artifacts:config=config/rbac/leader_election
+	$(BIN)/controller-gen rbac:roleName=manager-kubelet-stats paths=./internal/rbac/kubeletstats output:rbac:artifacts:config=config/rbac/kubelet_stats
+	$(BIN)/controller-gen rbac:roleName=manager-runner-proxy paths=./internal/rbac/runnerproxy output:rbac:artifacts:config=config/rbac/runner_proxy
 	go run ./hack/rbacsplit config/rbac/role.yaml config/rbac/namespaced
 	hack/gen-chart.sh
 

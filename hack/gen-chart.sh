@@ -36,6 +36,39 @@ done
 
 rules() { sed -n '/^rules:/,$p' "$1"; }
 ns="$root/config/rbac/namespaced"
+binding() { # binding <kind> <name suffix> <roleRef kind> [namespace expression]
+  local namespace=""
+  [ -z "${4:-}" ] || namespace=$'\n'"  namespace: {{ $4 }}"
+  cat <<TPL
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: $1
+metadata:
+  name: {{ include "fleetbench.fullname" \$ }}-$2$namespace
+  labels:
+    {{- include "fleetbench.labels" \$ | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: $3
+  name: {{ include "fleetbench.fullname" \$ }}-$2
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "fleetbench.serviceAccountName" \$ }}
+    namespace: {{ \$.Release.Namespace }}
+TPL
+}
+clusterrole() { # clusterrole <name suffix> <rules file>
+  cat <<TPL
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ include "fleetbench.fullname" \$ }}-$1
+  labels:
+    {{- include "fleetbench.labels" \$ | nindent 4 }}
+$(rules "$2")
+TPL
+}
 {
   echo "$header"
   echo 'apiVersion: rbac.authorization.k8s.io/v1'
@@ -51,10 +84,28 @@ ns="$root/config/rbac/namespaced"
   echo '{{- else }}'
   rules "$root/config/rbac/role.yaml"
   echo '{{- end }}'
+  # The kubelet summary through nodes/proxy (get only), unless target metrics come from
+  # metrics.k8s.io alone.
+  echo '{{- if ne .Values.targetMetrics "metrics-api" }}'
+  clusterrole manager-kubelet-stats "$root/config/rbac/kubelet_stats/role.yaml"
+  binding ClusterRoleBinding manager-kubelet-stats ClusterRole
+  echo '{{- end }}'
+  # The runners' API through the API server's pod proxy, only for runnerAccess: proxy (in the
+  # cluster the manager reaches pod IPs): cluster-wide, or in the watched namespaces.
+  echo '{{- if eq .Values.runnerAccess "proxy" }}'
+  clusterrole manager-runner-proxy "$root/config/rbac/runner_proxy/role.yaml"
+  echo '{{- if .Values.watchNamespaces }}'
+  echo '{{- range $ns := .Values.watchNamespaces }}'
+  binding RoleBinding manager-runner-proxy ClusterRole '$ns'
+  echo '{{- end }}'
+  echo '{{- else }}'
+  binding ClusterRoleBinding manager-runner-proxy ClusterRole
+  echo '{{- end }}'
+  echo '{{- end }}'
 } >"$tpl/clusterrole.yaml"
 
-# One Role and RoleBinding per watched namespace and the target namespace, and one for leader
-# election in the release's namespace.
+# One Role and RoleBinding per watched namespace and the target namespace, and, for either
+# install, one for leader election in the release's namespace.
 role() { # role <name suffix> <namespace expression> <rules file>
   cat <<TPL
 ---
@@ -66,22 +117,7 @@ metadata:
   labels:
     {{- include "fleetbench.labels" \$ | nindent 4 }}
 $(rules "$3")
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata:
-  name: {{ include "fleetbench.fullname" \$ }}-$1
-  namespace: {{ $2 }}
-  labels:
-    {{- include "fleetbench.labels" \$ | nindent 4 }}
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: Role
-  name: {{ include "fleetbench.fullname" \$ }}-$1
-subjects:
-  - kind: ServiceAccount
-    name: {{ include "fleetbench.serviceAccountName" \$ }}
-    namespace: {{ \$.Release.Namespace }}
+$(binding RoleBinding "$1" Role "$2")
 TPL
 }
 {
@@ -90,7 +126,9 @@ TPL
   echo '{{- range $ns := include "fleetbench.roleNamespaces" . | splitList "," }}'
   role manager '$ns' "$ns/role.yaml"
   echo '{{- end }}'
-  role leader-election '$.Release.Namespace' "$ns/leader_election_role.yaml"
+  echo '{{- end }}'
+  echo '{{- if .Values.leaderElect }}'
+  role leader-election '$.Release.Namespace' "$root/config/rbac/leader_election/role.yaml"
   echo '{{- end }}'
 } >"$tpl/roles.yaml"
 

@@ -45,8 +45,11 @@ cat >"$inspector/templates/facts.yaml" <<'TPL'
 #: annotation {{ $o.kind }} {{ $k }}={{ $v }}
 {{- end }}
 {{- if has $o.kind (list "Role" "ClusterRole") }}{{ range $o.rules }}
-#: rule {{ $o.kind }} {{ $o.metadata.name }} {{ $o.metadata.namespace }} resources={{ join "," .resources }} verbs={{ join "," .verbs }}
+#: rule {{ $o.kind }} {{ $o.metadata.name }} {{ $o.metadata.namespace }} resources={{ join "," (default list .resources) }}{{ with .nonResourceURLs }} urls={{ join "," . }}{{ end }} verbs={{ join "," .verbs }}
 {{- end }}{{ end }}
+{{- if has $o.kind (list "RoleBinding" "ClusterRoleBinding") }}
+#: binding {{ $o.kind }} {{ $o.metadata.name }} {{ $o.metadata.namespace }} role={{ $o.roleRef.kind }}/{{ $o.roleRef.name }}
+{{- end }}
 {{- if eq $o.kind "ConfigMap" }}{{ range $k, $v := $o.data }}{{ if hasSuffix ".json" $k }}
 {{- $j := fromJson $v }}
 {{- if hasKey $j "Error" }}{{ fail (printf "ConfigMap %s: %s is not JSON: %s" $o.metadata.name $k $j.Error) }}{{ end }}
@@ -61,7 +64,7 @@ cat >"$inspector/templates/facts.yaml" <<'TPL'
 {{- if has $o.kind (list "ServiceMonitor" "PodMonitor") }}
 #: monitor {{ $o.kind }} selector={{ range $k, $v := $o.spec.selector.matchLabels }}{{ $k }}={{ $v }},{{ end }} namespaces={{ join "," $o.spec.namespaceSelector.matchNames }}
 {{- range (default $o.spec.podMetricsEndpoints $o.spec.endpoints) }}
-#: endpoint port={{ .port }} honorLabels={{ .honorLabels }} scrapeTimeout={{ .scrapeTimeout }} relabelings={{ len (default list .relabelings) }} metricRelabelings={{ len (default list .metricRelabelings) }}
+#: endpoint port={{ .port }} scheme={{ .scheme }} token={{ if .bearerTokenFile }}file{{ else if .authorization }}authorization{{ end }} insecure={{ (default dict .tlsConfig).insecureSkipVerify }} honorLabels={{ .honorLabels }} scrapeTimeout={{ .scrapeTimeout }} relabelings={{ len (default list .relabelings) }} metricRelabelings={{ len (default list .metricRelabelings) }}
 {{- end }}{{ end }}
 {{- end }}
 {{- end }}
@@ -88,7 +91,7 @@ monitored=$("$helm" template fb "$chart" --namespace fleetbench-system --set met
 f=$(facts <<<"$monitored")
 want serviceMonitor "$f" "kind ServiceMonitor fb-fleetbench-manager fleetbench-system"
 want serviceMonitor "$f" "selector=app.kubernetes.io/component=metrics,app.kubernetes.io/instance=fb,app.kubernetes.io/name=fleetbench, namespaces=fleetbench-system"
-want serviceMonitor "$f" "endpoint port=metrics honorLabels=true scrapeTimeout= relabelings=0 metricRelabelings=0"
+want serviceMonitor "$f" "endpoint port=metrics scheme=https token=file insecure=true honorLabels=true scrapeTimeout= relabelings=0 metricRelabelings=0"
 # Every label the ServiceMonitor selects is on the Service.
 for l in $(sed -n 's/^monitor ServiceMonitor selector=\([^ ]*\) .*/\1/p' <<<"$f" | tr ',' ' '); do
   want "serviceMonitor selects the Service" "$f" "label Service $l"
@@ -99,15 +102,27 @@ f=$("$helm" template fb "$chart" --namespace fleetbench-system \
   --set metrics.serviceMonitor.labels.release=kps --set metrics.serviceMonitor.scrapeTimeout=10s \
   --set-json 'metrics.serviceMonitor.relabelings=[{"action":"replace","targetLabel":"cluster","replacement":"lab"}]' \
   --set-json 'metrics.serviceMonitor.metricRelabelings=[{"action":"drop","sourceLabels":["__name__"],"regex":"go_.*"}]' \
-  --set metrics.podMonitor.enabled=true --set metrics.podMonitor.labels.release=kps --set metrics.podMonitor.honorLabels=false | facts)
+  --set metrics.podMonitor.enabled=true --set metrics.podMonitor.labels.release=kps --set metrics.podMonitor.honorLabels=false \
+  --set metrics.podMonitor.authorization.credentials.name=prom-token --set metrics.podMonitor.authorization.credentials.key=token | facts)
 want "serviceMonitor options" "$f" "kind ServiceMonitor fb-fleetbench-manager monitoring"
 want "serviceMonitor options" "$f" "label ServiceMonitor release=kps"
 want "serviceMonitor options" "$f" "namespaces=fleetbench-system"
-want "serviceMonitor options" "$f" "endpoint port=metrics honorLabels=true scrapeTimeout=10s relabelings=1 metricRelabelings=1"
+want "serviceMonitor options" "$f" "endpoint port=metrics scheme=https token=file insecure=true honorLabels=true scrapeTimeout=10s relabelings=1 metricRelabelings=1"
 want podMonitor "$f" "kind PodMonitor fb-fleetbench-manager fleetbench-system"
 want podMonitor "$f" "label PodMonitor release=kps"
 want podMonitor "$f" "monitor PodMonitor selector=app.kubernetes.io/component=manager,app.kubernetes.io/instance=fb,app.kubernetes.io/name=fleetbench, namespaces=fleetbench-system"
-want podMonitor "$f" "endpoint port=metrics honorLabels=false scrapeTimeout= relabelings=0 metricRelabelings=0"
+want podMonitor "$f" "endpoint port=metrics scheme=https token=authorization insecure=true honorLabels=false scrapeTimeout= relabelings=0 metricRelabelings=0"
+# A PodMonitor cannot read Prometheus' token file: with secure metrics it must name a token.
+! "$helm" template fb "$chart" --set metrics.podMonitor.enabled=true >/dev/null 2>&1 || { echo "chart: a secure PodMonitor without authorization must fail"; exit 1; }
+
+# Metrics behind authn/authz by default: HTTPS, a reader role for scrapers; plain HTTP only when asked.
+want "secure metrics" "$defaults" "rule ClusterRole fb-fleetbench-metrics-reader  resources= urls=/metrics verbs=get"
+grep -q -- '- --metrics-secure=true$' <<<"$all" || { echo "chart: metrics not secure by default"; exit 1; }
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set metrics.secure=false --set metrics.serviceMonitor.enabled=true)
+grep -q -- '- --metrics-secure=false$' <<<"$f" || { echo "chart: metrics.secure=false not passed on"; exit 1; }
+f=$(facts <<<"$f")
+want "plain metrics" "$f" "endpoint port=metrics scheme= token= insecure= honorLabels=true"
+! grep -q 'metrics-reader' <<<"$f" || { echo "chart: metrics.secure=false still renders the metrics reader role"; exit 1; }
 
 f=$("$helm" template fb "$chart" --namespace fleetbench-system --set metrics.grafanaDashboard.enabled=true \
   --set metrics.grafanaDashboard.namespace=grafana --set metrics.grafanaDashboard.labels.team=perf \
@@ -146,10 +161,42 @@ done
 [ "$(grep -c '^alert .* team=perf .*annotation:runbook_url' <<<"$f")" = 4 ] || { echo "chart: alertLabels/alertAnnotations not on every alert:"; echo "$f"; exit 1; }
 want prometheusRule "$f" "alert FleetbenchRunnerLost expr=set severity=critical"
 
+# The manager's RBAC by mode: leases only in the release's namespace, the kubelet summary
+# (nodes/proxy get) unless targetMetrics is metrics-api, the runners' pod proxy only with
+# runnerAccess proxy (cluster-wide, or in the watched namespaces of a namespaced install).
+f=$defaults
+grep -q -- '- --runner-access=direct$' <<<"$all" || { echo "chart: runnerAccess direct by default"; exit 1; }
+if grep -E '^rule ClusterRole .*resources=([^ ]*,)?(leases|pods/proxy|statefulsets)(,[^ ]*)? ' <<<"$f"; then
+  echo "chart: the ClusterRoles grant leases, pods/proxy or statefulsets"; exit 1
+fi
+if grep -E '^rule .*resources=([^ ]*,)?pods(,[^ ]*)? verbs=.*(create|update|patch|delete)' <<<"$f"; then echo "chart: the manager may write pods"; exit 1; fi
+want "leader election" "$f" "rule Role fb-fleetbench-leader-election fleetbench-system resources=leases verbs=create,get,update"
+want "leader election" "$f" "binding RoleBinding fb-fleetbench-leader-election fleetbench-system role=Role/fb-fleetbench-leader-election"
+want "kubelet summary" "$f" "rule ClusterRole fb-fleetbench-manager-kubelet-stats  resources=nodes/proxy verbs=get"
+want "kubelet summary" "$f" "binding ClusterRoleBinding fb-fleetbench-manager-kubelet-stats  role=ClusterRole/fb-fleetbench-manager-kubelet-stats"
+[ "$(grep -c 'nodes/proxy' <<<"$f")" = 1 ] || { echo "chart: nodes/proxy granted more than once:"; grep nodes/proxy <<<"$f"; exit 1; }
+! grep -q 'kind Role ' <<<"$(facts < <("$helm" template fb "$chart" --set leaderElect=false))" || { echo "chart: leaderElect=false still renders a Role"; exit 1; }
+for ns_flags in "" "--set watchNamespaces={team-a} --set targetNamespace=fb-targets"; do
+  # shellcheck disable=SC2086
+  f=$("$helm" template fb "$chart" --namespace fleetbench-system --set targetMetrics=metrics-api $ns_flags | facts)
+  ! grep -q 'nodes/proxy' <<<"$f" || { echo "chart: targetMetrics=metrics-api ($ns_flags) still grants nodes/proxy"; exit 1; }
+done
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set runnerAccess=proxy)
+grep -q -- '- --runner-access=proxy$' <<<"$f" || { echo "chart: no --runner-access=proxy"; exit 1; }
+f=$(facts <<<"$f")
+want "runner proxy" "$f" "rule ClusterRole fb-fleetbench-manager-runner-proxy  resources=pods/proxy verbs=create,get,patch,update"
+want "runner proxy" "$f" "binding ClusterRoleBinding fb-fleetbench-manager-runner-proxy  role=ClusterRole/fb-fleetbench-manager-runner-proxy"
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set runnerAccess=proxy --set 'watchNamespaces={team-a,team-b}' --set targetNamespace=fb-targets | facts)
+for ns in team-a team-b; do
+  want "namespaced runner proxy" "$f" "binding RoleBinding fb-fleetbench-manager-runner-proxy $ns role=ClusterRole/fb-fleetbench-manager-runner-proxy"
+done
+! grep -q '^binding ClusterRoleBinding fb-fleetbench-manager-runner-proxy' <<<"$f" || { echo "chart: a namespaced install grants pods/proxy cluster-wide"; exit 1; }
+! grep -q '^binding RoleBinding fb-fleetbench-manager-runner-proxy fb-targets' <<<"$f" || { echo "chart: pods/proxy in the target namespace (no runner there)"; exit 1; }
+
 # A namespaced install: Roles in each watched namespace and the target namespace (and leader
 # election in the release's), a ClusterRole that only reads, and never a namespace written.
 f=$defaults
-! grep -q '^kind Role ' <<<"$f" || { echo "chart: Roles rendered without watchNamespaces"; exit 1; }
+! grep '^kind Role ' <<<"$f" | grep -qv '^kind Role fb-fleetbench-leader-election fleetbench-system$' || { echo "chart: Roles but leader election's rendered without watchNamespaces"; exit 1; }
 grep -qE '^rule ClusterRole fb-fleetbench-manager  resources=([^ ]*,)?namespaces(,[^ ]*)? verbs=.*create' <<<"$f" \
   || { echo "chart: by default the manager creates a namespace per TestRun"; exit 1; }
 namespaced=$("$helm" template fb "$chart" --namespace fleetbench-system --set 'watchNamespaces={team-a,team-b,fb-targets}' --set targetNamespace=fb-targets)
@@ -163,12 +210,13 @@ for ns in team-a team-b fb-targets; do
 done
 want "leader election Role" "$f" "kind Role fb-fleetbench-leader-election fleetbench-system"
 [ "$(grep -c '^kind Role ' <<<"$f")" = 4 ] || { echo "chart: want 4 Roles (3 namespaces, leader election):"; grep '^kind Role' <<<"$f"; exit 1; }
-want "namespaced Role" "$f" "rule Role fb-fleetbench-manager fb-targets resources=deployments,statefulsets verbs=create,delete"
+want "namespaced Role" "$f" "rule Role fb-fleetbench-manager fb-targets resources=deployments verbs=create,delete,get,list,patch,watch"
 want "namespaced ClusterRole" "$f" "rule ClusterRole fb-fleetbench-manager  resources=profiles verbs=get,list,watch"
 if grep -E '^rule .* resources=([^ ]*,)?namespaces(,[^ ]*)? verbs=.*(create|delete|update|patch)' <<<"$f"; then
   echo "chart: a namespaced install may not write namespaces"; exit 1
 fi
-if grep -E '^rule ClusterRole fb-fleetbench-manager .* verbs=.*(create|delete|update|patch|deletecollection)' <<<"$f"; then
+# Reviews of scrapers' tokens (metrics behind authn/authz) create nothing that stays.
+if grep -E '^rule ClusterRole fb-fleetbench-manager .* verbs=.*(create|delete|update|patch|deletecollection)' <<<"$f" | grep -vE 'resources=(tokenreviews|subjectaccessreviews) verbs=create$'; then
   echo "chart: a namespaced install's ClusterRole may only read"; exit 1
 fi
 ! "$helm" template fb "$chart" --set 'watchNamespaces={team-a}' >/dev/null 2>&1 || { echo "chart: watchNamespaces without targetNamespace must fail"; exit 1; }

@@ -1,8 +1,9 @@
 // Command rbacsplit cuts the manager's generated ClusterRole (config/rbac/role.yaml, from the
 // +kubebuilder:rbac markers) into the RBAC of a namespaced install (the chart's
-// watchNamespaces): a Role for the watched and target namespaces, a small ClusterRole for what
-// is cluster-scoped, and a Role for leader election in the manager's own namespace. `make
-// manifests` runs it, so the markers stay the one source.
+// watchNamespaces): a Role for the watched and target namespaces and a small ClusterRole for
+// what is cluster-scoped. Leader election's Role, in the manager's own namespace, is generated
+// apart (internal/rbac/leaderelection) for either install. `make manifests` runs it, so the
+// markers stay the one source.
 //
 //	go run ./hack/rbacsplit config/rbac/role.yaml config/rbac/namespaced
 package main
@@ -51,9 +52,8 @@ func run(in, out string) error {
 		return metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: kind}
 	}
 	files := map[string]any{
-		"role.yaml":                 &rbacv1.Role{TypeMeta: typeMeta("Role"), ObjectMeta: metav1.ObjectMeta{Name: "manager-namespaced-role"}, Rules: s.Namespaced},
-		"cluster_role.yaml":         &rbacv1.ClusterRole{TypeMeta: typeMeta("ClusterRole"), ObjectMeta: metav1.ObjectMeta{Name: "manager-cluster-role"}, Rules: s.Cluster},
-		"leader_election_role.yaml": &rbacv1.Role{TypeMeta: typeMeta("Role"), ObjectMeta: metav1.ObjectMeta{Name: "leader-election-role"}, Rules: s.Own},
+		"role.yaml":         &rbacv1.Role{TypeMeta: typeMeta("Role"), ObjectMeta: metav1.ObjectMeta{Name: "manager-namespaced-role"}, Rules: s.Namespaced},
+		"cluster_role.yaml": &rbacv1.ClusterRole{TypeMeta: typeMeta("ClusterRole"), ObjectMeta: metav1.ObjectMeta{Name: "manager-cluster-role"}, Rules: s.Cluster},
 	}
 	for name, obj := range files {
 		b, err := yaml.Marshal(obj)

@@ -15,20 +15,19 @@ const (
 	inWatched scope = iota
 	// inCluster: the small ClusterRole, for what is cluster-scoped.
 	inCluster
-	// inOwn: a Role in the manager's own namespace (leader election).
-	inOwn
 )
 
 // clusterKeeps are the cluster-scoped resources the manager's markers name, with the verbs a
 // namespaced install keeps of them: it reads Profiles, the TestRun's namespace (Pod Security)
-// and the target namespace (that it exists), counts nodes for spec.separate and samples the
-// kubelet summary; it never creates, labels or deletes a namespace.
+// and the target namespace (that it exists), counts nodes for spec.separate, and checks the
+// tokens of whoever scrapes its metrics; it never creates, labels or deletes a namespace.
+// The kubelet summary (nodes/proxy) has a ClusterRole of its own (internal/rbac/kubeletstats).
 var clusterKeeps = map[string][]string{
-	"fleetbench.dev/profiles": {"get", "list", "watch"},
-	"/namespaces":             {"get"},
-	"/nodes":                  {"get", "list", "watch"},
-	"/nodes/proxy":            {"get"},
-	"metrics.k8s.io/nodes":    {"get", "list"},
+	"fleetbench.dev/profiles":                   {"get", "list", "watch"},
+	"/namespaces":                               {"get"},
+	"/nodes":                                    {"list"},
+	"authentication.k8s.io/tokenreviews":        {"create"},
+	"authorization.k8s.io/subjectaccessreviews": {"create"},
 }
 
 // knownClusterScoped are cluster-scoped resources a marker might name one day: the split fails
@@ -40,18 +39,18 @@ var knownClusterScoped = []string{
 	"storage.k8s.io/csidrivers", "storage.k8s.io/csinodes", "scheduling.k8s.io/priorityclasses", "node.k8s.io/runtimeclasses",
 	"certificates.k8s.io/certificatesigningrequests", "admissionregistration.k8s.io/validatingwebhookconfigurations",
 	"admissionregistration.k8s.io/mutatingwebhookconfigurations", "fleetbench.dev/profiles", "metrics.k8s.io/nodes",
+	"authentication.k8s.io/tokenreviews", "authorization.k8s.io/subjectaccessreviews",
 }
 
-// ownOnly are needed in the manager's own namespace only; alsoOwn in it too.
-var (
-	ownOnly = []string{"coordination.k8s.io/leases"}
-	// The leader elector records its events next to its lease.
-	alsoOwn = []string{"/events", "events.k8s.io/events"}
-)
+// notHere are what the manager's ClusterRole must never hold: leases belong in the manager's
+// own namespace only (internal/rbac/leaderelection), core events are the leader elector's
+// only (the controllers record events.k8s.io ones), the proxies have roles of their own
+// (internal/rbac/kubeletstats, internal/rbac/runnerproxy).
+var notHere = []string{"coordination.k8s.io/leases", "/events", "/nodes/proxy", "/pods/proxy"}
 
 // Split is the manager's ClusterRole cut for a namespaced install.
 type Split struct {
-	Namespaced, Cluster, Own []rbacv1.PolicyRule
+	Namespaced, Cluster []rbacv1.PolicyRule
 }
 
 // split cuts rules per resource into the three scopes, each rule keeping its verbs (for
@@ -63,23 +62,15 @@ func split(rules []rbacv1.PolicyRule) (Split, error) {
 			return Split{}, fmt.Errorf("rule %v: non-resource URLs and resource names are not split; decide their scope here", rule)
 		}
 		byScope := map[scope][]string{}
-		also := false
 		for _, res := range rule.Resources {
 			sc, err := scopeOf(rule.APIGroups, res)
 			if err != nil {
 				return Split{}, err
 			}
 			byScope[sc] = append(byScope[sc], res)
-			also = also || slices.ContainsFunc(rule.APIGroups, func(g string) bool { return slices.Contains(alsoOwn, g+"/"+res) })
 		}
 		if res := byScope[inWatched]; len(res) > 0 {
 			out.Namespaced = append(out.Namespaced, rbacv1.PolicyRule{APIGroups: rule.APIGroups, Resources: res, Verbs: rule.Verbs})
-			if also {
-				out.Own = append(out.Own, rbacv1.PolicyRule{APIGroups: rule.APIGroups, Resources: res, Verbs: rule.Verbs})
-			}
-		}
-		if res := byScope[inOwn]; len(res) > 0 {
-			out.Own = append(out.Own, rbacv1.PolicyRule{APIGroups: rule.APIGroups, Resources: res, Verbs: rule.Verbs})
 		}
 		for _, res := range byScope[inCluster] {
 			keep := clusterKeeps[rule.APIGroups[0]+"/"+res]
@@ -101,16 +92,16 @@ func scopeOf(groups []string, resource string) (scope, error) {
 		switch {
 		case kept:
 			found = append(found, inCluster)
+		case slices.Contains(notHere, key):
+			return 0, fmt.Errorf("%s does not belong in the manager's ClusterRole: give it the role of its own under internal/rbac", key)
 		case slices.Contains(knownClusterScoped, key):
 			return 0, fmt.Errorf("%s is cluster-scoped and clusterKeeps does not say what a namespaced install keeps of it", key)
-		case slices.Contains(ownOnly, key):
-			found = append(found, inOwn)
 		default:
 			found = append(found, inWatched)
 		}
 	}
 	if len(groups) > 1 && (len(slices.Compact(slices.Clone(found))) != 1 || found[0] == inCluster) {
-		return 0, fmt.Errorf("resource %s of groups %v: give cluster-scoped or own-namespace resources a rule of their own group", resource, groups)
+		return 0, fmt.Errorf("resource %s of groups %v: give cluster-scoped resources a rule of their own group", resource, groups)
 	}
 	return found[0], nil
 }

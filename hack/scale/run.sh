@@ -209,6 +209,9 @@ crds_established() {
 wait_for "the CRDs established" 60 crds_established
 kc apply --server-side -f "$root/config/rbac/role.yaml" >/dev/null
 kc create clusterrolebinding fleetbench-manager --clusterrole manager-role --user fleetbench-manager >/dev/null
+# The kubelet summary has a ClusterRole of its own (the chart's targetMetrics auto grants it too).
+kc apply --server-side -f "$root/config/rbac/kubelet_stats/role.yaml" >/dev/null
+kc create clusterrolebinding fleetbench-manager-kubelet-stats --clusterrole manager-kubelet-stats --user fleetbench-manager >/dev/null
 
 say "starting kube-controller-manager (client QPS $kcm_qps), kube-scheduler (client QPS $sched_qps), kwok"
 start kube-controller-manager "$k8s/kube-controller-manager" --kubeconfig "$dir/kcm.kubeconfig" \
@@ -254,7 +257,7 @@ say "starting the stand-in (paused k6 runners on every pod IP) and the fleetbenc
 start standin "$root/bin/scale/standin" --control 127.0.0.1:6599
 start manager env KUBECONFIG="$dir/manager.kubeconfig" "$manager_bin" \
   --runner-access=direct --leader-elect=false \
-  --metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081
+  --metrics-bind-address 127.0.0.1:8080 --metrics-secure=false --health-probe-bind-address 127.0.0.1:8081
 # `ip netns exec`, nice and env all exec: $! is the manager's own pid.
 manager_pid=$pid_manager
 wait_for "the manager's /readyz" 60 in_ns curl -sf http://127.0.0.1:8081/readyz

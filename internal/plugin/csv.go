@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
 // CSVHeader are the CSV report's columns, named as seed 000 (Dwarfguard 0.8.0) names them, so a
@@ -52,6 +53,9 @@ func writeCSV(w io.Writer, rows []csvRow) error {
 		return err
 	}
 	for _, r := range rows {
+		for i := range r {
+			r[i] = textsafe.Line(r[i]) // a spreadsheet or a terminal shows them
+		}
 		if err := cw.Write(r[:]); err != nil {
 			return err
 		}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
 // defaultTimeout bounds run and wait: the longest stability runs the seeds describe last 48 h,
@@ -166,7 +167,7 @@ func (o *options) run(ctx context.Context, file string, timeout time.Duration) e
 				existing.Namespace, existing.Name, existing.Status.Phase, orDash(string(existing.Status.Verdict)), existing.Name, existing.Namespace, existing.Name)
 		}
 		_, _ = fmt.Fprintf(o.streams.Out, "testrun %s/%s already exists and is not finished (phase %s): following it\n",
-			existing.Namespace, existing.Name, orDash(string(existing.Status.Phase)))
+			existing.Namespace, existing.Name, textsafe.Line(orDash(string(existing.Status.Phase))))
 		run = existing
 	default:
 		return timeoutOr(ctx, err, timeout, key, "")
@@ -292,7 +293,7 @@ type progressPrinter struct {
 }
 
 func (p *progressPrinter) show(run *v1alpha1.TestRun) {
-	line := progressLine(run)
+	line := textsafe.Line(progressLine(run))
 	if line == p.last {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/htmlreport"
+	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
 // JUnit XML as CI systems read it (the Ant/Jenkins schema): testsuites > testsuite > testcase,
@@ -51,9 +52,24 @@ type junitProblem struct {
 	Text    string `xml:",chardata"`
 }
 
-// suite counts its cases' failures and errors and wraps it in testsuites.
+// suite counts its cases' failures and errors and wraps it in testsuites. Every string is
+// made safe (textsafe): CI systems show names and messages in terminals and web pages, and XML
+// 1.0 allows no control character but tab and newline.
 func (s junitSuite) wrap() junitSuites {
 	s.Tests = len(s.Cases)
+	s.Name = textsafe.Line(s.Name)
+	for i := range s.Properties {
+		s.Properties[i].Value = textsafe.Line(s.Properties[i].Value)
+	}
+	for i := range s.Cases {
+		c := &s.Cases[i]
+		c.Name, c.Classname = textsafe.Line(c.Name), textsafe.Line(c.Classname)
+		for _, p := range []*junitProblem{c.Failure, c.Error} {
+			if p != nil {
+				p.Message, p.Type, p.Text = textsafe.Line(p.Message), textsafe.Line(p.Type), textsafe.Text(p.Text)
+			}
+		}
+	}
 	for _, c := range s.Cases {
 		if c.Failure != nil {
 			s.Failures++

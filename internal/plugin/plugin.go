@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
 // Exit codes of run and wait (and of any other command: 0 or ExitError).
@@ -122,14 +123,20 @@ func Run(ctx context.Context, args []string, streams genericiooptions.IOStreams)
 	if err == nil {
 		return ExitPassed
 	}
+	return printError(streams, err)
+}
+
+// printError prints err and returns the exit code it stands for. Errors quote the status and
+// the API server, which quote what tenants wrote: no control character reaches the terminal.
+func printError(streams genericiooptions.IOStreams, err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			_, _ = fmt.Fprintln(streams.ErrOut, "error:", ee.err)
+			_, _ = fmt.Fprintln(streams.ErrOut, "error:", textsafe.Text(ee.err.Error()))
 		}
 		return ee.code
 	}
-	_, _ = fmt.Fprintln(streams.ErrOut, "error:", err)
+	_, _ = fmt.Fprintln(streams.ErrOut, "error:", textsafe.Text(err.Error()))
 	return ExitError
 }
 

@@ -12,6 +12,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/htmlreport"
+	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
 func newGetCommand(o *options, describe bool) *cobra.Command {
@@ -54,7 +55,13 @@ func section(w io.Writer, title string, rows [][]string) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, r := range rows {
-		_, _ = fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
+		// Every cell may hold a tenant's text (check names, messages): no control character
+		// reaches the terminal, and no tab or newline breaks the columns.
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = textsafe.Line(c)
+		}
+		_, _ = fmt.Fprintln(tw, "  "+strings.Join(cells, "\t"))
 	}
 	_ = tw.Flush()
 }

@@ -27,19 +27,25 @@ const (
 
 // AsManager binds managerUser to config/rbac/role.yaml and returns a config that impersonates it.
 func AsManager(e *Env) (*rest.Config, error) {
+	return AsManagerNamed(e, managerUser)
+}
+
+// AsManagerNamed is AsManager for a user of its own: a test that grants it more (Grant)
+// changes no other test's manager.
+func AsManagerNamed(e *Env, user string) (*rest.Config, error) {
 	role := &rbacv1.ClusterRole{}
 	if err := readRole("role.yaml", role); err != nil {
 		return nil, err
 	}
-	role.ObjectMeta = metav1.ObjectMeta{Name: managerUser}
+	role.ObjectMeta = metav1.ObjectMeta{Name: user}
 	if err := createAll(e.Client, role, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: managerUser},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: managerUser},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: managerUser}},
+		ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
 	}); err != nil {
 		return nil, err
 	}
-	return impersonate(e, managerUser), nil
+	return impersonate(e, user), nil
 }
 
 // AsNamespacedManager grants namespacedUser what the chart grants a namespaced install
@@ -102,4 +108,42 @@ func impersonate(e *Env, user string) *rest.Config {
 	cfg := rest.CopyConfig(e.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	return cfg
+}
+
+// Grant binds user to one of the roles only some installs grant the manager
+// (config/rbac/<dir>/role.yaml, generated from internal/rbac/<package>): a ClusterRole
+// cluster-wide, a Role in namespace ns, which must exist.
+func Grant(e *Env, user, dir, ns string) error {
+	raw, err := os.ReadFile(filepath.Join(RepoRoot(), "config", "rbac", dir, "role.yaml"))
+	if err != nil {
+		return err
+	}
+	var kind struct{ Kind string }
+	if err := yaml.Unmarshal(raw, &kind); err != nil {
+		return fmt.Errorf("config/rbac/%s/role.yaml: %w", dir, err)
+	}
+	name := user + "-" + dir
+	subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}
+	if kind.Kind == "Role" {
+		role := &rbacv1.Role{}
+		if err := yaml.Unmarshal(raw, role); err != nil {
+			return err
+		}
+		role.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: ns}
+		return createAll(e.Client, role, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects:   subjects,
+		})
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.Unmarshal(raw, role); err != nil {
+		return err
+	}
+	role.ObjectMeta = metav1.ObjectMeta{Name: name}
+	return createAll(e.Client, role, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   subjects,
+	})
 }

@@ -172,8 +172,8 @@ func (e *env) plugin(t *testing.T, args ...string) (string, int) {
 	return out.String(), code
 }
 
-// exportedGauge reads one of the manager's gauges for a TestRun from its /metrics endpoint,
-// through the API server's service proxy.
+// exportedGauge reads one of the manager's gauges for a TestRun from its /metrics endpoint, as
+// an authorized scraper (managerMetrics).
 func (e *env) exportedGauge(ns, name, metric, extraLabel string) (float64, error) {
 	var svcs corev1.ServiceList
 	if err := e.c.List(e.ctx, &svcs, client.InNamespace(managerNamespace)); err != nil {
@@ -183,7 +183,7 @@ func (e *env) exportedGauge(ns, name, metric, extraLabel string) (float64, error
 		if !strings.HasSuffix(svc.Name, "-metrics") {
 			continue
 		}
-		raw, err := e.cs.CoreV1().Services(managerNamespace).ProxyGet("http", svc.Name, "metrics", "/metrics", nil).DoRaw(e.ctx)
+		raw, err := e.managerMetrics(strings.TrimSuffix(svc.Name, "-metrics"))
 		if err != nil {
 			return 0, err
 		}

@@ -1,23 +1,38 @@
 package testrun
 
-// The operator's permissions, generated into config/rbac/role.yaml and the chart.
-// It provisions a target namespace per TestRun (with quota, network policy, workloads and
-// services), runs runner Jobs, reads runner logs for results, reaches runners' REST API
-// through pods/proxy when it runs outside the cluster, and samples target CPU and memory
-// from the kubelet summary API through nodes/proxy, or from metrics.k8s.io.
+// The operator's permissions, generated into config/rbac/role.yaml and the chart: exactly the
+// verbs the manager's code uses, each listed with the code that needs it in
+// internal/rbac/verbs_test.go. What only some installs need has a role of its own, generated
+// from internal/rbac/...: leader election (a Role in the manager's namespace: leases and their
+// events), the kubelet summary (nodes/proxy get; none with targetMetrics metrics-api) and the
+// runners' REST API through the API server (pods/proxy; only a manager outside the cluster).
 //
-// +kubebuilder:rbac:groups=fleetbench.dev,resources=testruns;capacityplans,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=fleetbench.dev,resources=testruns/status;capacityplans/status,verbs=get;update;patch
+// Secrets: get reads a run's imagePullSecrets from its own namespace to copy them into the
+// target namespace. RBAC cannot narrow get to those names cluster-wide (they are the users');
+// the manager never lists or watches Secrets, so it can read only one it is named.
+//
+// The finalizers subresources are updated by no call: an API server with the
+// OwnerReferencesPermissionEnforcement admission plugin asks for them to set an owner
+// reference with blockOwnerDeletion (the script and result ConfigMaps and the Jobs on a
+// TestRun, a plan's TestRuns on their CapacityPlan).
+//
+// +kubebuilder:rbac:groups=fleetbench.dev,resources=testruns,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=fleetbench.dev,resources=capacityplans,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=fleetbench.dev,resources=testruns/status;capacityplans/status,verbs=patch
 // +kubebuilder:rbac:groups=fleetbench.dev,resources=testruns/finalizers;capacityplans/finalizers,verbs=update
 // +kubebuilder:rbac:groups=fleetbench.dev,resources=profiles,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=namespaces;configmaps;services;resourcequotas;pods,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods/log;nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=resourcequotas,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
-// +kubebuilder:rbac:groups="",resources=pods/proxy;nodes/proxy,verbs=get;create;update;patch
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete;deletecollection
-// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=metrics.k8s.io,resources=pods;nodes,verbs=get;list
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete;deletecollection
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=metrics.k8s.io,resources=pods,verbs=list
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create

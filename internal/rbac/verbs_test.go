@@ -1,0 +1,253 @@
+// Package rbac's test lists every permission the manager is granted with the code that needs
+// it. The roles are generated from +kubebuilder:rbac markers (internal/controller/testrun/rbac.go
+// and the packages below this one); a rule with no entry here, or an entry no rule grants,
+// fails: a verb is added or removed with its reason.
+package rbac
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Which role grants a permission.
+const (
+	manager  = "role.yaml"                      // the manager's ClusterRole, every install
+	election = "leader_election/role.yaml"      // a Role in the manager's own namespace
+	kubelet  = "kubelet_stats/role.yaml"        // targetMetrics auto or kubelet
+	proxy    = "runner_proxy/role.yaml"         // runnerAccess proxy (outside the cluster)
+	reader   = "metrics_reader_role.yaml"       // not the manager's: whoever scrapes it
+	cached   = "the manager's cache (informer)" // list and watch of a kind read through mgr.GetClient()
+)
+
+// need is why a permission is granted: the role and the code path.
+type need struct{ role, why string }
+
+// verbs maps "group/resource verb" to what needs it.
+var verbs = map[string]need{
+	"fleetbench.dev/testruns get":          {manager, "testrun.Reconciler.Reconcile: apiReader.Get of the TestRun"},
+	"fleetbench.dev/testruns list":         {manager, cached + ": For(&TestRun{}), capacityplan Owns(&TestRun{}), phaseCollector.Collect"},
+	"fleetbench.dev/testruns watch":        {manager, cached + ": For(&TestRun{}), capacityplan Owns(&TestRun{})"},
+	"fleetbench.dev/testruns create":       {manager, "capacityplan.Reconciler: rc.CreateOrGetCreated of a cell's TestRun"},
+	"fleetbench.dev/testruns update":       {manager, "testrun.Reconciler.Reconcile / reconcileDelete: add and remove the target-cleanup finalizer"},
+	"fleetbench.dev/testruns delete":       {manager, "testrun.reconcileFinished: ttlSecondsAfterFinished; capacityplan reconcileDelete: its children"},
+	"fleetbench.dev/testruns/status patch": {manager, "rc.PatchStatus from testrun.Reconciler.Reconcile"},
+	"fleetbench.dev/testruns/finalizers update": {manager, "controllerutil.SetControllerReference (blockOwnerDeletion) on the script/result " +
+		"ConfigMaps and Jobs, under the OwnerReferencesPermissionEnforcement admission plugin"},
+	"fleetbench.dev/capacityplans get":                 {manager, "capacityplan.Reconciler.Reconcile: r.Get (cached)"},
+	"fleetbench.dev/capacityplans list":                {manager, cached + ": For(&CapacityPlan{})"},
+	"fleetbench.dev/capacityplans watch":               {manager, cached + ": For(&CapacityPlan{})"},
+	"fleetbench.dev/capacityplans update":              {manager, "capacityplan.Reconciler: add and remove its finalizer"},
+	"fleetbench.dev/capacityplans/status patch":        {manager, "rc.PatchStatus from capacityplan.Reconciler.Reconcile"},
+	"fleetbench.dev/capacityplans/finalizers update":   {manager, "controllerutil.SetControllerReference (blockOwnerDeletion) on a plan's TestRuns"},
+	"fleetbench.dev/profiles get":                      {manager, "testrun.Reconciler.load: r.Get of spec.profile; capacityplan: its cells' Profiles"},
+	"fleetbench.dev/profiles list":                     {manager, cached + ": Watches(&Profile{})"},
+	"fleetbench.dev/profiles watch":                    {manager, cached + ": Watches(&Profile{})"},
+	"/namespaces get":                                  {manager, "reconcilePermission, provisionNamespace, reconcileSharedNamespace: apiReader.Get"},
+	"/namespaces list":                                 {manager, cached + ": capacityplan Watches(&Namespace{}) and r.Get; rc.CreateOrGet of the target namespace"},
+	"/namespaces watch":                                {manager, cached + ": as list"},
+	"/namespaces create":                               {manager, "provisionNamespace: rc.CreateOrGet of fb-<ns>-<name>"},
+	"/namespaces delete":                               {manager, "releaseTarget: the run's own target namespace"},
+	"/configmaps get":                                  {manager, "reconcileScript: apiReader.Get of the user's script; recordTargetPoint, storeResult: apiReader.Get"},
+	"/configmaps list":                                 {manager, cached + ": Owns(&ConfigMap{})"},
+	"/configmaps watch":                                {manager, cached + ": Owns(&ConfigMap{})"},
+	"/configmaps create":                               {manager, "reconcileScript: rc.CreateOrGet; recordTargetPoint, storeResult: r.Create"},
+	"/configmaps update":                               {manager, "recordTargetPoint, storeResult: r.Update of the result ConfigMap"},
+	"/configmaps delete":                               {manager, "reconcileDelete: the script and result ConfigMaps"},
+	"/services get":                                    {manager, "createTargetObject: rc.CreateOrGetCreated (cached Get)"},
+	"/services list":                                   {manager, cached + "; releaseTarget: apiReader.List in a shared namespace"},
+	"/services watch":                                  {manager, cached},
+	"/services create":                                 {manager, "provisionTarget: the target's Services"},
+	"/services delete":                                 {manager, "releaseTarget: a run's Services in a shared namespace"},
+	"/resourcequotas get":                              {manager, "provisionTarget: rc.CreateOrGetCreated of the quota (cached Get)"},
+	"/resourcequotas list":                             {manager, cached},
+	"/resourcequotas watch":                            {manager, cached},
+	"/resourcequotas create":                           {manager, "provisionTarget: the target namespace's quota"},
+	"/pods list":                                       {manager, cached + ": scope load of runner and target pods, preflight; releaseTarget: apiReader.List"},
+	"/pods watch":                                      {manager, cached + ": Watches(&Pod{}) in testrun and capacityplan"},
+	"/pods/log get":                                    {manager, "testrun.APILogReader.Tail: runner envelopes, target log findings"},
+	"/nodes list":                                      {manager, "testrun runners.go: apiReader.List of nodes for spec.separate"},
+	"/secrets get":                                     {manager, "copyPullSecrets: apiReader.Get of a spec.target.imagePullSecrets entry in the run's namespace"},
+	"/secrets create":                                  {manager, "copyPullSecrets: target.PullSecret copy in the target namespace"},
+	"/secrets delete":                                  {manager, "releaseTarget: the copies in a shared namespace"},
+	"events.k8s.io/events create":                      {manager, "mgr.GetEventRecorder(\"fleetbench\").Eventf (events.k8s.io/v1)"},
+	"events.k8s.io/events patch":                       {manager, "the same recorder, for a repeated event (series)"},
+	"batch/jobs get":                                   {manager, "createRunnerJobs, reconcilePreflight: rc.CreateOrGet (cached Get)"},
+	"batch/jobs list":                                  {manager, cached + ": Owns(&Job{}), scope load"},
+	"batch/jobs watch":                                 {manager, cached + ": Owns(&Job{})"},
+	"batch/jobs create":                                {manager, "createRunnerJobs, reconcilePreflight"},
+	"batch/jobs delete":                                {manager, "deleteActiveJobs, reconcilePreflight: a pre-flight Job done"},
+	"batch/jobs deletecollection":                      {manager, "reconcileDelete: DeleteAllOf the run's Jobs"},
+	"apps/deployments get":                             {manager, "targetNotReady, createTargetObject: r.Get (cached)"},
+	"apps/deployments list":                            {manager, cached + "; releaseTarget: apiReader.List in a shared namespace"},
+	"apps/deployments watch":                           {manager, cached + ": Watches(&Deployment{})"},
+	"apps/deployments create":                          {manager, "provisionTarget: the target's components"},
+	"apps/deployments patch":                           {manager, "splitProfileEvenly: where the API server drops pod-level resources"},
+	"apps/deployments delete":                          {manager, "releaseTarget: a run's Deployments in a shared namespace"},
+	"networking.k8s.io/networkpolicies get":            {manager, "provisionTarget: rc.CreateOrGetCreated (cached Get)"},
+	"networking.k8s.io/networkpolicies list":           {manager, cached + "; releaseTarget: apiReader.List in a shared namespace"},
+	"networking.k8s.io/networkpolicies watch":          {manager, cached},
+	"networking.k8s.io/networkpolicies create":         {manager, "provisionTarget: the target's NetworkPolicy"},
+	"networking.k8s.io/networkpolicies delete":         {manager, "releaseTarget: a run's NetworkPolicy in a shared namespace"},
+	"metrics.k8s.io/pods list":                         {manager, "testrun.APITargetStats.PodMetrics: GET /apis/metrics.k8s.io/v1beta1/namespaces/<ns>/pods"},
+	"authentication.k8s.io/tokenreviews create":        {manager, "cmd/manager metricsOptions: filters.WithAuthenticationAndAuthorization, a scraper's token"},
+	"authorization.k8s.io/subjectaccessreviews create": {manager, "cmd/manager metricsOptions: the same filter, may the scraper get /metrics"},
+
+	"coordination.k8s.io/leases get":    {election, "client-go leaselock (ctrl.Options.LeaderElection): read the Lease"},
+	"coordination.k8s.io/leases create": {election, "client-go leaselock: the first manager makes the Lease"},
+	"coordination.k8s.io/leases update": {election, "client-go leaselock: acquire and renew"},
+	"/events create":                    {election, "controller-runtime's leader elector records core/v1 events on its Lease"},
+	"/events patch":                     {election, "the same recorder, for a repeated event"},
+
+	"/nodes/proxy get": {kubelet, "testrun.APITargetStats.NodeSummary: GET /api/v1/nodes/<node>/proxy/stats/summary"},
+
+	"/pods/proxy get":    {proxy, "testrun.NewProxyRunnerAPI: GET /v1/status, the live and final envelopes"},
+	"/pods/proxy create": {proxy, "testrun.NewProxyRunnerAPI: POST /v1/setup, /v1/teardown, release"},
+	"/pods/proxy patch":  {proxy, "testrun.NewProxyRunnerAPI: PATCH /v1/status (resume, stop)"},
+	"/pods/proxy update": {proxy, "testrun.NewProxyRunnerAPI: PUT /v1/setup (setup data to every runner)"},
+
+	"nonResourceURL /metrics get": {reader, "Prometheus: the manager's metrics behind the authn/authz filter"},
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// grants lists a role's rules as "group/resource verb" keys.
+func grants(rules []rbacv1.PolicyRule) []string {
+	var out []string
+	for _, r := range rules {
+		for _, v := range r.Verbs {
+			for _, url := range r.NonResourceURLs {
+				out = append(out, "nonResourceURL "+url+" "+v)
+			}
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					out = append(out, g+"/"+res+" "+v)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func readRules(t *testing.T, file string) []rbacv1.PolicyRule {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "config", "rbac", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role struct{ Rules []rbacv1.PolicyRule }
+	if err := yaml.Unmarshal(raw, &role); err != nil {
+		t.Fatalf("config/rbac/%s: %v", file, err)
+	}
+	return role.Rules
+}
+
+// TestEveryVerbHasItsCodePath compares the generated roles with the table, both ways.
+func TestEveryVerbHasItsCodePath(t *testing.T) {
+	granted := map[string]string{}
+	for _, file := range []string{manager, election, kubelet, proxy, reader} {
+		for _, key := range grants(readRules(t, file)) {
+			if other, dup := granted[key]; dup {
+				t.Errorf("%s is granted by both %s and %s", key, other, file)
+			}
+			granted[key] = file
+			n, ok := verbs[key]
+			switch {
+			case !ok:
+				t.Errorf("config/rbac/%s grants %s, which no code path in this table needs: remove its marker, or add the code that needs it here", file, key)
+			case n.role != file:
+				t.Errorf("config/rbac/%s grants %s; the table wants it in %s (%s)", file, key, n.role, n.why)
+			}
+		}
+	}
+	for key, n := range verbs {
+		if _, ok := granted[key]; !ok {
+			t.Errorf("%s (%s) is needed by %s but config/rbac/%s does not grant it: add its +kubebuilder:rbac marker", key, n.role, n.why, n.role)
+		}
+	}
+}
+
+// TestManagerClusterRoleIsNotAdmin pins what the issue found: no pod writes, no StatefulSets,
+// no namespace updates, no leases or proxies cluster-wide, no wildcard.
+func TestManagerClusterRoleIsNotAdmin(t *testing.T) {
+	keys := grants(readRules(t, manager))
+	for _, bad := range []string{"/pods create", "/pods update", "/pods patch", "/pods delete", "/namespaces update", "/namespaces patch",
+		"apps/statefulsets create", "coordination.k8s.io/leases get", "/nodes/proxy get", "/nodes/proxy create", "/pods/proxy create",
+		"/secrets list", "/secrets watch", "/pods/exec create"} {
+		if slices.Contains(keys, bad) {
+			t.Errorf("the manager's ClusterRole grants %s", bad)
+		}
+	}
+	for _, k := range keys {
+		if strings.Contains(k, "*") {
+			t.Errorf("the manager's ClusterRole holds a wildcard: %s", k)
+		}
+	}
+}
+
+// TestChartGrantsTheTable renders the chart (bin/helm, `make tool-helm`) in each mode and
+// checks the manager's ServiceAccount gets the table's permissions for that mode and no other.
+func TestChartGrantsTheTable(t *testing.T) {
+	helm := filepath.Join(repoRoot(), "bin", "helm")
+	if _, err := os.Stat(helm); err != nil {
+		t.Skip("no bin/helm: `make tool-helm` (hack/test-chart.sh checks the same)")
+	}
+	for _, c := range []struct {
+		name  string
+		set   []string
+		roles []string // the table's roles this mode grants
+	}{
+		{"default", nil, []string{manager, election, kubelet}},
+		{"metrics-api", []string{"targetMetrics=metrics-api"}, []string{manager, election}},
+		{"runner proxy", []string{"runnerAccess=proxy"}, []string{manager, election, kubelet, proxy}},
+		{"no leader election", []string{"leaderElect=false", "targetMetrics=metrics-api"}, []string{manager}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"template", "fb", filepath.Join(repoRoot(), "charts", "fleetbench"), "--namespace", "fleetbench-system"}
+			for _, s := range c.set {
+				args = append(args, "--set", s)
+			}
+			out, err := exec.Command(helm, args...).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, doc := range strings.Split(string(out), "\n---\n") {
+				var obj struct {
+					Kind     string
+					Metadata struct{ Name string }
+					Rules    []rbacv1.PolicyRule
+				}
+				if yaml.Unmarshal([]byte(doc), &obj) != nil || (obj.Kind != "ClusterRole" && obj.Kind != "Role") {
+					continue
+				}
+				if !strings.HasPrefix(obj.Metadata.Name, "fb-fleetbench-manager") && obj.Metadata.Name != "fb-fleetbench-leader-election" {
+					continue // the users' and scrapers' roles
+				}
+				for _, k := range grants(obj.Rules) {
+					got[k] = true
+				}
+			}
+			for key, n := range verbs {
+				want := slices.Contains(c.roles, n.role)
+				if got[key] != want {
+					t.Errorf("%s: granted %v, want %v (%s: %s)", key, got[key], want, n.role, n.why)
+				}
+				delete(got, key)
+			}
+			for key := range got {
+				t.Errorf("the chart grants %s, which is not in the table", key)
+			}
+		})
+	}
+}
