@@ -14,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -162,8 +161,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	// 2.
 	defer func() {
 		summarize(run)
-		changed := !equality.Semantic.DeepEqual(before.Status, run.Status)
-		reterr = errors.Join(reterr, rc.PatchStatus(ctx, r.Client, before, run, changed))
+		reterr = errors.Join(reterr, r.writeStatus(ctx, before, run, now))
 	}()
 
 	// 3.

@@ -17,6 +17,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/report"
 	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
+	"fleetbench.dev/fleetbench/pkg/statusbound"
 )
 
 // reconcileRun waits for every runner to end, sampling the target and judging peak steps
@@ -128,6 +129,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		abort: run.Status.AbortOnFail,
 	})
 	if merged != nil {
+		statusbound.CarryWarning(run.Status.Results, merged.Results)
 		run.Status.Results = merged.Results
 		run.Status.Results.Partial = run.Status.Results.Partial || e.partial
 		run.Status.GeneratorBound, run.Status.GeneratorBoundReason = merged.GeneratorBound, merged.GeneratorBoundReason
