@@ -32,7 +32,7 @@ func main() {
 	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics, defaultPodSecurity, watchNamespaces, targetNamespace string
 	var leaderElect, podLevelResources bool
 	var apiQPS float64
-	var apiBurst int
+	var apiBurst, workers int
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles at a time.")
@@ -52,6 +52,8 @@ func main() {
 	// for a minute; the API server's priority and fairness still protects the cluster.
 	flag.Float64Var(&apiQPS, "kube-api-qps", 200, "Queries per second the manager's client may send to the API server.")
 	flag.IntVar(&apiBurst, "kube-api-burst", 400, "Burst of queries the manager's client may send above --kube-api-qps.")
+	flag.IntVar(&workers, "max-concurrent-reconciles", testrun.DefaultWorkers, "TestRuns reconciled at once: a reconcile may "+
+		"wait up to 2 minutes on a runner's setup() or teardown(), and other runs must not wait behind it.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -128,6 +130,7 @@ func main() {
 		TargetMetrics:      targetMetrics,
 		DefaultPodSecurity: defaultPodSecurity,
 		TargetNamespace:    namespaces.Target,
+		Workers:            workers,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)

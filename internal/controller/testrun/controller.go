@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -90,7 +91,15 @@ type Options struct {
 	DefaultPodSecurity string
 	// Clock defaults to the real one.
 	Clock clock.PassiveClock
+	// Workers is how many TestRuns are reconciled at once (MaxConcurrentReconciles);
+	// DefaultWorkers when zero. The reconciler's shared state (finals, pulls,
+	// podLevelDropped, the metrics) is safe for that; one TestRun is never reconciled twice at once.
+	Workers int
 }
+
+// DefaultWorkers: a reconcile can block on a runner for up to scriptTimeout
+// (setup(), teardown()), and with one worker every other tenant's run would wait behind it.
+const DefaultWorkers = 4
 
 // DefaultPodSecurityLevel is Kubernetes' own default is privileged, but fleetbench assumes the
 // strict one unless told: a namespace that enforces nothing may get a restricted target only.
@@ -125,6 +134,9 @@ func New(mgr ctrl.Manager, opts Options) *Reconciler {
 	}
 	if opts.DefaultPodSecurity == "" {
 		opts.DefaultPodSecurity = DefaultPodSecurityLevel
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
 	}
 	return &Reconciler{
 		Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(),
@@ -289,6 +301,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.waitingOnProfile)).
 		WatchesRawSource(source.Channel(r.finals.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
 		Named("testrun").
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
 		Complete(r)
 }
 

@@ -74,8 +74,20 @@ func (r *Reconciler) handOver(ctx context.Context, s *scope, data json.RawMessag
 	return errors.Join(errs...)
 }
 
-// endPollInterval is how often a lingering runner 0 is asked whether its load ended.
-const endPollInterval = 250 * time.Millisecond
+// endPollInterval is how often a lingering runner 0 is asked whether its load ended, right
+// after the others ended; maxEndPollInterval is where the asking slows down to.
+const (
+	endPollInterval    = 250 * time.Millisecond
+	maxEndPollInterval = 5 * time.Second
+)
+
+// endPoll is when to ask runner 0 again: often at first (runner 0 usually ends within moments
+// of the others, and each moment of waiting is added to the run's end), then less and less:
+// as often as it has waited so far, up to maxEndPollInterval. A runner 0 that never ends is
+// asked a few dozen times until the run deadline, not four times a second.
+func endPoll(waited time.Duration) time.Duration {
+	return min(max(waited, endPollInterval), maxEndPollInterval)
+}
 
 // teardownOnce runs teardown() on runner 0 once every runner's load ended, then releases
 // runner 0 from its linger. waiting is true while runner 0 is polled or the release retried.
@@ -93,9 +105,9 @@ func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Re
 	if meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTeardownDone) == nil {
 		ended, err := r.RunnerAPI.Ended(ctx, first)
 		if err != nil || !ended {
-			// Runner 0 is finishing its own share; nothing else tells when it is done, and each
-			// moment of waiting is added to the run's end: ask often (a local status read).
-			return rc.After(endPollInterval), true
+			// Runner 0 is finishing its own share; nothing else tells when it is done. The run
+			// deadline, checked before this wait (reconcileRun), bounds it.
+			return rc.After(endPoll(s.now.Sub(lastEnd(s)))), true
 		}
 		if err := r.RunnerAPI.Teardown(ctx, first); err != nil {
 			msg := fmt.Sprintf("teardown() failed on runner %s: %v", first.Name, err)

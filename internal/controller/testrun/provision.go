@@ -210,8 +210,9 @@ func (r *Reconciler) provisionNamespace(ctx context.Context, s *scope) (ctrl.Res
 		return ctrl.Result{}, nil
 	case !ns.DeletionTimestamp.IsZero():
 		// A TestRun of the same name was deleted a moment ago; its namespace is going.
-		r.setPhase(run, v1alpha1.PhaseProvisioning, v1alpha1.ReasonTargetNamespaceTerminating, "waiting for namespace "+s.targetNS+" of an earlier TestRun to be deleted")
-		return rc.After(2 * time.Second), nil
+		// Bounded like every wait: a namespace stuck terminating (a finalizer nobody removes) must not hold the run forever.
+		return r.waitOrFail(s, s.provisioningDeadline(), 2*time.Second, v1alpha1.PhaseProvisioning, v1alpha1.ReasonTargetNamespaceTerminating,
+			v1alpha1.ReasonTargetNotReady, "namespace "+s.targetNS+" of an earlier TestRun is still being deleted", "; remove what holds it (kubectl get ns "+s.targetNS+" -o yaml: finalizers) or rename the TestRun"), nil
 	}
 	return ctrl.Result{}, nil
 }

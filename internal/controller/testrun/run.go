@@ -40,8 +40,12 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 			}
 		}
 	}
-	if result, waiting := r.teardownOnce(ctx, s); waiting {
-		return result, nil
+	// Every wait here, teardown's included, ends at the run deadline: checked first, so a runner 0
+	// that never reports its end is stopped there like any runner, and the run ends RunTimeout.
+	if !rc.Expired(s.now, deadline) {
+		if result, waiting := r.teardownOnce(ctx, s); waiting {
+			return rc.After(result.RequeueAfter, deadline.Sub(s.now)), nil
+		}
 	}
 	f := s.summary.runFailure()
 	peakStop, nextStep := r.evaluatePeak(ctx, s)
