@@ -15,8 +15,8 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 )
 
-// The bounds, as the CRD's markers declare them; TestBoundsMatchTheCRD reads the generated CRD
-// and fails when the two disagree.
+// The bounds, as the CRD's markers declare them; FuzzTestRunStatus validates cut statuses
+// against the generated CRD's schema, so a bound here above the CRD's fails it.
 const (
 	MaxReason           = 128
 	MaxMessage          = 4096
