@@ -95,9 +95,12 @@ func validate(v any, s schema, path string) []string {
 	bad := func(format string, args ...any) { errs = append(errs, path+": "+fmt.Sprintf(format, args...)) }
 	switch x := v.(type) {
 	case string:
-		n := utf8.RuneCountInString(x)
-		if m, ok := s["maxLength"].(float64); ok && n > int(m) {
-			bad("%d characters, more than %d", n, int(m))
+		// Bytes, not characters: the stricter count, and the one the API server's refusals name.
+		if m, ok := s["maxLength"].(float64); ok && len(x) > int(m) {
+			bad("%d bytes, more than %d", len(x), int(m))
+		}
+		if !utf8.ValidString(x) {
+			bad("not UTF-8")
 		}
 		if enum, ok := s["enum"].([]any); ok {
 			found := false
