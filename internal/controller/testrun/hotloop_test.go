@@ -152,3 +152,20 @@ func TestSlowSetupHoldsNoOtherRun(t *testing.T) {
 		t.Errorf("fast run has no start time")
 	}
 }
+
+// An object admitted before the floor (or written around admission) is still sampled at most
+// once a second; runner 0's end is asked often at first, then as often as it waited, up to 5 s.
+func TestSamplingAndEndPollingHaveFloors(t *testing.T) {
+	r := &Reconciler{}
+	for interval, want := range map[v1alpha1.Duration]time.Duration{"1ms": time.Second, "999ms": time.Second, "": 30 * time.Second, "10s": 10 * time.Second} {
+		run := tw.MakeTestRun("s", "ns").Stability(&v1alpha1.StabilitySpec{SampleInterval: interval}).Obj()
+		if got := r.sampleInterval(run); got != want {
+			t.Errorf("sampleInterval %q: every %s, want %s", interval, got, want)
+		}
+	}
+	for waited, want := range map[time.Duration]time.Duration{0: 250 * time.Millisecond, time.Second: time.Second, time.Hour: 5 * time.Second, -time.Minute: 250 * time.Millisecond} {
+		if got := endPoll(waited); got != want {
+			t.Errorf("endPoll(%s) = %s, want %s", waited, got, want)
+		}
+	}
+}
