@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/internal/testwrappers/hostile"
 )
 
 // TestCutEndsOnACharacter: a cut string is valid UTF-8, within the bound, and says it was cut.
@@ -88,7 +88,7 @@ func TestCutOutsideResultsIsStillSaid(t *testing.T) {
 
 // FuzzTestRunStatus: a status built from hostile runners' results (thousands of metrics,
 // thresholds and checks, names of kilobytes, unicode, control characters, bytes that are not
-// UTF-8), merged and mapped as the controller does (tw.HostileStatus), and then cut, holds to
+// UTF-8), merged and mapped as the controller does (hostile.Status), and then cut, holds to
 // every bound of the generated CRD's status schema; cutting again changes nothing. The same
 // statuses are written to a real API server in internal/controller/testrun (TestHostileStatusesAreAccepted).
 func FuzzTestRunStatus(f *testing.F) {
@@ -97,7 +97,7 @@ func FuzzTestRunStatus(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, seed int64) {
-		st := tw.HostileStatus(rand.New(rand.NewSource(seed)))
+		st := hostile.Status(rand.New(rand.NewSource(seed)))
 		TestRun(&st)
 		raw, err := json.Marshal(st)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/internal/testwrappers/hostile"
 	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/statusbound"
 )
@@ -24,12 +25,12 @@ import (
 var hostileSeeds = flag.Int("fleetbench.hostile-seeds", 24, "statuses TestHostileStatusesAreAccepted writes")
 
 // TestHostileStatusesAreAccepted: statuses built from hostile runners' results (see
-// tw.HostileStatus and statusbound's fuzz test) and cut by statusbound are accepted by a real
+// hostile.Status and statusbound's fuzz test) and cut by statusbound are accepted by a real
 // API server, every one. Seeds replay: seed i is rand.NewSource(i).
 func TestHostileStatusesAreAccepted(t *testing.T) {
 	ns := setup(t)
 	for seed := range int64(*hostileSeeds) {
-		st := tw.HostileStatus(rand.New(rand.NewSource(seed)))
+		st := hostile.Status(rand.New(rand.NewSource(seed)))
 		notes := statusbound.TestRun(&st)
 		run := tw.MakeTestRun(fmt.Sprintf("hostile-%d", seed), ns).External("http://example.invalid").Obj()
 		create(t, run)

@@ -1,4 +1,7 @@
-package testwrappers
+// Package hostile makes what a hostile tenant's script and runners can report, and the status
+// the controller builds from it, for the tests that prove every such status can be written.
+// It is its own package because it uses pkg/report, whose tests use testwrappers.
+package hostile
 
 import (
 	"fmt"
@@ -18,8 +21,8 @@ import (
 // characters and terminal escapes, quotes, and bytes that are not UTF-8 at all.
 var hostilePieces = []string{"a", "Z", "_", "9", " ", "é", "日本", "😀", "\u202e", "\x00", "\x1b[31m", "\n", "\t", "\"", "\\", "{", "}", "\xff", "\xc3", "%s"}
 
-// HostileString is up to max bytes drawn from hostilePieces; most are short, some are huge.
-func HostileString(r *rand.Rand, max int) string {
+// String is up to max bytes drawn from hostilePieces; most are short, some are huge.
+func String(r *rand.Rand, max int) string {
 	var n int
 	switch r.Intn(4) {
 	case 0:
@@ -36,10 +39,10 @@ func HostileString(r *rand.Rand, max int) string {
 	return b.String()
 }
 
-// HostileEnvelope is one runner's final envelope as a hostile script can make it: many custom
+// Envelope is one runner's final envelope as a hostile script can make it: many custom
 // metrics with long names, checks and scenarios by the hundred, script thresholds (some
 // abortOnFail) by the hundred, tags whose values are long.
-func HostileEnvelope(r *rand.Rand, runner string, start time.Time) results.Envelope {
+func Envelope(r *rand.Rand, runner string, start time.Time) results.Envelope {
 	c := results.NewCollector(results.DefaultCollectorConfig, start)
 	ts := start.Add(time.Second).UnixNano()
 	ok := map[string]string{"scenario": "default", "expected_response": "true", "status_class": "2xx"}
@@ -50,16 +53,16 @@ func HostileEnvelope(r *rand.Rand, runner string, start time.Time) results.Envel
 	}
 	types := []results.MetricType{results.Counter, results.Gauge, results.Rate, results.Trend}
 	for i := range r.Intn(1 << r.Intn(10)) {
-		name := fmt.Sprintf("m%d_%s", i, HostileString(r, 10000))
-		tags := map[string]string{"scenario": HostileString(r, 2000)}
+		name := fmt.Sprintf("m%d_%s", i, String(r, 10000))
+		tags := map[string]string{"scenario": String(r, 2000)}
 		c.Series(name, types[r.Intn(len(types))], "", tags).Add(ts, r.Float64()*1e12)
 	}
 	for range r.Intn(1 << r.Intn(10)) {
-		tags := map[string]string{"check": HostileString(r, 10000), "group": HostileString(r, 3000)}
+		tags := map[string]string{"check": String(r, 10000), "group": String(r, 3000)}
 		c.Series("checks", results.Rate, "", tags).Add(ts, float64(r.Intn(2)))
 	}
 	for range r.Intn(1 << r.Intn(8)) {
-		tags := map[string]string{"scenario": HostileString(r, 5000)}
+		tags := map[string]string{"scenario": String(r, 5000)}
 		c.Series("iterations", results.Counter, "", tags).Add(ts, 1)
 		c.Series("http_req_duration", results.Trend, "time", tags).Add(ts, r.Float64()*1000)
 	}
@@ -69,11 +72,11 @@ func HostileEnvelope(r *rand.Rand, runner string, start time.Time) results.Envel
 	e.Thresholds = map[string][]string{}
 	exprs := []string{"p(95)<200", "rate<0.01", "count>5", "avg<1", "value>0", "max<" + strings.Repeat("9", r.Intn(300)+1)}
 	for i := range r.Intn(1 << r.Intn(10)) {
-		metric := fmt.Sprintf("t%d_%s", i, HostileString(r, 5000))
+		metric := fmt.Sprintf("t%d_%s", i, String(r, 5000))
 		for range 1 + r.Intn(4) {
 			expr := exprs[r.Intn(len(exprs))]
 			if r.Intn(8) == 0 {
-				expr = HostileString(r, 2000) // k6 took it; the operator's parser may not
+				expr = String(r, 2000) // k6 took it; the operator's parser may not
 			}
 			e.Thresholds[metric] = append(e.Thresholds[metric], expr)
 			if r.Intn(3) == 0 {
@@ -82,21 +85,21 @@ func HostileEnvelope(r *rand.Rand, runner string, start time.Time) results.Envel
 		}
 	}
 	for range r.Intn(40) {
-		e.Overflows = append(e.Overflows, results.Overflow{Metric: HostileString(r, 3000), Tag: HostileString(r, 3000), Series: 200})
+		e.Overflows = append(e.Overflows, results.Overflow{Metric: String(r, 3000), Tag: String(r, 3000), Series: 200})
 	}
 	return e
 }
 
-// HostileStatus builds a TestRun's status the way the controller does, from what hostile
+// Status builds a TestRun's status the way the controller does, from what hostile
 // runners reported: their envelopes merged (results.Merge) and mapped onto status
 // (report.Build), with the parts the run adds while it runs and ends (progress, abortOnFail,
 // log findings, peak steps, the result ConfigMap's warning, the ending's message and the
 // ThresholdsPassed condition). Nothing is cut here: that is statusbound's job.
-func HostileStatus(r *rand.Rand) v1alpha1.TestRunStatus {
+func Status(r *rand.Rand) v1alpha1.TestRunStatus {
 	start := time.Unix(1_700_000_000, 0)
 	var envs []results.Envelope
 	for i := range 1 + r.Intn(3) {
-		envs = append(envs, HostileEnvelope(r, fmt.Sprintf("runner-%d-%s", i, HostileString(r, 300)), start))
+		envs = append(envs, Envelope(r, fmt.Sprintf("runner-%d-%s", i, String(r, 300)), start))
 	}
 	st := v1alpha1.TestRunStatus{Phase: v1alpha1.PhaseSucceeded, Reason: v1alpha1.ReasonCompleted, TestID: "hostile-0123abcd"}
 	summary, err := results.Merge(envs...)
@@ -106,7 +109,7 @@ func HostileStatus(r *rand.Rand) v1alpha1.TestRunStatus {
 	}
 	spec := map[string]v1alpha1.ThresholdList{}
 	for range r.Intn(33) {
-		spec[HostileString(r, 400)] = v1alpha1.ThresholdList{"p(95)<200", "rate<0.01"}
+		spec[String(r, 400)] = v1alpha1.ThresholdList{"p(95)<200", "rate<0.01"}
 	}
 	o := report.Build(&summary, spec, len(envs))
 	st.Results = o.Results
@@ -131,10 +134,10 @@ func HostileStatus(r *rand.Rand) v1alpha1.TestRunStatus {
 	st.AbortOnFail = w
 	t := &v1alpha1.TargetUsage{Source: "kubeletSummary", Samples: 3}
 	for i := range r.Intn(24) {
-		t.LogFindings = append(t.LogFindings, v1alpha1.LogFinding{Pattern: fmt.Sprintf("p%d", i), Count: r.Int63(), Sample: HostileString(r, 20000)})
+		t.LogFindings = append(t.LogFindings, v1alpha1.LogFinding{Pattern: fmt.Sprintf("p%d", i), Count: r.Int63(), Sample: String(r, 20000)})
 	}
 	st.Target = t
-	peak := &v1alpha1.PeakResult{StopRule: HostileString(r, 1000)}
+	peak := &v1alpha1.PeakResult{StopRule: String(r, 1000)}
 	for i := range r.Intn(260) {
 		peak.Steps = append(peak.Steps, v1alpha1.PeakStepResult{Devices: int64(i), RequestsPerSecond: fmt.Sprintf("%.2f", r.Float64()*1e6), Held: true})
 	}
