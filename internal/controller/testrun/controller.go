@@ -119,6 +119,8 @@ type Reconciler struct {
 	finals *finalEnvelopes
 	// pulls tells a pull failing again after the kubelet's back-off from its first failure.
 	pulls pullFailures
+	// scripts runs setup() and teardown() off the reconcile workers.
+	scripts *scriptCalls
 }
 
 // New builds the reconciler from the manager; main and the envtest suite both use it.
@@ -141,7 +143,7 @@ func New(mgr ctrl.Manager, opts Options) *Reconciler {
 	return &Reconciler{
 		Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(),
 		apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("fleetbench"),
-		finals: newFinalEnvelopes(opts.RunnerAPI), pulls: pullFailures{grace: opts.PullRetryGrace},
+		finals: newFinalEnvelopes(opts.RunnerAPI), pulls: pullFailures{grace: opts.PullRetryGrace}, scripts: newScriptCalls(),
 	}
 }
 
@@ -165,6 +167,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	if !run.DeletionTimestamp.IsZero() {
 		r.finals.forget(run.UID)
+		r.scripts.forget(run.UID)
 		return r.reconcileDelete(ctx, run)
 	}
 	before := run.DeepCopy()
@@ -215,6 +218,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	if isFinished(run) {
 		r.finals.forget(run.UID)
+		r.scripts.forget(run.UID)
 	}
 	return result, err
 }
@@ -292,6 +296,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(r.finals); err != nil {
 		return err
 	}
+	if err := mgr.Add(r.scripts); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.TestRun{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
 		Owns(&batchv1.Job{}).
@@ -300,6 +307,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(byTestRunLabels)).
 		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.waitingOnProfile)).
 		WatchesRawSource(source.Channel(r.finals.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
+		WatchesRawSource(source.Channel(r.scripts.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
 		Named("testrun").
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
 		Complete(r)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -118,9 +119,11 @@ func TestTeardownWaitEndsAtTheRunDeadline(t *testing.T) {
 	}
 }
 
-// A setup() that takes long on one run holds no other run: with several workers, a second
-// TestRun goes from creation to Running while the first is still inside setup(). With one
-// worker it would wait behind it (up to scriptTimeout, 2 minutes, in a real cluster).
+// A setup() that takes long on one run holds no other run: it runs off the reconcile worker
+// (its own run's reconcile returns and says so in the SetupDone condition), and a second
+// TestRun goes from creation to Running while the first is still inside setup(). Before, the
+// one worker waited in setup() (up to scriptTimeout, 2 minutes, in a real cluster) and every
+// other run waited behind it.
 func TestSlowSetupHoldsNoOtherRun(t *testing.T) {
 	slowNS, fastNS := setup(t), setup(t)
 	release := runner.hold.holdSetup(slowNS)
@@ -130,9 +133,16 @@ func TestSlowSetupHoldsNoOtherRun(t *testing.T) {
 	ks := newKubelet(t, slow)
 	ks.targetReady()
 	ks.runnersReady(2)
-	eventually(t, "the slow run inside setup()", func() error {
+	eventually(t, "the slow run inside setup(), its reconcile returned", func() error {
 		if !runner.hold.settingUp(slowNS) {
 			return fmt.Errorf("not in setup() yet")
+		}
+		got := &v1alpha1.TestRun{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(slow), got); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionSetupDone); c == nil || c.Reason != "Running" {
+			return fmt.Errorf("SetupDone %+v, want False Running while setup() runs", c)
 		}
 		return nil
 	})

@@ -41,6 +41,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, before, run *v1alpha1.Test
 	run.Status = short
 	summarize(run)
 	r.finals.forget(run.UID)
+	r.scripts.forget(run.UID)
 	// The load must not go on unwatched; the target goes as for any ended run (reconcileFinished).
 	if derr := r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(run.Namespace), client.MatchingLabels{naming.LabelTestRun: run.Name},
 		client.PropagationPolicy(metav1.DeletePropagationBackground)); derr != nil {
