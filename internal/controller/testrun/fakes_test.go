@@ -71,7 +71,10 @@ func (f *fakeRunnerAPI) Ended(_ context.Context, pod *corev1.Pod) (bool, error) 
 	return f.hold.ended(pod.Namespace), nil
 }
 
-func (f *fakeRunnerAPI) Teardown(_ context.Context, pod *corev1.Pod) error {
+func (f *fakeRunnerAPI) Teardown(ctx context.Context, pod *corev1.Pod) error {
+	if err := f.hold.teardown(ctx, pod.Namespace); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.teardowns[key(pod)]++

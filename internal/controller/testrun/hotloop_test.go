@@ -21,6 +21,8 @@ type holds struct {
 	gates    map[string]chan struct{}
 	inSetup  map[string]bool
 	neverEnd map[string]bool
+	// hangTeardown makes teardown() in a namespace return only when its context ends.
+	hangTeardown map[string]bool
 	// endAsks counts Ended calls per namespace: each is one reconcile waiting on runner 0.
 	endAsks map[string]int
 }
@@ -28,6 +30,7 @@ type holds struct {
 func (h *holds) init() {
 	if h.gates == nil {
 		h.gates, h.inSetup, h.neverEnd, h.endAsks = map[string]chan struct{}{}, map[string]bool{}, map[string]bool{}, map[string]int{}
+		h.hangTeardown = map[string]bool{}
 	}
 }
 
@@ -60,6 +63,18 @@ func (h *holds) setup(ctx context.Context, ns string) {
 	h.mu.Lock()
 	h.inSetup[ns] = false
 	h.mu.Unlock()
+}
+
+func (h *holds) teardown(ctx context.Context, ns string) error {
+	h.mu.Lock()
+	h.init()
+	hang := h.hangTeardown[ns]
+	h.mu.Unlock()
+	if !hang {
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
 }
 
 func (h *holds) settingUp(ns string) bool {
@@ -116,6 +131,34 @@ func TestTeardownWaitEndsAtTheRunDeadline(t *testing.T) {
 	}
 	if got.Status.CompletionTime == nil {
 		t.Error("no completion time")
+	}
+}
+
+// A teardown() that never returns is given up at the run deadline too: the run is stopped
+// there and ends RunTimeout. Before, the reconcile worker waited in it (scriptTimeout, 2
+// minutes, in a real cluster; the fake's never ends) and the run never reached its deadline.
+func TestHangingTeardownEndsAtTheRunDeadline(t *testing.T) {
+	ns := setup(t)
+	runner.hold.mu.Lock()
+	runner.hold.init()
+	runner.hold.hangTeardown[ns] = true
+	runner.hold.mu.Unlock()
+	run := tw.MakeTestRun("hung-teardown", ns).Parallelism(2).Devices(20, "1s").Duration("1s").
+		Timeouts(&v1alpha1.TimeoutsSpec{Run: "5s"}).Obj()
+	k, pods := startRunning(t, run, 2)
+	k.finish(pods[1], 0, "Completed")
+	eventually(t, "runner 0 stopped at the run deadline", func() error {
+		if runner.stops(pods[0]) == 0 {
+			return fmt.Errorf("not stopped")
+		}
+		return nil
+	})
+	logs.set(pods[0], load(pods[0], time.Now()), nil)
+	logs.set(pods[1], load(pods[1], time.Now()), nil)
+	k.finish(pods[0], exitStopped, "Error")
+	got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonRunTimeout)
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionTeardownDone); c != nil && c.Status == "True" {
+		t.Errorf("TeardownDone %+v for a teardown() that never returned", c)
 	}
 }
 
