@@ -100,7 +100,8 @@ func endPoll(waited time.Duration) time.Duration {
 }
 
 // teardownOnce runs teardown() on runner 0 once every runner's load ended, then releases
-// runner 0 from its linger. waiting is true while runner 0 is polled or the release retried.
+// runner 0 from its linger. waiting is true while runner 0 is polled, teardown() runs (off the
+// worker) or the release is retried.
 func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Result, waiting bool) {
 	run := s.run
 	if !runners.OnceForTheFleet(len(s.runners)) || s.summary.views[0].class != runnerReady {
