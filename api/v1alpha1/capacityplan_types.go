@@ -178,6 +178,7 @@ type CapacityPlanStatus struct {
 	Message string `json:"message,omitempty"`
 	// progress is "done/total" cells.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	Progress string `json:"progress,omitempty"`
 	// conditions, as on a TestRun: Ready (every cell was measured: each child Succeeded, whatever
 	// its verdict, which the table shows), Reconciling, Stalled (a child failed) and Complete.
@@ -201,15 +202,20 @@ type CapacityPlanStatus struct {
 
 // CapacityRow is one line of the sizing table.
 type CapacityRow struct {
+	// +kubebuilder:validation:MaxLength=253
 	Profile string `json:"profile"`
-	// values of the sweep dimensions, keyed by their names.
+	// values of the sweep dimensions, keyed by their names (spec.sweep: at most 4, each value
+	// at most 256 characters).
 	// +optional
+	// +kubebuilder:validation:MaxProperties=4
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 253 && size(self[k]) <= 256)",message="status.table[].values: names of at most 253 and values of at most 256 characters"
 	Values map[string]string `json:"values,omitempty"`
 	// repetition, from 1.
 	// +optional
 	Repetition int32 `json:"repetition,omitempty"`
 	// testRun is the child TestRun that produced the row.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
 	TestRun string `json:"testRun,omitempty"`
 	// phase of the child; empty while it waits its turn.
 	// +optional
@@ -218,22 +224,28 @@ type CapacityRow struct {
 	Verdict Verdict `json:"verdict,omitempty"`
 	// reason the child failed, e.g. ProfileNotFound.
 	// +optional
+	// +kubebuilder:validation:MaxLength=128
 	Reason string `json:"reason,omitempty"`
 	// +optional
 	RequestsAccepted int64 `json:"requestsAccepted,omitempty"`
 	// +optional
 	RequestsDropped int64 `json:"requestsDropped,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	DroppedPercent string `json:"droppedPercent,omitempty"`
 	// requestsPerSecond is the throughput the run kept.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	RequestsPerSecond string `json:"requestsPerSecond,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	PushesPerSecond string `json:"pushesPerSecond,omitempty"`
 	// receivedMbps and sentMbps: the child's data rates (throughput.receivedMbps, sentMbps).
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	ReceivedMbps string `json:"receivedMbps,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	SentMbps string `json:"sentMbps,omitempty"`
 	// +optional
 	Latency *Latency `json:"latency,omitempty"`
@@ -242,6 +254,7 @@ type CapacityRow struct {
 	MemoryPeakMiB int64 `json:"memoryPeakMiB,omitempty"`
 	// cpuPerCore is the target's average load per core.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	CPUPerCore string `json:"cpuPerCore,omitempty"`
 	// generatorBound: the load generators, not the target, were the limit.
 	// +optional
@@ -260,12 +273,14 @@ type CapacityRow struct {
 
 // ProfileSummary is one profile's line of the sizing table.
 type ProfileSummary struct {
+	// +kubebuilder:validation:MaxLength=253
 	Profile string `json:"profile"`
 	// rows and passed count the profile's rows and those that PASSED.
 	Rows   int32 `json:"rows"`
 	Passed int32 `json:"passed"`
 	// the device counts of the weakest passing row (the smallest of each column).
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	PushesPerSecond string `json:"pushesPerSecond,omitempty"`
 	// +optional
 	IdealMaxDevices int64 `json:"idealMaxDevices,omitempty"`

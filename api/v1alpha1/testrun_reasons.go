@@ -91,6 +91,10 @@ const (
 	ReasonRunTimeout = "RunTimeout"
 	// ReasonNoResults: no runner left a readable result envelope.
 	ReasonNoResults = "NoResults"
+	// ReasonStatusRejected: the API server refused the run's status even after every list and
+	// string was cut to the CRD's bounds; the run ends with a short status instead of retrying
+	// the same refused write forever. The refusal is in the message and the manager's log.
+	ReasonStatusRejected = "StatusRejected"
 )
 
 // FailureReasons lists every reason a TestRun can end Failed with.
@@ -100,7 +104,7 @@ var FailureReasons = []string{
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,
-	ReasonRunTimeout, ReasonNoResults,
+	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected,
 }
 
 // Reasons of a TestRun still in progress (status.reason while not ended) and of its end.

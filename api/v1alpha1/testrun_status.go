@@ -108,6 +108,7 @@ type TestRunStatus struct {
 
 	// targetNamespace is the namespace the target was provisioned in.
 	// +optional
+	// +kubebuilder:validation:MaxLength=63
 	TargetNamespace string `json:"targetNamespace,omitempty"`
 
 	// startTime is when the runners were un-paused.
@@ -160,22 +161,28 @@ type TestRunStatus struct {
 type Progress struct {
 	// summary is one line for `kubectl get` (the PROGRESS column): elapsed of expected, and
 	// the share done when the duration is known, e.g. "40s/1m0s 66%".
+	// +kubebuilder:validation:MaxLength=128
 	Summary string `json:"summary"`
 	// elapsed since the start, e.g. 40s.
+	// +kubebuilder:validation:MaxLength=64
 	Elapsed string `json:"elapsed"`
 	// expected duration of the load, when the load model or the script's options bound it.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	Expected string `json:"expected,omitempty"`
 	// requests made so far, over every runner.
 	Requests int64 `json:"requests"`
 	// failed requests so far.
 	Failed int64 `json:"failed"`
 	// requestsPerSecond in the last complete window, two decimals.
+	// +kubebuilder:validation:MaxLength=64
 	RequestsPerSecond string `json:"requestsPerSecond"`
 	// errorPercent is the share of failed requests so far, two decimals.
+	// +kubebuilder:validation:MaxLength=64
 	ErrorPercent string `json:"errorPercent"`
 	// p95 of the request durations in the last complete window, e.g. 12ms.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	P95 string `json:"p95,omitempty"`
 	// updateTime is when the runners were last read.
 	UpdateTime metav1.Time `json:"updateTime"`
@@ -190,6 +197,7 @@ type RunnerCounts struct {
 	Failed    int32 `json:"failed,omitempty"`
 	// startSkew is the spread of the runners' start acknowledgements, e.g. 4ms.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	StartSkew string `json:"startSkew,omitempty"`
 }
 
@@ -248,23 +256,29 @@ type Results struct {
 
 // FullResultRef points at the full merged result.
 type FullResultRef struct {
+	// +kubebuilder:validation:MaxLength=253
 	ConfigMap string `json:"configMap"`
-	Key       string `json:"key"`
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
 }
 
 // MetricResult is one merged k6 metric, with the values k6's end-of-test summary prints for its
 // type. Values are numbers as text; times are in milliseconds and data in bytes (unit).
 type MetricResult struct {
+	// +kubebuilder:validation:MaxLength=256
 	Name string `json:"name"`
 	// +kubebuilder:validation:Enum=counter;gauge;rate;trend
 	Type string `json:"type"`
 	// unit: ms for time trends, bytes for data counters, empty for plain numbers.
 	// +optional
+	// +kubebuilder:validation:MaxLength=16
 	Unit string `json:"unit,omitempty"`
 	// count and rate (per second) of a counter; rate (share of non-zero samples) of a rate.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	Count string `json:"count,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	Rate string `json:"rate,omitempty"`
 	// passes and fails of a rate.
 	// +optional
@@ -273,28 +287,37 @@ type MetricResult struct {
 	Fails int64 `json:"fails,omitempty"`
 	// value of a gauge: the last value (summed over runners); min and max for gauges and trends.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	Value string `json:"value,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	Min string `json:"min,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	Max string `json:"max,omitempty"`
 	// samples of a trend, and its avg, med, p90, p95 and p99.
 	// +optional
 	Samples int64 `json:"samples,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	Avg string `json:"avg,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	Med string `json:"med,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	P90 string `json:"p90,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	P95 string `json:"p95,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	P99 string `json:"p99,omitempty"`
 }
 
 // ScenarioResult is one k6 scenario's share of the load.
 type ScenarioResult struct {
+	// +kubebuilder:validation:MaxLength=256
 	Name string `json:"name"`
 	// requests of the run's protocol made by the scenario.
 	// +optional
@@ -303,9 +326,11 @@ type ScenarioResult struct {
 	Iterations int64 `json:"iterations,omitempty"`
 	// requestsPerSecond over the whole run, two decimals.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	RequestsPerSecond string `json:"requestsPerSecond,omitempty"`
 	// p95 of the scenario's request durations, e.g. 11ms.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	P95 string `json:"p95,omitempty"`
 }
 
@@ -315,6 +340,7 @@ type RequestCounts struct {
 	Accepted int64 `json:"accepted"`
 	Dropped  int64 `json:"dropped"`
 	// droppedPercent with two decimals, e.g. "0.00".
+	// +kubebuilder:validation:MaxLength=64
 	DroppedPercent string `json:"droppedPercent"`
 }
 
@@ -327,6 +353,7 @@ type IterationCounts struct {
 // Throughput of the whole load.
 type Throughput struct {
 	// requestsPerSecond over the measured span, two decimals.
+	// +kubebuilder:validation:MaxLength=64
 	RequestsPerSecond string `json:"requestsPerSecond"`
 	// +optional
 	DataSentBytes int64 `json:"dataSentBytes,omitempty"`
@@ -336,23 +363,34 @@ type Throughput struct {
 	// two decimals: payloads and protocol headers, as k6's data_received and data_sent count them
 	// (for large payloads close to seed 004's goodput).
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	ReceivedMbps string `json:"receivedMbps,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	SentMbps string `json:"sentMbps,omitempty"`
 }
 
 // Latency holds durations like 11ms or 1.25s, and the shares seed 001 reports.
 type Latency struct {
+	// +kubebuilder:validation:MaxLength=64
 	Min string `json:"min,omitempty"`
+	// +kubebuilder:validation:MaxLength=64
 	Avg string `json:"avg,omitempty"`
+	// +kubebuilder:validation:MaxLength=64
 	P50 string `json:"p50,omitempty"`
+	// +kubebuilder:validation:MaxLength=64
 	P90 string `json:"p90,omitempty"`
+	// +kubebuilder:validation:MaxLength=64
 	P95 string `json:"p95,omitempty"`
+	// +kubebuilder:validation:MaxLength=64
 	P99 string `json:"p99,omitempty"`
+	// +kubebuilder:validation:MaxLength=64
 	Max string `json:"max,omitempty"`
 	// aboveAveragePercent of requests took longer than the average.
+	// +kubebuilder:validation:MaxLength=64
 	AboveAveragePercent string `json:"aboveAveragePercent,omitempty"`
 	// belowAveragePercent of requests took less than the average.
+	// +kubebuilder:validation:MaxLength=64
 	BelowAveragePercent string `json:"belowAveragePercent,omitempty"`
 }
 
@@ -369,8 +407,10 @@ type CheckCounts struct {
 
 // NamedCheck is one k6 check, by name (and group, for checks in a group).
 type NamedCheck struct {
+	// +kubebuilder:validation:MaxLength=512
 	Name string `json:"name"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=512
 	Group  string `json:"group,omitempty"`
 	Passed int64  `json:"passed"`
 	Failed int64  `json:"failed"`
@@ -378,10 +418,13 @@ type NamedCheck struct {
 
 // ThresholdResult is one global threshold on the merged data.
 type ThresholdResult struct {
-	Metric     string `json:"metric"`
+	// +kubebuilder:validation:MaxLength=512
+	Metric string `json:"metric"`
+	// +kubebuilder:validation:MaxLength=128
 	Expression string `json:"expression"`
 	Passed     bool   `json:"passed"`
 	// value the expression was evaluated on, e.g. "182.4".
+	// +kubebuilder:validation:MaxLength=64
 	Value string `json:"value,omitempty"`
 }
 
@@ -423,31 +466,39 @@ type TargetUsage struct {
 // (RSS; the working set when the source is metricsAPI, which has no RSS); utilization is the
 // working set after the load over the profile's memory.
 type MemoryUsage struct {
-	BeforeMiB          int64  `json:"beforeMiB,omitempty"`
-	AfterMiB           int64  `json:"afterMiB,omitempty"`
-	PeakMiB            int64  `json:"peakMiB,omitempty"`
-	IncreaseMiB        int64  `json:"increaseMiB,omitempty"`
-	IncreasePercent    string `json:"increasePercent,omitempty"`
-	PerDeviceMiB       string `json:"perDeviceMiB,omitempty"`
+	BeforeMiB   int64 `json:"beforeMiB,omitempty"`
+	AfterMiB    int64 `json:"afterMiB,omitempty"`
+	PeakMiB     int64 `json:"peakMiB,omitempty"`
+	IncreaseMiB int64 `json:"increaseMiB,omitempty"`
+	// +kubebuilder:validation:MaxLength=64
+	IncreasePercent string `json:"increasePercent,omitempty"`
+	// +kubebuilder:validation:MaxLength=64
+	PerDeviceMiB string `json:"perDeviceMiB,omitempty"`
+	// +kubebuilder:validation:MaxLength=64
 	UtilizationPercent string `json:"utilizationPercent,omitempty"`
 }
 
 // CPUUsage of the target, as load per core (seed 000).
 type CPUUsage struct {
+	// +kubebuilder:validation:MaxLength=64
 	AverageCoresPerCore string `json:"averageCoresPerCore,omitempty"`
-	PeakCoresPerCore    string `json:"peakCoresPerCore,omitempty"`
+	// +kubebuilder:validation:MaxLength=64
+	PeakCoresPerCore string `json:"peakCoresPerCore,omitempty"`
 	// usageCoreSecondsBefore is the target's cumulative CPU time at the start, from which the
 	// average over the run is computed.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	UsageCoreSecondsBefore string `json:"usageCoreSecondsBefore,omitempty"`
 	// estimatedCoreSeconds is, with source metricsAPI, the CPU time since the start integrated
 	// from the sampled rates (the API has no cumulative counter).
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	EstimatedCoreSeconds string `json:"estimatedCoreSeconds,omitempty"`
 }
 
 // LogFinding counts matching log lines and keeps a sample.
 type LogFinding struct {
+	// +kubebuilder:validation:MaxLength=64
 	Pattern string `json:"pattern"`
 	Count   int64  `json:"count"`
 	// +optional
@@ -458,6 +509,7 @@ type LogFinding struct {
 // CapacityResult turns rates and memory into device counts (seed 000's formulas).
 type CapacityResult struct {
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	PushesPerSecond string `json:"pushesPerSecond,omitempty"`
 	// +optional
 	IdealMaxDevices int64 `json:"idealMaxDevices,omitempty"`
@@ -551,15 +603,19 @@ type PeakStepResult struct {
 	// +optional
 	Requests int64 `json:"requests,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	RequestsPerSecond string `json:"requestsPerSecond,omitempty"`
 	// droppedPercent of the devices' actions k6 could not start on time.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	DroppedPercent string `json:"droppedPercent,omitempty"`
 	// errorPercent of requests that failed.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	ErrorPercent string `json:"errorPercent,omitempty"`
 	// p95 of http_req_duration, e.g. "21.40ms".
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	P95 string `json:"p95,omitempty"`
 	// held is false for the step a stop rule fired on.
 	Held bool `json:"held"`
@@ -570,6 +626,7 @@ type AbortWatch struct {
 	// thresholds watched, as "metric expression"; empty when the script marks none.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=640
 	// +listType=atomic
 	Thresholds []string `json:"thresholds,omitempty"`
 	// aborted says which threshold failed on the merged data and ended the test early.

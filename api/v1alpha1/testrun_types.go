@@ -115,6 +115,7 @@ type TestRunSpec struct {
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-zA-Z_][a-zA-Z0-9_]*(\\\\{[^{}]+\\\\})?$'))",message="spec.thresholds keys must be k6 metric names, optionally with a tag filter, e.g. http_req_duration or http_req_duration{scenario:push}"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) > 0)",message="spec.thresholds entries need at least one expression, e.g. http_req_failed: [\"rate<0.01\"]"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256)",message="spec.thresholds keys must be at most 256 characters (a metric name and its tag filter): each is written into status.results.thresholds, which holds no more; shorten the metric name or the tag filter"
 	Thresholds map[string]ThresholdList `json:"thresholds,omitempty"`
 
 	// stability holds the knobs of a stability test.
@@ -689,8 +690,10 @@ type StabilitySpec struct {
 	// +kubebuilder:validation:Maximum=10000
 	MaxMemoryGrowthPercent *int32 `json:"maxMemoryGrowthPercent,omitempty"`
 
-	// sampleInterval is how often target CPU and memory are sampled; defaults to 30s.
+	// sampleInterval is how often target CPU and memory are sampled; defaults to 30s, at least 1s
+	// (each sample reads the kubelet and writes the result ConfigMap and status).
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ms|s|m|h))+$') || duration(self) >= duration('1s')",message="spec.stability.sampleInterval must be at least 1s: every sample reads the kubelet and writes the result ConfigMap and status; use e.g. 10s or 30s"
 	SampleInterval Duration `json:"sampleInterval,omitempty"`
 
 	// logPatterns are counted in the target's logs (seed 000's "Log analysis").

@@ -35,7 +35,7 @@ func main() {
 	var leaderElect, podLevelResources, metricsSecure bool
 	var apiQPS float64
 	var orphanGrace time.Duration
-	var apiBurst, maxTargetsPerNamespace int
+	var apiBurst, maxTargetsPerNamespace, workers int
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to authenticated and authorized clients only "+
 		"(a bearer token allowed to get /metrics); false serves plain HTTP to anyone, for a manager bound to 127.0.0.1 (make run).")
@@ -62,6 +62,8 @@ func main() {
 	// for a minute; the API server's priority and fairness still protects the cluster.
 	flag.Float64Var(&apiQPS, "kube-api-qps", 200, "Queries per second the manager's client may send to the API server.")
 	flag.IntVar(&apiBurst, "kube-api-burst", 400, "Burst of queries the manager's client may send above --kube-api-qps.")
+	flag.IntVar(&workers, "max-concurrent-reconciles", testrun.DefaultWorkers, "TestRuns reconciled at once: a reconcile may "+
+		"wait up to 2 minutes on a runner's setup() or teardown(), and other runs must not wait behind it.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -141,6 +143,7 @@ func main() {
 
 		// The admin's cap on targets per namespace (TargetLimitReached).
 		MaxTargetsPerNamespace: maxTargetsPerNamespace,
+		Workers:                workers,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)

@@ -14,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -94,7 +94,15 @@ type Options struct {
 	MaxTargetsPerNamespace int
 	// Clock defaults to the real one.
 	Clock clock.PassiveClock
+	// Workers is how many TestRuns are reconciled at once (MaxConcurrentReconciles);
+	// DefaultWorkers when zero. The reconciler's shared state (finals, pulls,
+	// podLevelDropped, the metrics) is safe for that; one TestRun is never reconciled twice at once.
+	Workers int
 }
+
+// DefaultWorkers: a reconcile can block on a runner for up to scriptTimeout
+// (setup(), teardown()), and with one worker every other tenant's run would wait behind it.
+const DefaultWorkers = 4
 
 // DefaultPodSecurityLevel is Kubernetes' own default is privileged, but fleetbench assumes the
 // strict one unless told: a namespace that enforces nothing may get a restricted target only.
@@ -116,6 +124,8 @@ type Reconciler struct {
 	pulls pullFailures
 	// slots are the runs let past MaxTargetsPerNamespace that the cache does not show yet.
 	slots targetSlots
+	// scripts runs setup() and teardown() off the reconcile workers.
+	scripts *scriptCalls
 }
 
 // New builds the reconciler from the manager; main and the envtest suite both use it.
@@ -132,10 +142,13 @@ func New(mgr ctrl.Manager, opts Options) *Reconciler {
 	if opts.DefaultPodSecurity == "" {
 		opts.DefaultPodSecurity = DefaultPodSecurityLevel
 	}
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
 	return &Reconciler{
 		Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(),
 		apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("fleetbench"),
-		finals: newFinalEnvelopes(opts.RunnerAPI), pulls: pullFailures{grace: opts.PullRetryGrace},
+		finals: newFinalEnvelopes(opts.RunnerAPI), pulls: pullFailures{grace: opts.PullRetryGrace}, scripts: newScriptCalls(),
 	}
 }
 
@@ -159,6 +172,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	if !run.DeletionTimestamp.IsZero() {
 		r.finals.forget(run.UID)
+		r.scripts.forget(run.UID)
 		return r.reconcileDelete(ctx, run)
 	}
 	before := run.DeepCopy()
@@ -167,8 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	// 2.
 	defer func() {
 		summarize(run)
-		changed := !equality.Semantic.DeepEqual(before.Status, run.Status)
-		reterr = errors.Join(reterr, rc.PatchStatus(ctx, r.Client, before, run, changed))
+		reterr = errors.Join(reterr, r.writeStatus(ctx, before, run, now))
 	}()
 
 	// 3.
@@ -210,6 +223,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	if isFinished(run) {
 		r.finals.forget(run.UID)
+		r.scripts.forget(run.UID)
 	}
 	return result, err
 }
@@ -289,6 +303,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(r.finals); err != nil {
 		return err
 	}
+	if err := mgr.Add(r.scripts); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.TestRun{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
 		Owns(&batchv1.Job{}).
@@ -297,7 +314,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(byTestRunLabels)).
 		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.waitingOnProfile)).
 		WatchesRawSource(source.Channel(r.finals.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
+		WatchesRawSource(source.Channel(r.scripts.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
 		Named("testrun").
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
 		Complete(r)
 }
 

@@ -32,6 +32,8 @@ type fakeRunnerAPI struct {
 	failSetup                   map[string]string
 	// finals answer each pod's held final request once a test puts an envelope in.
 	finals map[string]chan results.Envelope
+	// hold (hotloop_test.go) holds setup() or teardown's end in a namespace: see holdOf.
+	hold holds
 }
 
 func newFakeRunnerAPI() *fakeRunnerAPI {
@@ -43,7 +45,8 @@ func newFakeRunnerAPI() *fakeRunnerAPI {
 
 // Setup answers as k6 does for a setup() returning {"token":"t-<pod>"}, or with the error set
 // for the pod's namespace.
-func (f *fakeRunnerAPI) Setup(_ context.Context, pod *corev1.Pod) (json.RawMessage, error) {
+func (f *fakeRunnerAPI) Setup(ctx context.Context, pod *corev1.Pod) (json.RawMessage, error) {
+	f.hold.setup(ctx, pod.Namespace)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.setups[key(pod)]++
@@ -62,10 +65,16 @@ func (f *fakeRunnerAPI) SetSetupData(_ context.Context, pod *corev1.Pod, data js
 	return nil
 }
 
-// Ended: a runner the test has not ended is done with its load (lingering).
-func (f *fakeRunnerAPI) Ended(context.Context, *corev1.Pod) (bool, error) { return true, nil }
+// Ended: a runner the test has not ended is done with its load (lingering), unless the test
+// made its namespace's runners never end (hold.neverEnd).
+func (f *fakeRunnerAPI) Ended(_ context.Context, pod *corev1.Pod) (bool, error) {
+	return f.hold.ended(pod.Namespace), nil
+}
 
-func (f *fakeRunnerAPI) Teardown(_ context.Context, pod *corev1.Pod) error {
+func (f *fakeRunnerAPI) Teardown(ctx context.Context, pod *corev1.Pod) error {
+	if err := f.hold.teardown(ctx, pod.Namespace); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.teardowns[key(pod)]++

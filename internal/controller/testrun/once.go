@@ -28,42 +28,52 @@ import (
 // An operator that crashes between running setup() and recording it runs it again on restart:
 // k6's API cannot say whether setup() ran. That is the only way it runs twice.
 
-// setupOnce runs setup() on runner 0 and hands its data to the other runners; false means the
-// run failed (s.failure says why) and must not start.
-func (r *Reconciler) setupOnce(ctx context.Context, s *scope) bool {
+// setupOnce runs setup() on runner 0 and hands its data to the other runners, off the reconcile
+// worker (scriptCalls); proceed is true once that is done. While it runs, result says when to
+// look again at the latest (its return wakes the run sooner); when it failed, s.failure says why.
+func (r *Reconciler) setupOnce(s *scope) (result ctrl.Result, proceed bool) {
 	run := s.run
 	if !runners.OnceForTheFleet(len(s.runners)) || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionSetupDone) {
-		return true
+		return ctrl.Result{}, true
 	}
-	first := s.runners[0].pod
-	data, err := r.RunnerAPI.Setup(ctx, first)
-	if err != nil {
-		s.fail(v1alpha1.ReasonSetupFailed, fmt.Sprintf("setup() failed on runner %s: %v; fix the script's setup()", first.Name, err))
-		return false
+	// Copies: the cache's pods must not be read after this reconcile.
+	pods := make([]*corev1.Pod, len(s.runners))
+	for i, rs := range s.runners {
+		pods[i] = rs.pod.DeepCopy()
 	}
-	if len(data) > maxSetupData {
-		s.fail(v1alpha1.ReasonSetupFailed, fmt.Sprintf("setup() returned %d bytes of data; every runner gets a copy, so at most %d are handed over: return less (e.g. ids, not payloads)",
-			len(data), maxSetupData))
-		return false
+	first := pods[0]
+	note, fail, done := r.scripts.call(run, "setup", func(ctx context.Context) (string, *failure) {
+		data, err := r.RunnerAPI.Setup(ctx, first)
+		if err != nil {
+			return "", &failure{v1alpha1.ReasonSetupFailed, fmt.Sprintf("setup() failed on runner %s: %v; fix the script's setup()", first.Name, err)}
+		}
+		if len(data) > maxSetupData {
+			return "", &failure{v1alpha1.ReasonSetupFailed, fmt.Sprintf("setup() returned %d bytes of data; every runner gets a copy, so at most %d are handed over: return less (e.g. ids, not payloads)",
+				len(data), maxSetupData)}
+		}
+		if err := r.handOver(ctx, pods, data); err != nil {
+			// Running setup() again would run it twice: a runner that cannot take its data fails the run.
+			return "", &failure{v1alpha1.ReasonStartFailed, "could not hand setup()'s data to " + err.Error()}
+		}
+		return fmt.Sprintf("setup() ran once, on runner %s; its data (%d bytes) went to all %d runners", first.Name, len(data), len(pods)), nil
+	})
+	switch {
+	case !done:
+		setCondition(run, v1alpha1.ConditionSetupDone, metav1.ConditionFalse, "Running", "setup() is running on runner "+first.Name)
+		return rc.After(scriptCallLimit), false
+	case fail != nil:
+		s.fail(fail.reason, fail.message)
+		return ctrl.Result{}, false
 	}
-	if err := r.handOver(ctx, s, data); err != nil {
-		// Running setup() again would run it twice: a runner that cannot take its data fails the run.
-		s.fail(v1alpha1.ReasonStartFailed, "could not hand setup()'s data to "+err.Error())
-		return false
-	}
-	setCondition(run, v1alpha1.ConditionSetupDone, metav1.ConditionTrue, "RanOnce",
-		fmt.Sprintf("setup() ran once, on runner %s; its data (%d bytes) went to all %d runners", first.Name, len(data), len(s.runners)))
-	return true
+	setCondition(run, v1alpha1.ConditionSetupDone, metav1.ConditionTrue, "RanOnce", note)
+	return ctrl.Result{}, true
 }
 
 // handOver gives setup()'s data to runners 1..n-1 in parallel, each with a few attempts.
-func (r *Reconciler) handOver(ctx context.Context, s *scope, data json.RawMessage) error {
-	pods := make([]*corev1.Pod, len(s.runners))
-	for i := 1; i < len(s.runners); i++ {
-		pods[i] = s.runners[i].pod
-	}
-	errs := make([]error, len(s.runners))
-	onRunners(pods, func(i int, pod *corev1.Pod) {
+func (r *Reconciler) handOver(ctx context.Context, pods []*corev1.Pod, data json.RawMessage) error {
+	others := append([]*corev1.Pod{nil}, pods[1:]...)
+	errs := make([]error, len(pods))
+	onRunners(others, func(i int, pod *corev1.Pod) {
 		for attempt := range 3 {
 			if errs[i] = r.RunnerAPI.SetSetupData(ctx, pod, data); errs[i] == nil {
 				return
@@ -74,11 +84,24 @@ func (r *Reconciler) handOver(ctx context.Context, s *scope, data json.RawMessag
 	return errors.Join(errs...)
 }
 
-// endPollInterval is how often a lingering runner 0 is asked whether its load ended.
-const endPollInterval = 250 * time.Millisecond
+// endPollInterval is how often a lingering runner 0 is asked whether its load ended, right
+// after the others ended; maxEndPollInterval is where the asking slows down to.
+const (
+	endPollInterval    = 250 * time.Millisecond
+	maxEndPollInterval = 5 * time.Second
+)
+
+// endPoll is when to ask runner 0 again: often at first (runner 0 usually ends within moments
+// of the others, and each moment of waiting is added to the run's end), then less and less:
+// as often as it has waited so far, up to maxEndPollInterval. A runner 0 that never ends is
+// asked a few dozen times until the run deadline, not four times a second.
+func endPoll(waited time.Duration) time.Duration {
+	return min(max(waited, endPollInterval), maxEndPollInterval)
+}
 
 // teardownOnce runs teardown() on runner 0 once every runner's load ended, then releases
-// runner 0 from its linger. waiting is true while runner 0 is polled or the release retried.
+// runner 0 from its linger. waiting is true while runner 0 is polled, teardown() runs (off the
+// worker) or the release is retried.
 func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Result, waiting bool) {
 	run := s.run
 	if !runners.OnceForTheFleet(len(s.runners)) || s.summary.views[0].class != runnerReady {
@@ -91,19 +114,30 @@ func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Re
 	}
 	first := s.runners[0].pod
 	if meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTeardownDone) == nil {
-		ended, err := r.RunnerAPI.Ended(ctx, first)
-		if err != nil || !ended {
-			// Runner 0 is finishing its own share; nothing else tells when it is done, and each
-			// moment of waiting is added to the run's end: ask often (a local status read).
-			return rc.After(endPollInterval), true
+		if !r.scripts.started(run.UID, "teardown") {
+			ended, err := r.RunnerAPI.Ended(ctx, first)
+			if err != nil || !ended {
+				// Runner 0 is finishing its own share; nothing else tells when it is done. The run
+				// deadline, checked before this wait (reconcileRun), bounds it.
+				return rc.After(endPoll(s.now.Sub(lastEnd(s)))), true
+			}
 		}
-		if err := r.RunnerAPI.Teardown(ctx, first); err != nil {
-			msg := fmt.Sprintf("teardown() failed on runner %s: %v", first.Name, err)
-			setCondition(run, v1alpha1.ConditionTeardownDone, metav1.ConditionFalse, "TeardownFailed", msg)
-			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "TeardownFailed", "Teardown", "%s", msg)
-		} else {
-			setCondition(run, v1alpha1.ConditionTeardownDone, metav1.ConditionTrue, "RanOnce",
-				fmt.Sprintf("teardown() ran once, on runner %s, after all %d runners ended", first.Name, len(s.runners)))
+		// Off the worker, as setup(): the run deadline and scriptCallLimit bound the wait.
+		pod, n := first.DeepCopy(), len(s.runners)
+		note, fail, done := r.scripts.call(run, "teardown", func(ctx context.Context) (string, *failure) {
+			if err := r.RunnerAPI.Teardown(ctx, pod); err != nil {
+				return "", &failure{"TeardownFailed", fmt.Sprintf("teardown() failed on runner %s: %v", pod.Name, err)}
+			}
+			return fmt.Sprintf("teardown() ran once, on runner %s, after all %d runners ended", pod.Name, n), nil
+		})
+		switch {
+		case !done:
+			return rc.After(scriptCallLimit), true
+		case fail != nil:
+			setCondition(run, v1alpha1.ConditionTeardownDone, metav1.ConditionFalse, fail.reason, fail.message)
+			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, fail.reason, "Teardown", "%s", fail.message)
+		default:
+			setCondition(run, v1alpha1.ConditionTeardownDone, metav1.ConditionTrue, "RanOnce", note)
 		}
 	}
 	if err := r.RunnerAPI.Release(ctx, first); err != nil && !errors.Is(err, syscall.ECONNREFUSED) {

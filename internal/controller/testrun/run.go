@@ -17,6 +17,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/report"
 	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
+	"fleetbench.dev/fleetbench/pkg/statusbound"
 )
 
 // reconcileRun waits for every runner to end, sampling the target and judging peak steps
@@ -39,8 +40,12 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 			}
 		}
 	}
-	if result, waiting := r.teardownOnce(ctx, s); waiting {
-		return result, nil
+	// Every wait here, teardown's included, ends at the run deadline: checked first, so a runner 0
+	// that never reports its end is stopped there like any runner, and the run ends RunTimeout.
+	if !rc.Expired(s.now, deadline) {
+		if result, waiting := r.teardownOnce(ctx, s); waiting {
+			return rc.After(result.RequeueAfter, deadline.Sub(s.now)), nil
+		}
 	}
 	f := s.summary.runFailure()
 	peakStop, nextStep := r.evaluatePeak(ctx, s)
@@ -128,6 +133,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		abort: run.Status.AbortOnFail,
 	}.withTargetLost(run))
 	if merged != nil {
+		statusbound.CarryWarning(run.Status.Results, merged.Results)
 		run.Status.Results = merged.Results
 		run.Status.Results.Partial = run.Status.Results.Partial || e.partial
 		run.Status.GeneratorBound, run.Status.GeneratorBoundReason = merged.GeneratorBound, merged.GeneratorBoundReason

@@ -33,8 +33,8 @@ func (r *Reconciler) reconcileStart(ctx context.Context, s *scope) (ctrl.Result,
 		}
 	}
 
-	if !r.setupOnce(ctx, s) {
-		return ctrl.Result{}, nil
+	if result, proceed := r.setupOnce(s); !proceed {
+		return result, nil
 	}
 	acks := r.resumeAll(ctx, s)
 	var first, last time.Time

@@ -193,6 +193,9 @@ func (w *writeCounter) funcs() interceptor.Funcs {
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
 			w.add(nsOf(o))
+			if err := refusedStatus(o); err != nil {
+				return err
+			}
 			return c.SubResource(sub).Patch(ctx, o, p, opts...)
 		},
 	}

@@ -65,13 +65,17 @@ const (
 
 const (
 	defaultSampleInterval = 30 * time.Second
+	// minSampleInterval is the floor admission sets on spec.stability.sampleInterval; it is
+	// kept here too, for objects admitted before the floor: each sample reads the kubelet and
+	// writes the result ConfigMap and status.
+	minSampleInterval = time.Second
 	// targetLogLines bounds how much of each target container's log is scanned for findings.
 	targetLogLines = 200000
 )
 
 func (r *Reconciler) sampleInterval(run *v1alpha1.TestRun) time.Duration {
 	if run.Spec.Stability != nil {
-		return rc.Timeout(run.Spec.Stability.SampleInterval, defaultSampleInterval)
+		return max(rc.Timeout(run.Spec.Stability.SampleInterval, defaultSampleInterval), minSampleInterval)
 	}
 	return defaultSampleInterval
 }

@@ -1,0 +1,61 @@
+package testrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/statusbound"
+)
+
+// writeStatus cuts run's status to the CRD's bounds (statusbound: much of it is what the
+// tenant's script reported) and patches it. A patch the API server still refuses as Invalid
+// would be refused on every reconcile, and the run would never end: it ends Failed
+// StatusRejected instead, with a short status, and its runners' Jobs are deleted.
+func (r *Reconciler) writeStatus(ctx context.Context, before, run *v1alpha1.TestRun, now time.Time) error {
+	statusbound.TestRun(&run.Status)
+	changed := !equality.Semantic.DeepEqual(before.Status, run.Status)
+	err := rc.PatchStatus(ctx, r.Client, before, run, changed)
+	if err == nil || !apierrors.IsInvalid(err) {
+		return err
+	}
+	logf.FromContext(ctx).Error(err, "the API server refused the status even cut to the CRD's bounds; ending the run StatusRejected")
+	short := statusbound.Short(&run.Status)
+	short.Phase, short.Reason, short.Verdict = v1alpha1.PhaseFailed, v1alpha1.ReasonStatusRejected, v1alpha1.VerdictFailed
+	short.Message = fmt.Sprintf("the API server refused this run's status (%s); its results could not be kept and the run was "+
+		"ended: report it as a fleetbench bug, with the manager's log", statusbound.Cut(refusal(err), 1024))
+	completed := metav1.NewTime(now)
+	short.CompletionTime = &completed
+	run.Status = short
+	summarize(run)
+	r.finals.forget(run.UID)
+	r.scripts.forget(run.UID)
+	// The load must not go on unwatched; the target goes as for any ended run (reconcileFinished).
+	if derr := r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(run.Namespace), client.MatchingLabels{naming.LabelTestRun: run.Name},
+		client.PropagationPolicy(metav1.DeletePropagationBackground)); derr != nil {
+		logf.FromContext(ctx).Info("deleting the runner Jobs of a run whose status was refused failed", "error", derr.Error())
+	}
+	r.recorder.Eventf(run, nil, corev1.EventTypeWarning, v1alpha1.ReasonStatusRejected, string(v1alpha1.PhaseFailed), "%s", short.Message)
+	return rc.PatchStatus(ctx, r.Client, before, run, true)
+}
+
+// refusal is the API server's own words for a refused write, without the client's wrapping.
+func refusal(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return status.Status().Message
+	}
+	return err.Error()
+}

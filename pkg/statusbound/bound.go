@@ -1,0 +1,322 @@
+// Package statusbound cuts a TestRun's status to the bounds its CRD declares (the MaxItems and
+// MaxLength markers of api/v1alpha1/testrun_status.go), right before it is written. Much of a
+// status comes from what a tenant's script and runners reported: metric, check, scenario and
+// threshold names, log lines, runner names. One list or string beyond its bound makes the API
+// server refuse the whole write, and a run whose status cannot be written never ends. So every
+// list and string is cut here, in one place, and one warning says what was cut.
+package statusbound
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+)
+
+// The bounds, as the CRD's markers declare them; FuzzTestRunStatus validates cut statuses
+// against the generated CRD's schema, so a bound here above the CRD's fails it.
+const (
+	MaxReason           = 128
+	MaxMessage          = 4096
+	MaxTestID           = 128
+	MaxNamespace        = 63
+	MaxGeneratorReason  = 1024
+	MaxConditions       = 16
+	MaxConditionMessage = 32768
+	// MaxNumber bounds every number or duration written as text ("182.4", "12ms").
+	MaxNumber          = 64
+	MaxProgressSummary = 128
+	MaxWarnings        = 16
+	MaxWarning         = 1024
+	MaxThresholds      = 256
+	MaxThresholdMetric = 512
+	MaxExpression      = 128
+	MaxMetrics         = 64
+	MaxMetricName      = 256
+	MaxUnit            = 16
+	MaxScenarios       = 32
+	MaxScenarioName    = 256
+	MaxChecks          = 64
+	MaxCheckName       = 512
+	MaxObjectName      = 253
+	MaxLogFindings     = 16
+	MaxLogPattern      = 64
+	MaxLogSample       = 512
+	MaxPeakSteps       = 200
+	MaxStopRule        = 256
+	MaxAbortThresholds = 64
+	MaxAbortThreshold  = 640
+	MaxAborted         = 512
+)
+
+// WarningPrefix starts the one warning that says what was cut; the controller carries a
+// warning with it over when the results are rebuilt.
+const WarningPrefix = "status was cut to the API's limits: "
+
+// metricTypes is the enum of status.results.metrics[].type.
+var metricTypes = map[string]bool{"counter": true, "gauge": true, "rate": true, "trend": true}
+
+// cutter cuts in place and remembers what it cut, one phrase per field or list.
+type cutter struct{ notes []string }
+
+// str cuts *s to max bytes on a character boundary, with invalid UTF-8 replaced first (the
+// API counts characters; a byte bound is the stricter one). what names the field for the note.
+func (c *cutter) str(s *string, max int, what string) {
+	v := *s
+	if !utf8.ValidString(v) {
+		v = strings.ToValidUTF8(v, "\uFFFD")
+	}
+	if len(v) > max {
+		c.notes = append(c.notes, fmt.Sprintf("%s cut from %d to %d bytes", what, len(v), max))
+		v = Cut(v, max)
+	}
+	*s = v
+}
+
+// nums cuts numbers-as-text fields; they are made by the operator, so a cut is a bug, noted all the same.
+func (c *cutter) nums(what string, fields ...*string) {
+	for _, f := range fields {
+		c.str(f, MaxNumber, what)
+	}
+}
+
+// count notes a list cut from n to max items.
+func (c *cutter) count(n, max int, what string) bool {
+	if n <= max {
+		return false
+	}
+	c.notes = append(c.notes, fmt.Sprintf("%d of %d %s not listed (at most %d are)", n-max, n, what, max))
+	return true
+}
+
+// Cut returns s cut to at most max bytes, on a character boundary, ending in "…" when cut.
+func Cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const mark = "…"
+	end := max - len(mark)
+	if end < 0 {
+		end = 0
+	}
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	if end+len(mark) > max {
+		return s[:end]
+	}
+	return s[:end] + mark
+}
+
+// TestRun cuts st to the CRD's bounds in place and returns what it cut, one phrase each. When
+// something was cut, one warning in status.results.warnings says what (results are made for
+// it if the run has none yet); the warning list leaves room for it.
+func TestRun(st *v1alpha1.TestRunStatus) []string {
+	c := &cutter{}
+	c.str(&st.Reason, MaxReason, "status.reason")
+	c.str(&st.Message, MaxMessage, "status.message")
+	c.str(&st.TestID, MaxTestID, "status.testID")
+	c.str(&st.TargetNamespace, MaxNamespace, "status.targetNamespace")
+	c.str(&st.GeneratorBoundReason, MaxGeneratorReason, "status.generatorBoundReason")
+	if c.count(len(st.Conditions), MaxConditions, "conditions") {
+		st.Conditions = st.Conditions[:MaxConditions]
+	}
+	for i := range st.Conditions {
+		c.str(&st.Conditions[i].Message, MaxConditionMessage, "condition "+st.Conditions[i].Type+" message")
+	}
+	if p := st.Progress; p != nil {
+		c.str(&p.Summary, MaxProgressSummary, "status.progress.summary")
+		c.nums("status.progress", &p.Elapsed, &p.Expected, &p.RequestsPerSecond, &p.ErrorPercent, &p.P95)
+	}
+	if r := st.Runners; r != nil {
+		c.nums("status.runners.startSkew", &r.StartSkew)
+	}
+	if t := st.Target; t != nil {
+		target(c, t)
+	}
+	if cp := st.Capacity; cp != nil {
+		c.nums("status.capacity", &cp.PushesPerSecond)
+	}
+	if p := st.Peak; p != nil {
+		if c.count(len(p.Steps), MaxPeakSteps, "peak steps") {
+			p.Steps = p.Steps[:MaxPeakSteps]
+		}
+		for i := range p.Steps {
+			s := &p.Steps[i]
+			c.nums("status.peak.steps", &s.RequestsPerSecond, &s.DroppedPercent, &s.ErrorPercent, &s.P95)
+		}
+		c.str(&p.StopRule, MaxStopRule, "status.peak.stopRule")
+	}
+	if a := st.AbortOnFail; a != nil {
+		if c.count(len(a.Thresholds), MaxAbortThresholds, "abortOnFail thresholds") {
+			a.Thresholds = a.Thresholds[:MaxAbortThresholds]
+		}
+		for i := range a.Thresholds {
+			c.str(&a.Thresholds[i], MaxAbortThreshold, "an abortOnFail threshold")
+		}
+		c.str(&a.Aborted, MaxAborted, "status.abortOnFail.aborted")
+	}
+	if st.Results != nil {
+		results(c, st.Results)
+	}
+	warn(c, st)
+	return c.notes
+}
+
+func target(c *cutter, t *v1alpha1.TargetUsage) {
+	if m := t.Memory; m != nil {
+		c.nums("status.target.memory", &m.IncreasePercent, &m.PerDeviceMiB, &m.UtilizationPercent)
+	}
+	if u := t.CPU; u != nil {
+		c.nums("status.target.cpu", &u.AverageCoresPerCore, &u.PeakCoresPerCore, &u.UsageCoreSecondsBefore, &u.EstimatedCoreSeconds)
+	}
+	if c.count(len(t.LogFindings), MaxLogFindings, "log findings") {
+		t.LogFindings = t.LogFindings[:MaxLogFindings]
+	}
+	for i := range t.LogFindings {
+		f := &t.LogFindings[i]
+		c.str(&f.Pattern, MaxLogPattern, "a log finding's pattern")
+		c.str(&f.Sample, MaxLogSample, "a log finding's sample")
+	}
+}
+
+func results(c *cutter, r *v1alpha1.Results) {
+	if q := r.Requests; q != nil {
+		c.nums("status.results.requests", &q.DroppedPercent)
+	}
+	if t := r.Throughput; t != nil {
+		c.nums("status.results.throughput", &t.RequestsPerSecond, &t.ReceivedMbps, &t.SentMbps)
+	}
+	if l := r.Latency; l != nil {
+		c.nums("status.results.latency", &l.Min, &l.Avg, &l.P50, &l.P90, &l.P95, &l.P99, &l.Max, &l.AboveAveragePercent, &l.BelowAveragePercent)
+	}
+	if ch := r.Checks; ch != nil {
+		if c.count(len(ch.ByName), MaxChecks, "checks") {
+			ch.ByName = ch.ByName[:MaxChecks]
+		}
+		for i := range ch.ByName {
+			c.str(&ch.ByName[i].Name, MaxCheckName, "a check's name")
+			c.str(&ch.ByName[i].Group, MaxCheckName, "a check's group")
+		}
+	}
+	r.Thresholds = thresholds(c, r.Thresholds)
+	kept := r.Metrics[:0:0]
+	for _, m := range r.Metrics {
+		if metricTypes[m.Type] {
+			kept = append(kept, m)
+		}
+	}
+	if n := len(r.Metrics) - len(kept); n > 0 {
+		c.notes = append(c.notes, fmt.Sprintf("%d metrics of a type k6 does not have not listed", n))
+	}
+	r.Metrics = kept
+	if c.count(len(r.Metrics), MaxMetrics, "metrics") {
+		r.Metrics = r.Metrics[:MaxMetrics]
+	}
+	for i := range r.Metrics {
+		m := &r.Metrics[i]
+		c.str(&m.Name, MaxMetricName, "a metric's name")
+		c.str(&m.Unit, MaxUnit, "a metric's unit")
+		c.nums("status.results.metrics", &m.Count, &m.Rate, &m.Value, &m.Min, &m.Max, &m.Avg, &m.Med, &m.P90, &m.P95, &m.P99)
+	}
+	if c.count(len(r.Scenarios), MaxScenarios, "scenarios") {
+		r.Scenarios = r.Scenarios[:MaxScenarios]
+	}
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		c.str(&s.Name, MaxScenarioName, "a scenario's name")
+		c.nums("status.results.scenarios", &s.RequestsPerSecond, &s.P95)
+	}
+	if f := r.FullResult; f != nil {
+		c.str(&f.ConfigMap, MaxObjectName, "status.results.fullResult.configMap")
+		c.str(&f.Key, MaxObjectName, "status.results.fullResult.key")
+	}
+}
+
+// thresholds keeps at most MaxThresholds, the failed ones first, in their order: the ones that
+// decided the verdict stay visible.
+func thresholds(c *cutter, ts []v1alpha1.ThresholdResult) []v1alpha1.ThresholdResult {
+	if len(ts) > MaxThresholds {
+		failed := 0
+		for _, t := range ts {
+			if !t.Passed {
+				failed++
+			}
+		}
+		keepPassed := max(MaxThresholds-failed, 0)
+		kept := make([]v1alpha1.ThresholdResult, 0, MaxThresholds)
+		for _, t := range ts {
+			if len(kept) == MaxThresholds {
+				break
+			}
+			if !t.Passed || keepPassed > 0 {
+				if t.Passed {
+					keepPassed--
+				}
+				kept = append(kept, t)
+			}
+		}
+		c.count(len(ts), MaxThresholds, fmt.Sprintf("thresholds (%d failed; failed ones are listed first)", failed))
+		ts = kept
+	}
+	for i := range ts {
+		c.str(&ts[i].Metric, MaxThresholdMetric, "a threshold's metric")
+		c.str(&ts[i].Expression, MaxExpression, "a threshold's expression")
+		c.nums("status.results.thresholds", &ts[i].Value)
+	}
+	return ts
+}
+
+// warn cuts the warnings, leaving room for one that says what was cut, and adds it.
+func warn(c *cutter, st *v1alpha1.TestRunStatus) {
+	var ws []string
+	if st.Results != nil {
+		ws = st.Results.Warnings
+	}
+	room := MaxWarnings
+	if len(c.notes) > 0 || len(ws) > MaxWarnings {
+		room-- // for the warning about the cut
+	}
+	if len(ws) > room {
+		c.notes = append(c.notes, fmt.Sprintf("%d of %d warnings not listed", len(ws)-room, len(ws)))
+		ws = ws[:room]
+	}
+	for i := range ws {
+		c.str(&ws[i], MaxWarning, "a warning")
+	}
+	if len(c.notes) > 0 {
+		if st.Results == nil {
+			st.Results = &v1alpha1.Results{}
+		}
+		ws = append(ws, Cut(WarningPrefix+strings.Join(c.notes, "; "), MaxWarning))
+	}
+	if st.Results != nil {
+		st.Results.Warnings = ws
+	}
+}
+
+// Short is what is left of a status the API server refused even when cut: the run's identity,
+// its start and its runner counts. Every list and free text made of tenant data is gone, so it
+// cannot be refused for what the refused one held; the caller adds the ending and the conditions.
+func Short(st *v1alpha1.TestRunStatus) v1alpha1.TestRunStatus {
+	out := v1alpha1.TestRunStatus{ObservedGeneration: st.ObservedGeneration, TestID: st.TestID, TargetNamespace: st.TargetNamespace,
+		StartTime: st.StartTime, Runners: st.Runners.DeepCopy()}
+	TestRun(&out)
+	return out
+}
+
+// CarryWarning keeps the warning about an earlier cut when results are rebuilt (from, the
+// results before; into, the new ones): what was cut then, such as abortOnFail thresholds while
+// the load ran, is not cut again and would go unsaid.
+func CarryWarning(from, into *v1alpha1.Results) {
+	if from == nil || into == nil {
+		return
+	}
+	for _, w := range from.Warnings {
+		if strings.HasPrefix(w, WarningPrefix) && !slices.Contains(into.Warnings, w) {
+			into.Warnings = append(into.Warnings, w)
+		}
+	}
+}
