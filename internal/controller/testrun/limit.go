@@ -32,9 +32,8 @@ func (r *Reconciler) reconcileTargetLimit(ctx context.Context, s *scope) (ctrl.R
 	if err := r.List(ctx, &list, client.InNamespace(run.Namespace)); err != nil {
 		return ctrl.Result{}, err
 	}
-	ahead := r.slots.ahead(run, list.Items)
-	if len(ahead) < r.MaxTargetsPerNamespace {
-		r.slots.grant(run)
+	ahead, granted := r.slots.take(run, list.Items, r.MaxTargetsPerNamespace)
+	if granted {
 		return ctrl.Result{}, nil
 	}
 	msg := fmt.Sprintf("namespace %s already has %d provisioned targets (or runs queued before this one), the most this operator allows "+
@@ -72,19 +71,29 @@ type targetSlots struct {
 	granted map[types.NamespacedName]bool
 }
 
-func (t *targetSlots) grant(run *v1alpha1.TestRun) {
+// take grants run a slot when fewer than limit runs are ahead of it, and returns those. Counting
+// and granting hold one lock: with several workers, two runs of a namespace reconciled at once
+// must not both take the last slot.
+func (t *targetSlots) take(run *v1alpha1.TestRun, cached []v1alpha1.TestRun, limit int) (map[string]bool, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	ahead := t.ahead(run, cached)
+	if len(ahead) >= limit {
+		return ahead, false
+	}
+	t.grant(run)
+	return ahead, true
+}
+
+func (t *targetSlots) grant(run *v1alpha1.TestRun) {
 	if t.granted == nil {
 		t.granted = map[types.NamespacedName]bool{}
 	}
 	t.granted[types.NamespacedName{Namespace: run.Namespace, Name: run.Name}] = true
 }
 
-// ahead are the runs of run's namespace that hold a target or wait for one before it.
+// ahead are the runs of run's namespace that hold a target or wait for one before it; t.mu held.
 func (t *targetSlots) ahead(run *v1alpha1.TestRun, cached []v1alpha1.TestRun) map[string]bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	out := map[string]bool{}
 	listed := map[string]bool{}
 	for i := range cached {
