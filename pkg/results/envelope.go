@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -41,9 +42,9 @@ const (
 	EncodingGzipBase64 = "gzip+base64"
 )
 
-// Limits that keep decoding of hostile or corrupt input cheap.
+// Limits that keep decoding of hostile or corrupt input cheap (see also Limits).
 const (
-	maxDecodedBytes = 64 << 20
+	maxDecodedBytes = 64 << 20 // bounds a header's byte count and a log line; DefaultLimits is lower
 	plainJSONLimit  = 2 << 10 // larger bodies are gzipped
 	base64LineWidth = 120     // short lines survive log line splitting
 )
@@ -426,26 +427,47 @@ func decodeBody(lines []string) (Envelope, error) {
 	if err != nil {
 		return Envelope{}, err
 	}
+	lim := DefaultLimits
+	if h.bytes > lim.MaxBytes {
+		return Envelope{}, rejectf("%d bytes of JSON (at most %d)", h.bytes, lim.MaxBytes)
+	}
 	body := strings.Join(lines[1:], "")
-	var raw []byte
+	// open gives the JSON, as many times as asked: once to scan, once to decode.
+	var open func() (io.Reader, error)
 	switch h.encoding {
 	case EncodingJSON:
-		raw = []byte(body)
+		open = func() (io.Reader, error) { return strings.NewReader(body), nil }
 	case EncodingGzipBase64:
 		z, err := base64.StdEncoding.DecodeString(body)
 		if err != nil {
 			return Envelope{}, fmt.Errorf("envelope body: invalid base64: %w", err)
 		}
-		zr, err := gzip.NewReader(bytes.NewReader(z))
-		if err != nil {
-			return Envelope{}, fmt.Errorf("envelope body: invalid gzip: %w", err)
+		open = func() (io.Reader, error) {
+			zr, err := gzip.NewReader(bytes.NewReader(z))
+			if err != nil {
+				return nil, fmt.Errorf("envelope body: invalid gzip: %w", err)
+			}
+			return zr, nil
 		}
-		// Read at most one byte more than announced: enough to detect a
-		// mismatch, never a decompression bomb.
-		raw, err = io.ReadAll(io.LimitReader(zr, int64(h.bytes)+1))
-		if err != nil && len(raw) < h.bytes {
-			return Envelope{}, fmt.Errorf("envelope truncated: decompressed %d of %d bytes: %w", len(raw), h.bytes, err)
-		}
+	}
+	cost, err := scanWithin(open, h, lim)
+	if err != nil {
+		return Envelope{}, err
+	}
+	// The JSON and what it decodes into, within the process-wide budget.
+	release, err := DecodeMemory.Acquire(context.Background(), int64(h.bytes)+cost)
+	if err != nil {
+		return Envelope{}, err
+	}
+	defer release()
+	r, err := open()
+	if err != nil {
+		return Envelope{}, err
+	}
+	// Read at most one byte more than announced: enough to detect a mismatch, never a bomb.
+	raw, err := io.ReadAll(io.LimitReader(r, int64(h.bytes)+1))
+	if err != nil && len(raw) < h.bytes {
+		return Envelope{}, fmt.Errorf("envelope truncated: decompressed %d of %d bytes: %w", len(raw), h.bytes, err)
 	}
 	if len(raw) != h.bytes {
 		return Envelope{}, fmt.Errorf("envelope truncated or padded: body has %d bytes, header says %d", len(raw), h.bytes)
@@ -461,6 +483,21 @@ func decodeBody(lines []string) (Envelope, error) {
 		return Envelope{}, fmt.Errorf("invalid envelope: %w", err)
 	}
 	return e, nil
+}
+
+// scanWithin scans the JSON open gives (at most h.bytes of it) for its decoded cost, holding
+// as much of DecodeMemory as the scan's buffers may take: the largest token, read whole.
+func scanWithin(open func() (io.Reader, error), h header, lim Limits) (int64, error) {
+	release, err := DecodeMemory.Acquire(context.Background(), 2*int64(h.bytes))
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	r, err := open()
+	if err != nil {
+		return 0, err
+	}
+	return scanCost(io.LimitReader(r, int64(h.bytes)), lim)
 }
 
 // sortedTagKey renders tags deterministically, for grouping and display.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"time"
@@ -34,14 +35,23 @@ type APITargetStats struct {
 func (a *APITargetStats) NodeSummary(ctx context.Context, node string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return a.Clientset.CoreV1().RESTClient().Get().Resource("nodes").Name(node).
-		SubResource("proxy").Suffix("stats/summary").DoRaw(ctx)
+	return readStream(a.Clientset.CoreV1().RESTClient().Get().Resource("nodes").Name(node).
+		SubResource("proxy").Suffix("stats/summary").Stream(ctx))
+}
+
+// readStream reads an answer of at most maxStatsAnswer bytes.
+func readStream(stream io.ReadCloser, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = stream.Close() }()
+	return readAtMost(stream, maxStatsAnswer)
 }
 
 func (a *APITargetStats) PodMetrics(ctx context.Context, namespace string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return a.Clientset.CoreV1().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", namespace, "pods").DoRaw(ctx)
+	return readStream(a.Clientset.CoreV1().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", namespace, "pods").Stream(ctx))
 }
 
 var errKubeletNoContainers = errors.New("the kubelet reports no target container yet")
