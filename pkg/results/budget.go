@@ -1,14 +1,15 @@
 package results
 
 import (
+	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -35,9 +36,10 @@ type Limits struct {
 	MaxDepth int
 }
 
-// DefaultLimits fit the largest envelopes runners write with the default collector settings
-// (200 series per metric, 60 windows; see budget_test.go for the measured sizes) with room.
-var DefaultLimits = Limits{MaxBytes: 16 << 20, MaxCost: 48 << 20, MaxString: 16 << 10, MaxDepth: 12}
+// DefaultLimits: a runner's envelope of 8 trends split 5 ways over 60 windows, latencies
+// spread over four orders of magnitude, is 1.2 MiB of JSON and 25 MiB decoded (dense
+// histograms are most of it; TestRealisticEnvelopeFits); twice that fits.
+var DefaultLimits = Limits{MaxBytes: 16 << 20, MaxCost: 64 << 20, MaxString: 16 << 10, MaxDepth: 12}
 
 // MaxWireBytes bounds an encoded envelope as a runner serves it or a log holds it (gzip and
 // base64 of at most DefaultLimits.MaxBytes of JSON compress well below it).
@@ -49,7 +51,7 @@ const MaxWireBytes = 8 << 20
 var DecodeMemory = NewBudget(DecodeMemoryBytes)
 
 // DecodeMemoryBytes is DecodeMemory's size: one decode at DefaultLimits fits whole.
-const DecodeMemoryBytes = 64 << 20
+const DecodeMemoryBytes = 96 << 20
 
 // Budget is a weighted semaphore of bytes. Acquisitions are first come, first served; one
 // larger than the budget is cut to its size.
@@ -136,9 +138,8 @@ func (b *Budget) Used() int64 {
 // Sizes the scan charges for what json.Unmarshal allocates; slices are charged twice their
 // length (append's growth while decoding).
 const (
-	metricCost    = int64(unsafe.Sizeof(Metric{})) * 2
-	seriesCost    = int64(unsafe.Sizeof(Series{})) * 2
-	windowCost    = int64(unsafe.Sizeof(Window{})) * 2
+	// objectCost: the largest struct an array holds (Metric, Series, Window, CPUWindow, …).
+	objectCost    = max(int64(unsafe.Sizeof(Metric{})), int64(unsafe.Sizeof(Series{})), int64(unsafe.Sizeof(Window{}))) * 2
 	histogramCost = int64(unsafe.Sizeof(Histogram{}))
 	mapCost       = 64 // a map's header, charged per map
 	entryCost     = 64 // one map entry, besides its strings
@@ -151,26 +152,39 @@ func rejectf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrRejected, fmt.Sprintf(format, args...))
 }
 
-// scanCost walks the JSON in r without building it and returns what decoding it into an
-// Envelope would allocate, or an ErrRejected error as soon as that passes lim.MaxCost.
+// errSyntax: the JSON is malformed; the decode would say how, so the scan does not.
+var errSyntax = errors.New("envelope json: malformed")
+
+// scanCost walks the JSON in r byte by byte, in constant memory (no token is built), and
+// returns what decoding it into an Envelope would allocate, or an ErrRejected error as soon as
+// that passes lim.MaxCost. It charges by structure, not by field names a sender may disguise:
+// every object in an array as the largest element struct, every array of integers as the
+// histogram buckets it may be (a dense array over the span of its indexes), every string and
+// key its bytes; objects under a key that decodes into a map (tags, thresholds, matched as
+// encoding/json matches: unescaped, without regard to case) also their entries.
 func scanCost(r io.Reader, lim Limits) (int64, error) {
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	s := &costScanner{dec: dec, lim: lim}
-	if err := s.value("", "", 1); err != nil {
+	s := &costScanner{r: bufio.NewReaderSize(r, 16<<10), lim: lim}
+	c, err := s.next()
+	if err != nil {
+		return 0, errSyntax
+	}
+	if err := s.value(c, false, 1); err != nil {
 		return s.cost, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := s.next(); err != io.EOF {
 		return s.cost, errors.New("envelope json: text after the envelope")
 	}
 	return s.cost, nil
 }
 
 type costScanner struct {
-	dec  *json.Decoder
+	r    *bufio.Reader
 	lim  Limits
 	cost int64
+	key  []byte // the last key read, unescaped, up to maxKey bytes
 }
+
+const maxKey = 32
 
 func (s *costScanner) charge(n int64) error {
 	s.cost += n
@@ -181,139 +195,274 @@ func (s *costScanner) charge(n int64) error {
 	return nil
 }
 
-// value scans one JSON value held under key, in an object held under parent (keys compare as
-// encoding/json matches fields: without regard to case).
-func (s *costScanner) value(parent, key string, depth int) error {
+// next is the next byte that is not white space.
+func (s *costScanner) next() (byte, error) {
+	for {
+		c, err := s.r.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c, nil
+		}
+	}
+}
+
+// value scans the value that begins with c; inMap says it is a map's (its object's entries
+// are map entries).
+func (s *costScanner) value(c byte, inMap bool, depth int) error {
 	if depth > s.lim.MaxDepth {
 		return rejectf("nested deeper than %d", s.lim.MaxDepth)
 	}
-	tok, err := s.dec.Token()
-	if err != nil {
-		return fmt.Errorf("envelope json: %w", err)
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '{' {
-			return s.object(key, depth)
-		}
-		if strings.EqualFold(parent, "h") && (strings.EqualFold(key, "p") || strings.EqualFold(key, "n")) {
-			return s.buckets()
-		}
-		return s.array(key, depth)
-	case string:
-		return s.str(t)
-	case json.Number:
-		if len(t) > 64 {
-			return rejectf("a number of %d digits", len(t))
-		}
-	}
-	return nil
-}
-
-func (s *costScanner) str(v string) error {
-	if len(v) > s.lim.MaxString {
-		return rejectf("a string of %d bytes (at most %d)", len(v), s.lim.MaxString)
-	}
-	return s.charge(stringCost + int64(len(v)))
-}
-
-func (s *costScanner) object(key string, depth int) error {
-	var err error
 	switch {
-	case strings.EqualFold(key, "h"):
-		err = s.charge(histogramCost)
-	case strings.EqualFold(key, "tags") || strings.EqualFold(key, "thresholds"):
-		err = s.charge(mapCost)
-	}
-	if err != nil {
-		return err
-	}
-	for s.dec.More() {
-		tok, err := s.dec.Token()
+	case c == '{':
+		return s.object(inMap, depth)
+	case c == '[':
+		return s.array(depth)
+	case c == '"':
+		n, err := s.str(false)
 		if err != nil {
-			return fmt.Errorf("envelope json: %w", err)
-		}
-		k, _ := tok.(string)
-		if err := s.str(k); err != nil {
 			return err
 		}
-		if err := s.charge(entryCost); err != nil {
-			return err
+		return s.charge(stringCost + n)
+	case c == '-' || c >= '0' && c <= '9':
+		_, _, err := s.number(c)
+		return err
+	case c >= 'a' && c <= 'z': // true, false, null
+		for i := 0; i < 5; i++ {
+			b, err := s.r.ReadByte()
+			if err != nil {
+				return errSyntax
+			}
+			if b < 'a' || b > 'z' {
+				return s.r.UnreadByte()
+			}
 		}
-		if err := s.value(key, k, depth+1); err != nil {
-			return err
-		}
+		return errSyntax
 	}
-	_, err = s.dec.Token() // '}'
-	return err
+	return errSyntax
 }
 
-func (s *costScanner) array(key string, depth int) error {
-	per := int64(elementCost)
-	switch {
-	case strings.EqualFold(key, "metrics"):
-		per = metricCost
-	case strings.EqualFold(key, "series"):
-		per = seriesCost
-	case strings.EqualFold(key, "windows"):
-		per = windowCost
+// str reads a string's rest after its opening quote and returns its length as written (at
+// least its decoded length); with key set it keeps its first maxKey bytes, unescaped, in s.key.
+func (s *costScanner) str(key bool) (int64, error) {
+	var n int64
+	s.key = s.key[:0]
+	for {
+		c, err := s.r.ReadByte()
+		if err != nil {
+			return n, errSyntax
+		}
+		if c == '"' {
+			return n, nil
+		}
+		if n++; n > int64(s.lim.MaxString) {
+			return n, rejectf("a string longer than %d bytes", s.lim.MaxString)
+		}
+		if c != '\\' {
+			if key && len(s.key) < maxKey {
+				s.key = append(s.key, c)
+			}
+			continue
+		}
+		e, err := s.r.ReadByte()
+		if err != nil {
+			return n, errSyntax
+		}
+		n++
+		var r rune
+		switch e {
+		case 'u':
+			var hex [4]byte
+			if _, err := io.ReadFull(s.r, hex[:]); err != nil {
+				return n, errSyntax
+			}
+			n += 4
+			v, err := strconv.ParseUint(string(hex[:]), 16, 32)
+			if err != nil {
+				return n, errSyntax
+			}
+			r = rune(v)
+		case 'n':
+			r = '\n'
+		case 't':
+			r = '\t'
+		case 'r':
+			r = '\r'
+		case 'b':
+			r = '\b'
+		case 'f':
+			r = '\f'
+		default:
+			r = rune(e)
+		}
+		if key && len(s.key) < maxKey {
+			s.key = utf8.AppendRune(s.key, r)
+		}
 	}
-	for s.dec.More() {
+}
+
+// number reads a number that begins with c; integer says it is one, its value in v.
+func (s *costScanner) number(c byte) (v int64, integer bool, err error) {
+	var digits [24]byte
+	n, long := 0, false
+	for {
+		if n < len(digits) {
+			digits[n] = c
+		} else {
+			long = true
+		}
+		n++
+		if n > 64 {
+			return 0, false, rejectf("a number of more than 64 characters")
+		}
+		b, err := s.r.ReadByte()
+		if err != nil {
+			if err == io.EOF {
+				break
+			}
+			return 0, false, errSyntax
+		}
+		if !(b == '-' || b == '+' || b == '.' || b == 'e' || b == 'E' || b >= '0' && b <= '9') {
+			if err := s.r.UnreadByte(); err != nil {
+				return 0, false, err
+			}
+			break
+		}
+		c = b
+	}
+	if long {
+		return 0, false, nil
+	}
+	v, perr := strconv.ParseInt(string(digits[:n]), 10, 64)
+	return v, perr == nil, nil
+}
+
+func (s *costScanner) object(inMap bool, depth int) error {
+	if inMap {
+		if err := s.charge(mapCost); err != nil {
+			return err
+		}
+	}
+	c, err := s.next()
+	if err != nil {
+		return errSyntax
+	}
+	if c == '}' {
+		return nil
+	}
+	for {
+		if c != '"' {
+			return errSyntax
+		}
+		n, err := s.str(true)
+		if err != nil {
+			return err
+		}
+		per := stringCost + n
+		if inMap {
+			per += entryCost
+		}
 		if err := s.charge(per); err != nil {
 			return err
 		}
-		if err := s.value(key, "", depth+1); err != nil {
+		k := string(s.key)
+		childMap := strings.EqualFold(k, "tags") || strings.EqualFold(k, "thresholds")
+		if c, err = s.next(); err != nil || c != ':' {
+			return errSyntax
+		}
+		if c, err = s.next(); err != nil {
+			return errSyntax
+		}
+		if err := s.value(c, childMap, depth+1); err != nil {
 			return err
 		}
+		if c, err = s.next(); err != nil {
+			return errSyntax
+		}
+		switch c {
+		case '}':
+			return nil
+		case ',':
+			if c, err = s.next(); err != nil {
+				return errSyntax
+			}
+		default:
+			return errSyntax
+		}
 	}
-	_, err := s.dec.Token() // ']'
-	return err
 }
 
-// buckets scans a histogram's [index, count, delta, count, …] pairs: decoding allocates a dense
-// array over the span from the lowest to the highest index, whatever the pairs' number.
-func (s *costScanner) buckets() error {
+// array scans an array. Its integers are charged as histogram buckets: [index, count, delta,
+// count, …] decodes into a dense array over the span of the indexes, whatever their number.
+func (s *costScanner) array(depth int) error {
 	var idx, lo, hi int64
-	n := 0
-	for s.dec.More() {
-		tok, err := s.dec.Token()
-		if err != nil {
-			return fmt.Errorf("envelope json: %w", err)
-		}
-		num, ok := tok.(json.Number)
-		if !ok {
-			return errors.New("envelope json: a histogram bucket is not a number")
-		}
-		v, err := strconv.ParseInt(string(num), 10, 64)
-		if err != nil {
-			return fmt.Errorf("envelope json: histogram bucket %q: %w", num, err)
-		}
-		if n%2 == 0 {
-			// Out-of-range indexes are refused by the decode; bound the span as it would.
-			if n == 0 {
-				idx = v
-			} else {
-				idx += v
+	ints := 0
+	c, err := s.next()
+	if err != nil {
+		return errSyntax
+	}
+	if c == ']' {
+		return nil
+	}
+	for {
+		switch {
+		case c == '{':
+			if err := s.charge(objectCost); err != nil {
+				return err
 			}
-			idx = min(max(idx, int64(minIndex)), int64(maxIndex))
-			if n == 0 || idx < lo {
-				lo = idx
+			if err := s.value(c, false, depth+1); err != nil {
+				return err
 			}
-			if n == 0 || idx > hi {
-				hi = idx
+		case c == '-' || c >= '0' && c <= '9':
+			v, integer, err := s.number(c)
+			if err != nil {
+				return err
+			}
+			if integer && ints%2 == 0 {
+				if ints == 0 {
+					idx = v
+				} else {
+					idx += v
+				}
+				// The decode refuses indexes out of range; it has allocated up to them.
+				idx = min(max(idx, int64(minIndex)), int64(maxIndex))
+				if ints == 0 || idx < lo {
+					lo = idx
+				}
+				if ints == 0 || idx > hi {
+					hi = idx
+				}
+			}
+			if integer {
+				ints++
+			}
+			if err := s.charge(2 * elementCost); err != nil {
+				return err
+			}
+		default:
+			if err := s.charge(elementCost); err != nil {
+				return err
+			}
+			if err := s.value(c, false, depth+1); err != nil {
+				return err
 			}
 		}
-		n++
-		// The wire form's slice as it grows, and the dense counts.
-		if err := s.charge(2 * 8); err != nil {
-			return err
+		if c, err = s.next(); err != nil {
+			return errSyntax
+		}
+		switch c {
+		case ']':
+			if ints > 0 {
+				return s.charge((hi-lo+1)*8 + histogramCost)
+			}
+			return nil
+		case ',':
+			if c, err = s.next(); err != nil {
+				return errSyntax
+			}
+		default:
+			return errSyntax
 		}
 	}
-	if n > 0 {
-		if err := s.charge((hi - lo + 1) * 8); err != nil {
-			return err
-		}
-	}
-	_, err := s.dec.Token() // ']'
-	return err
 }

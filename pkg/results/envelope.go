@@ -45,8 +45,8 @@ const (
 // Limits that keep decoding of hostile or corrupt input cheap (see also Limits).
 const (
 	maxDecodedBytes = 64 << 20 // bounds a header's byte count and a log line; DefaultLimits is lower
-	plainJSONLimit  = 2 << 10 // larger bodies are gzipped
-	base64LineWidth = 120     // short lines survive log line splitting
+	plainJSONLimit  = 2 << 10  // larger bodies are gzipped
+	base64LineWidth = 120      // short lines survive log line splitting
 )
 
 // Envelope is everything one runner reports about its run.
@@ -469,11 +469,8 @@ func decodeBody(lines []string) (Envelope, error) {
 	if err != nil && len(raw) < h.bytes {
 		return Envelope{}, fmt.Errorf("envelope truncated: decompressed %d of %d bytes: %w", len(raw), h.bytes, err)
 	}
-	if len(raw) != h.bytes {
+	if len(raw) != h.bytes { // the scan checked the same bytes' length and checksum
 		return Envelope{}, fmt.Errorf("envelope truncated or padded: body has %d bytes, header says %d", len(raw), h.bytes)
-	}
-	if sum := sha256.Sum256(raw); !bytes.Equal(sum[:], h.sha256) {
-		return Envelope{}, errors.New("envelope corrupt: sha256 mismatch")
 	}
 	var e Envelope
 	if err := json.Unmarshal(raw, &e); err != nil {
@@ -486,9 +483,9 @@ func decodeBody(lines []string) (Envelope, error) {
 }
 
 // scanWithin scans the JSON open gives (at most h.bytes of it) for its decoded cost, holding
-// as much of DecodeMemory as the scan's buffers may take: the largest token, read whole.
+// as much of DecodeMemory as the scan's buffers take (gunzip's window, the read buffer).
 func scanWithin(open func() (io.Reader, error), h header, lim Limits) (int64, error) {
-	release, err := DecodeMemory.Acquire(context.Background(), 2*int64(h.bytes))
+	release, err := DecodeMemory.Acquire(context.Background(), scanMemory)
 	if err != nil {
 		return 0, err
 	}
@@ -497,8 +494,38 @@ func scanWithin(open func() (io.Reader, error), h header, lim Limits) (int64, er
 	if err != nil {
 		return 0, err
 	}
-	return scanCost(io.LimitReader(r, int64(h.bytes)), lim)
+	// The body is checked first (length, checksum), so a damaged one says so, not "malformed".
+	sum := sha256.New()
+	counted := &countingReader{r: io.TeeReader(io.LimitReader(r, int64(h.bytes)+1), sum)}
+	cost, scanErr := scanCost(counted, lim)
+	if errors.Is(scanErr, ErrRejected) {
+		return cost, scanErr
+	}
+	_, err = io.Copy(io.Discard, counted)
+	switch {
+	case err != nil && counted.n < int64(h.bytes):
+		return 0, fmt.Errorf("envelope truncated: decompressed %d of %d bytes: %w", counted.n, h.bytes, err)
+	case counted.n != int64(h.bytes):
+		return 0, fmt.Errorf("envelope truncated or padded: body has %d bytes, header says %d", counted.n, h.bytes)
+	case !bytes.Equal(sum.Sum(nil), h.sha256):
+		return 0, errors.New("envelope corrupt: sha256 mismatch")
+	}
+	return cost, scanErr
 }
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// scanMemory is what one scan holds: gunzip's state and the scanner's buffer.
+const scanMemory = 128 << 10
 
 // sortedTagKey renders tags deterministically, for grouping and display.
 func sortedTagKey(tags map[string]string) string {

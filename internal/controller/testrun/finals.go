@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -91,6 +92,9 @@ func (f *finalEnvelopes) hold(run *v1alpha1.TestRun, pod *corev1.Pod, deadline t
 			if err == nil {
 				f.keep(ctx, pod.UID, &env, owner)
 				return
+			}
+			if errors.Is(err, results.ErrRejected) {
+				return // refused for its size: asking again costs the same; its log says it too
 			}
 			select {
 			case <-ctx.Done():

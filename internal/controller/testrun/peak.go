@@ -96,6 +96,12 @@ func (r *Reconciler) liveEnvelopes(ctx context.Context, s *scope) ([]results.Env
 	if !s.live.read {
 		s.live.envs, s.live.err = r.readLive(ctx, s)
 		s.live.read = true
+		for _, err := range joined(s.live.err) {
+			if errors.Is(err, results.ErrRejected) {
+				s.rejectResult(nil, err)
+				break
+			}
+		}
 	}
 	return s.live.envs, s.live.err
 }

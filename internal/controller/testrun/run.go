@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -94,6 +95,9 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	ended := lastEnd(s)
 	envs, problems := r.readEnvelopes(ctx, s)
+	if s.failure != nil {
+		return ctrl.Result{}, nil // an envelope was refused: its runner's results cannot be had
+	}
 	if len(problems) > 0 && len(envs) < len(s.runners) && s.summary.runFailure() == nil && !rc.Expired(s.now, ended.Add(s.timeouts.Collection)) {
 		// Logs can lag the container's exit; failed runners may never print an envelope.
 		setCondition(run, v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "Reading", strings.Join(problems, "; "))
@@ -175,7 +179,7 @@ func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Env
 					envs[i] = &env
 				}
 			}
-			if errs[i] = err; err == nil {
+			if errs[i] = err; err == nil || errors.Is(err, results.ErrRejected) {
 				return
 			}
 		}
@@ -188,6 +192,9 @@ func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Env
 			problems = append(problems, fmt.Sprintf("runner %d has no pod to read", rs.index))
 		case envs[i] != nil:
 			out = append(out, *envs[i])
+		case errors.Is(errs[i], results.ErrRejected):
+			s.rejectResult(rs.pod, errs[i])
+			problems = append(problems, fmt.Sprintf("runner %s: its result envelope was refused", rs.pod.Name))
 		default:
 			problems = append(problems, fmt.Sprintf("runner %s: %v", rs.pod.Name, errs[i]))
 		}
