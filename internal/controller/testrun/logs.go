@@ -37,13 +37,13 @@ func (a *APILogReader) Tail(ctx context.Context, pod *corev1.Pod, container stri
 		Container:  container,
 		TailLines:  ptr.To(lines),
 		Previous:   previous,
-		LimitBytes: ptr.To(int64(maxLogBytes)),
+		LimitBytes: ptr.To(logLimit(lines)),
 	}).Stream(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the log of %s: %w", pod.Name, err)
 	}
 	defer func() { _ = stream.Close() }()
-	b, err := readAtMost(stream, maxLogBytes)
+	b, err := readAtMost(stream, logLimit(lines))
 	if err != nil {
 		return nil, fmt.Errorf("reading the log of %s: %w", pod.Name, err)
 	}
@@ -53,3 +53,7 @@ func (a *APILogReader) Tail(ctx context.Context, pod *corev1.Pod, container stri
 // maxLogBytes bounds one log read: the largest envelope the operator accepts, and as much
 // again of other lines around it.
 const maxLogBytes = 2 * results.MaxWireBytes
+
+// logLimit is what a read of a log's last lines may take: 512 bytes a line, at most maxLogBytes
+// (a tail cut short misses the envelope at its end; the longer read that follows finds it).
+func logLimit(lines int64) int64 { return min(maxLogBytes, max(lines*512, maxSmallAnswer)) }

@@ -172,6 +172,15 @@ func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Env
 	onRunners(pods, func(i int, pod *corev1.Pod) {
 		// The envelope ends the log, unless k6 logged much after it: then read much more.
 		for _, lines := range []int64{runnerLogLines, runnerLogLinesAll} {
+			// The log and the envelope decoded from it are held within wireMemory: a fleet of
+			// runners with long logs is read a few at a time, not all at once.
+			waitCtx, cancel := context.WithTimeout(ctx, callTimeout)
+			release, err := wireMemory.Acquire(waitCtx, logLimit(lines))
+			cancel()
+			if err != nil {
+				errs[i] = fmt.Errorf("no memory free to read its log yet: %w", err)
+				return
+			}
 			tail, err := r.Logs.Tail(ctx, pod, runners.ContainerName, lines, false)
 			if err == nil {
 				var env results.Envelope
@@ -179,6 +188,7 @@ func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Env
 					envs[i] = &env
 				}
 			}
+			release()
 			if errs[i] = err; err == nil || errors.Is(err, results.ErrRejected) {
 				return
 			}

@@ -67,8 +67,8 @@ const (
 )
 
 // transport reaches one port of a runner pod and returns the status code and body; a body of
-// more than limit bytes is an error.
-type transport func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte, limit int64) (int, []byte, error)
+// more than limit bytes is an error. A large body holds its share of wireMemory until release.
+type transport func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte, limit int64) (code int, b []byte, release func(), err error)
 
 // k6API is RunnerAPI over a transport: pod IPs (NewDirectRunnerAPI) or the API server's pod
 // proxy (NewProxyRunnerAPI).
@@ -92,9 +92,9 @@ func newDirectRunnerAPI(addr func(pod *corev1.Pod, port int) string) RunnerAPI {
 		WriteBufferSize: 1 << 10, ReadBufferSize: 2 << 10,
 		DialContext: (&net.Dialer{Timeout: callTimeout, KeepAlive: 30 * time.Second}).DialContext,
 	}, CheckRedirect: refuseRedirect}
-	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte, limit int64) (int, []byte, error) {
+	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte, limit int64) (int, []byte, func(), error) {
 		if pod.Status.PodIP == "" {
-			return 0, nil, fmt.Errorf("runner pod %s has no IP yet", pod.Name)
+			return 0, nil, nil, fmt.Errorf("runner pod %s has no IP yet", pod.Name)
 		}
 		return doHTTP(ctx, client, method, "http://"+addr(pod, port)+path, body, limit)
 	}}
@@ -109,58 +109,99 @@ func NewProxyRunnerAPI(cfg *rest.Config) (RunnerAPI, error) {
 		return nil, err
 	}
 	rc := cs.CoreV1().RESTClient()
-	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte, limit int64) (int, []byte, error) {
+	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte, limit int64) (int, []byte, func(), error) {
 		u := rc.Verb(method).Namespace(pod.Namespace).Resource("pods").Name(pod.Name + ":" + strconv.Itoa(port)).
 			SubResource("proxy").Suffix(strings.TrimPrefix(path, "/")).URL()
 		return doHTTP(ctx, hc, method, u.String(), body, limit)
 	}}, nil
 }
 
-// doHTTP makes one request and reads at most limit bytes of the answer.
-func doHTTP(ctx context.Context, client *http.Client, method, url string, body []byte, limit int64) (int, []byte, error) {
+// doHTTP makes one request and reads at most limit bytes of the answer. A body that may be
+// larger than maxSmallAnswer is read within wireMemory, held until release: its size as
+// announced, else the limit.
+func doHTTP(ctx context.Context, client *http.Client, method, url string, body []byte, limit int64) (int, []byte, func(), error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
+	// Once the answer began, its body must follow at once (a held request waits for its
+	// headers only): a runner that trickles it must not keep wireMemory.
+	stop := time.AfterFunc(bodyTimeout, cancel)
+	defer stop.Stop()
 	if resp.StatusCode >= 300 {
 		// An error's text is shown, not parsed: a little of it is enough.
 		limit = min(limit, maxSmallAnswer)
 	}
+	if resp.ContentLength > limit {
+		return resp.StatusCode, nil, nil, fmt.Errorf("%w: %d bytes announced, at most %d", errTooLarge, resp.ContentLength, limit)
+	}
+	release := func() {}
+	if weight := limit; weight > maxSmallAnswer {
+		if resp.ContentLength >= 0 {
+			weight = resp.ContentLength // the body cannot be longer: net/http stops there
+		}
+		if release, err = wireMemory.Acquire(ctx, weight); err != nil {
+			return 0, nil, nil, err
+		}
+	}
 	b, err := readAtMost(resp.Body, limit)
 	if err != nil && resp.StatusCode < 300 {
-		return resp.StatusCode, nil, err
+		release()
+		return resp.StatusCode, nil, nil, err
 	}
-	return resp.StatusCode, b, nil
+	return resp.StatusCode, b, release, nil
 }
+
+// bodyTimeout bounds the read of an answer's body, after its headers.
+const bodyTimeout = 10 * time.Second
+
+// wireMemory bounds the large answers (envelopes, logs) the manager holds at once, with what
+// they decode into: a fleet's answers are read a few at a time when they are large.
+var wireMemory = results.NewBudget(32 << 20)
 
 // maxSetupData bounds setup()'s data, which every runner gets a copy of.
 const maxSetupData = 1 << 20
 
-// do makes one call; a zero timeout leaves the bound to ctx (a held request).
+// do makes one call whose answer is small; a zero timeout leaves the bound to ctx.
 func (k *k6API) do(ctx context.Context, pod *corev1.Pod, timeout time.Duration, port int, method, path string, body []byte, limit int64) ([]byte, error) {
+	b, release, err := k.doLarge(ctx, pod, timeout, port, method, path, body, limit)
+	if release != nil {
+		release()
+	}
+	return b, err
+}
+
+// doLarge makes one call; the answer holds wireMemory until release (nil on error).
+func (k *k6API) doLarge(ctx context.Context, pod *corev1.Pod, timeout time.Duration, port int, method, path string, body []byte, limit int64) ([]byte, func(), error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	code, b, err := k.call(ctx, pod, port, method, path, body, limit)
+	code, b, release, err := k.call(ctx, pod, port, method, path, body, limit)
 	if err != nil {
-		return nil, fmt.Errorf("runner %s: %s %s: %w", pod.Name, method, path, err)
+		return nil, nil, fmt.Errorf("runner %s: %s %s: %w", pod.Name, method, path, err)
+	}
+	fail := func(err error) ([]byte, func(), error) {
+		release()
+		return nil, nil, err
 	}
 	if code >= 300 && code < 400 {
-		return nil, fmt.Errorf("runner %s answered %s %s with a redirect (%d), which the operator does not follow: %s",
-			pod.Name, method, path, code, k6Detail(b))
+		return fail(fmt.Errorf("runner %s answered %s %s with a redirect (%d), which the operator does not follow: %s",
+			pod.Name, method, path, code, k6Detail(b)))
 	}
 	if code < 200 || code >= 300 {
-		return nil, fmt.Errorf("runner %s answered %d: %s", pod.Name, code, k6Detail(b))
+		return fail(fmt.Errorf("runner %s answered %d: %s", pod.Name, code, k6Detail(b)))
 	}
-	return b, nil
+	return b, release, nil
 }
 
 // k6Detail is the error text of a k6 REST API answer ({"errors":[{"title","detail"}]}): a short,
@@ -198,10 +239,11 @@ func (k *k6API) Stop(ctx context.Context, pod *corev1.Pod) error {
 }
 
 func (k *k6API) Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
-	b, err := k.do(ctx, pod, 2*callTimeout, runners.LivePort, http.MethodGet, results.LivePath, nil, results.MaxWireBytes)
+	b, release, err := k.doLarge(ctx, pod, 2*callTimeout, runners.LivePort, http.MethodGet, results.LivePath, nil, results.MaxWireBytes)
 	if err != nil {
 		return results.Envelope{}, err
 	}
+	defer release()
 	return results.ExtractEnvelope(b)
 }
 
@@ -256,10 +298,11 @@ func (k *k6API) Release(ctx context.Context, pod *corev1.Pod) error {
 }
 
 func (k *k6API) Final(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
-	b, err := k.do(ctx, pod, 0, runners.LivePort, http.MethodGet, results.FinalPath, nil, results.MaxWireBytes)
+	b, release, err := k.doLarge(ctx, pod, 0, runners.LivePort, http.MethodGet, results.FinalPath, nil, results.MaxWireBytes)
 	if err != nil {
 		return results.Envelope{}, err
 	}
+	defer release()
 	return results.ExtractEnvelope(b)
 }
 

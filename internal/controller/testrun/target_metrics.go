@@ -77,6 +77,8 @@ const (
 	defaultSampleInterval = 30 * time.Second
 	// targetLogLines bounds how much of each target container's log is scanned for findings.
 	targetLogLines = 200000
+	// maxTargetLogBytes bounds the target logs one search holds (each read is maxLogBytes at most).
+	maxTargetLogBytes = 32 << 20
 )
 
 func (r *Reconciler) sampleInterval(run *v1alpha1.TestRun) time.Duration {
@@ -290,6 +292,7 @@ func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 
 	pods := s.targetPods
 	var logs [][]byte
+	read := 0
 	for i := range pods {
 		for _, cs := range pods[i].Status.ContainerStatuses {
 			t.Restarts += cs.RestartCount
@@ -302,7 +305,13 @@ func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 				if previous && cs.RestartCount == 0 {
 					continue
 				}
+				if read >= maxTargetLogBytes {
+					// The target's image writes these logs: what they may take is bounded.
+					logf.FromContext(ctx).Info("target logs past the limit are not searched", "pod", pods[i].Name, "container", cs.Name, "limit", maxTargetLogBytes)
+					continue
+				}
 				tail, err := r.Logs.Tail(ctx, &pods[i], cs.Name, targetLogLines, previous)
+				read += len(tail)
 				if err != nil {
 					logf.FromContext(ctx).Info("reading a target log failed", "pod", pods[i].Name, "container", cs.Name, "previous", previous, "error", err.Error())
 					continue
