@@ -81,6 +81,10 @@ const (
 	ReasonRunTimeout = "RunTimeout"
 	// ReasonNoResults: no runner left a readable result envelope.
 	ReasonNoResults = "NoResults"
+	// ReasonRunnerResultRejected: a runner's result envelope was refused unread because decoding
+	// it would take more memory than the operator allows one envelope (too many metrics, series
+	// or windows, or a hostile pod): the run's results are lost, other runs are unaffected.
+	ReasonRunnerResultRejected = "RunnerResultRejected"
 )
 
 // FailureReasons lists every reason a TestRun can end Failed with.
@@ -90,7 +94,7 @@ var FailureReasons = []string{
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,
-	ReasonRunTimeout, ReasonNoResults,
+	ReasonRunTimeout, ReasonNoResults, ReasonRunnerResultRejected,
 }
 
 // Reasons of a TestRun still in progress (status.reason while not ended) and of its end.
