@@ -1,0 +1,123 @@
+package testrun
+
+import (
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+)
+
+// lookAlike creates a pod with the runner's labels and spec, Running and Ready, controlled by
+// owner (none when nil), serving log.
+func lookAlike(t *testing.T, k *kubelet, job *batchv1.Job, name string, owner *batchv1.Job, log []byte) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: job.Namespace, Labels: maps.Clone(job.Spec.Template.Labels)},
+		Spec: job.Spec.Template.Spec}
+	if owner != nil {
+		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: owner.Name, UID: owner.UID, Controller: ptr.To(true)}}
+	}
+	if err := k.c.Create(k.ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	setRunning(pod, 50)
+	if err := k.c.Status().Update(k.ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	logs.set(pod, log, nil)
+	return pod
+}
+
+// TestLookAlikeRunnersAreIgnored: pods and a Job a tenant made with a runner's labels, Ready
+// while the real runner is not even created, are never called nor read; the real runner is.
+func TestLookAlikeRunnersAreIgnored(t *testing.T) {
+	ns := setup(t)
+	run := tw.MakeTestRun("lookalike", ns).Devices(100, "10s").Duration("10s").Obj()
+	create(t, run)
+	k := newKubelet(t, run)
+	k.targetReady()
+	job := &k.jobs(1)[0]
+
+	// A Job of the tenant's with the runner's labels, and a pod it controls; a pod of no Job.
+	labels := map[string]string{}
+	for key, v := range job.Labels {
+		if !strings.Contains(key, "controller-uid") && !strings.Contains(key, "job-name") {
+			labels[key] = v
+		}
+	}
+	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "imposter", Namespace: ns, Labels: labels},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "k6", Image: "busybox"}}}}}}
+	if err := k.c.Create(k.ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	fake := tw.EnvelopeLog(tw.RunnerLoad{Runner: "imposter", Requests: 7, Start: time.Now()})
+	imposters := []*corev1.Pod{
+		lookAlike(t, k, job, "lookalike-orphan", nil, fake),
+		lookAlike(t, k, job, "lookalike-foreign", foreign, fake),
+	}
+
+	// The manager saw them (their events came and went) and started nothing.
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if n := runner.resumes(ns); n != 0 {
+			t.Fatalf("%d resumes reached the look-alike pods", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	got := waitPhase(t, run, v1alpha1.PhaseStarting, "")
+	if got.Status.StartTime != nil {
+		t.Fatalf("started on look-alikes: %+v", got.Status)
+	}
+
+	pods := k.podsFor([]batchv1.Job{*job}, func(i int, pod *corev1.Pod) { setRunning(pod, i) })
+	waitPhase(t, run, v1alpha1.PhaseRunning, "")
+	logs.set(pods[0], load(pods[0], time.Now()), nil)
+	k.finish(pods[0], 0, "Completed")
+	got = waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
+	if r := got.Status.Results; r == nil || r.Requests.Total != 100 {
+		t.Errorf("results %+v, want the real runner's 100 requests", r)
+	}
+	runner.mu.Lock()
+	defer runner.mu.Unlock()
+	for _, pod := range imposters {
+		if n, s := len(runner.resumed[key(pod)]), runner.stopped[key(pod)]; n+s != 0 {
+			t.Errorf("look-alike %s was called: %d resumes, %d stops", pod.Name, n, s)
+		}
+	}
+	if len(runner.resumed[key(pods[0])]) != 1 {
+		t.Errorf("the real runner was resumed %d times, want once", len(runner.resumed[key(pods[0])]))
+	}
+}
+
+// TestHostileEnvelopeFailsOnlyItsRun: a runner whose log ends in a small envelope built to
+// decode into hundreds of MiB fails its own run RunnerResultRejected; another tenant's run,
+// collected at the same time, completes.
+func TestHostileEnvelopeFailsOnlyItsRun(t *testing.T) {
+	victimNS, attackerNS := setup(t), setup(t)
+	victim := tw.MakeTestRun("victim", victimNS).Devices(100, "10s").Duration("10s").Obj()
+	bomb := tw.MakeTestRun("bomb", attackerNS).Devices(100, "10s").Duration("10s").Obj()
+	kv, victimPods := startRunning(t, victim, 1)
+	kb, bombPods := startRunning(t, bomb, 1)
+
+	logs.set(bombPods[0], tw.HostileEnvelopeLog(bombPods[0].Name, 4000), nil)
+	logs.set(victimPods[0], load(victimPods[0], time.Now()), nil)
+	kb.finish(bombPods[0], 0, "Completed")
+	kv.finish(victimPods[0], 0, "Completed")
+
+	got := waitPhase(t, bomb, v1alpha1.PhaseFailed, v1alpha1.ReasonRunnerResultRejected)
+	if !strings.Contains(got.Status.Message, bombPods[0].Name) || !strings.Contains(got.Status.Message, "refused") {
+		t.Errorf("message %q does not name the runner and the refusal", got.Status.Message)
+	}
+	ok := waitPhase(t, victim, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
+	if r := ok.Status.Results; r == nil || r.Requests.Total != 100 {
+		t.Errorf("victim's results %+v, want its 100 requests", r)
+	}
+}
