@@ -1,7 +1,12 @@
 package testrun
 
 import (
+	"fmt"
 	"maps"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
@@ -120,4 +126,61 @@ func TestHostileEnvelopeFailsOnlyItsRun(t *testing.T) {
 	if r := ok.Status.Results; r == nil || r.Requests.Total != 100 {
 		t.Errorf("victim's results %+v, want its 100 requests", r)
 	}
+}
+
+// TestHostileEnvelopeRSS measures, when FLEETBENCH_MEASURE_RSS names a window count, this
+// process's resident memory (the manager runs in it; the API server does not) idle and at its
+// peak while a run whose runner left such an envelope is collected. A measurement, not a check.
+func TestHostileEnvelopeRSS(t *testing.T) {
+	windows, _ := strconv.Atoi(os.Getenv("FLEETBENCH_MEASURE_RSS"))
+	if windows == 0 {
+		t.Skip("set FLEETBENCH_MEASURE_RSS to a window count to measure")
+	}
+	ns := setup(t)
+	bomb := tw.MakeTestRun("bomb", ns).Devices(100, "10s").Duration("10s").Obj()
+	k, pods := startRunning(t, bomb, 1)
+	log := tw.HostileEnvelopeLog(pods[0].Name, windows)
+	logs.set(pods[0], log, nil)
+	runtime.GC()
+	debug.FreeOSMemory()
+	// Writing 5 to clear_refs resets VmHWM, the peak, to the RSS now.
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		t.Skip("cannot reset the peak RSS:", err)
+	}
+	idle := procStatus(t, "VmRSS")
+	k.finish(pods[0], 0, "Completed")
+	got := waitPhaseAny(t, bomb)
+	t.Logf("envelope %d KiB on the wire (%d windows): RSS idle %d MiB, peak while collecting %d MiB; ended %s %s",
+		len(log)>>10, windows, idle>>10, procStatus(t, "VmHWM")>>10, got.Status.Phase, got.Status.Reason)
+}
+
+// waitPhaseAny waits for the run to end, either way.
+func waitPhaseAny(t *testing.T, run *v1alpha1.TestRun) *v1alpha1.TestRun {
+	got := &v1alpha1.TestRun{}
+	eventually(t, "the run's end", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			return err
+		}
+		if !isFinished(got) {
+			return fmt.Errorf("phase %s", got.Status.Phase)
+		}
+		return nil
+	})
+	return got
+}
+
+// procStatus is a field of /proc/self/status, in KiB.
+func procStatus(t *testing.T, field string) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return n
+		}
+	}
+	t.Skip("no " + field)
+	return 0
 }
