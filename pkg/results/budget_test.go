@@ -197,3 +197,30 @@ func TestBudgetWaitsForRoom(t *testing.T) {
 	r, _ := b.Acquire(context.Background(), 100) // cut to the budget's size, not refused
 	r()
 }
+
+// FuzzScanCost: the scan never panics, refuses no valid JSON as malformed (encoding/json is the
+// judge), and what it lets through decodes within its estimate's order.
+func FuzzScanCost(f *testing.F) {
+	f.Add([]byte(`{"version":1,"metrics":[{"name":"t","type":"trend","series":[{"tags":{"a":"b"},"total":{"n":2,"h":{"p":[1,1,3,1]}}}]}]}`))
+	f.Add([]byte(`{"Metrics":[{"SERIES":[{"\u0074ags":{"x":"\u00e9\n"},"windows":[{"k":-1,"h":{"n":[-5,2]}}]}]}],"thresholds":{"m":["p(95)<1"]}}`))
+	f.Add([]byte(`[1e5, -0.5, true, false, null, "s\"q", {}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lim := Limits{MaxBytes: 1 << 20, MaxCost: 1 << 20, MaxString: 1 << 10, MaxDepth: 12}
+		cost, err := scanCost(bytes.NewReader(data), lim)
+		if errors.Is(err, ErrRejected) {
+			return
+		}
+		// The scan may pass malformed JSON on (json.Unmarshal checks the whole text before it
+		// allocates anything), but must not call valid JSON malformed.
+		if !json.Valid(data) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("valid JSON, scan error %v", err)
+		}
+		var e Envelope
+		if alloc := allocated(func() { _ = json.Unmarshal(data, &e) }); alloc > uint64(4*cost+64<<10) {
+			t.Fatalf("estimated %d bytes, decoding allocated %d", cost, alloc)
+		}
+	})
+}
