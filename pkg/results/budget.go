@@ -128,6 +128,58 @@ func (b *Budget) grant() {
 	}
 }
 
+// TryAcquire takes n bytes of the budget if they are free now, without waiting.
+func (b *Budget) TryAcquire(n int64) (release func(), ok bool) {
+	n = max(n, 1)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.waiters) > 0 || b.used+n > b.size {
+		return nil, false
+	}
+	b.used += n
+	return b.releaser(n), true
+}
+
+// SizeOf estimates what a decoded envelope takes in memory, as the scan prices it: what a
+// caller that keeps envelopes charges to its own budget.
+func SizeOf(e *Envelope) int64 {
+	n := int64(unsafe.Sizeof(*e)) + int64(len(e.Runner)+len(e.K6Version)+len(e.Error))
+	agg := func(a *Agg) int64 {
+		if a.Hist == nil {
+			return 0
+		}
+		return histogramCost + 8*int64(cap(a.Hist.pos.counts)+cap(a.Hist.neg.counts))
+	}
+	for i := range e.Metrics {
+		m := &e.Metrics[i]
+		n += objectCost + int64(len(m.Name)+len(m.Contains))
+		for j := range m.Series {
+			s := &m.Series[j]
+			n += objectCost + agg(&s.Total)
+			if s.Tags != nil {
+				n += mapCost
+			}
+			for k, v := range s.Tags {
+				n += entryCost + 2*stringCost + int64(len(k)+len(v))
+			}
+			for k := range s.Windows {
+				n += objectCost + agg(&s.Windows[k].Agg)
+			}
+		}
+	}
+	n += objectCost * int64(len(e.CPU.Windows)+len(e.AbortOnFail)+len(e.Overflows))
+	for k, v := range e.Thresholds {
+		n += entryCost + stringCost + int64(len(k))
+		for _, x := range v {
+			n += stringCost + int64(len(x))
+		}
+	}
+	for _, t := range e.Tags {
+		n += stringCost + int64(len(t))
+	}
+	return n
+}
+
 // Used is the part of the budget held now.
 func (b *Budget) Used() int64 {
 	b.mu.Lock()
@@ -150,6 +202,14 @@ const (
 // rejectf is an ErrRejected error saying what was over which limit.
 func rejectf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrRejected, fmt.Sprintf(format, args...))
+}
+
+// sizeText says n bytes in MiB, or KiB below one MiB.
+func sizeText(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 // errSyntax: the JSON is malformed; the decode would say how, so the scan does not.
@@ -189,8 +249,8 @@ const maxKey = 32
 func (s *costScanner) charge(n int64) error {
 	s.cost += n
 	if s.cost > s.lim.MaxCost {
-		return rejectf("decoding it would take more than %d MiB of memory (the operator's limit per envelope); "+
-			"fewer metrics, series (tags) or windows per runner fit", s.lim.MaxCost>>20)
+		return rejectf("decoding it would take more than %s of memory, the limit per envelope (a run of more runners "+
+			"gets less per runner); fewer metrics, series (tags), windows or histogram buckets per runner fit", sizeText(s.lim.MaxCost))
 	}
 	return nil
 }

@@ -224,3 +224,20 @@ func FuzzScanCost(f *testing.F) {
 		}
 	})
 }
+
+// TestSizeOfMatchesTheScan: what a kept envelope is charged is what its decode was priced at.
+func TestSizeOfMatchesTheScan(t *testing.T) {
+	e := realisticEnvelope(t, 3)
+	raw, _ := json.Marshal(&e)
+	var got Envelope
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	cost, err := scanCost(bytes.NewReader(raw), DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size := SizeOf(&got); size > cost || size < cost/3 {
+		t.Errorf("SizeOf %d KiB, the scan priced %d KiB", size>>10, cost>>10)
+	}
+}

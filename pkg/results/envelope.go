@@ -234,7 +234,10 @@ var ErrNoEnvelope = errors.New("no fleetbench result envelope found")
 
 // Decode reads exactly one envelope: begin marker, header, body, end marker.
 // Surrounding text is not allowed; use ExtractEnvelope for logs.
-func Decode(data []byte) (Envelope, error) {
+func Decode(data []byte) (Envelope, error) { return DecodeWithin(data, DefaultLimits) }
+
+// DecodeWithin is Decode of an envelope whose decoding must stay within lim.
+func DecodeWithin(data []byte, lim Limits) (Envelope, error) {
 	lines := splitLines(data)
 	if len(lines) == 0 || lines[0] != BeginMarker {
 		if len(lines) > 0 && strings.HasPrefix(lines[0], markerPrefix) {
@@ -255,7 +258,7 @@ func Decode(data []byte) (Envelope, error) {
 	if end != len(lines)-1 {
 		return Envelope{}, fmt.Errorf("unexpected text after the end marker (%d lines)", len(lines)-1-end)
 	}
-	return decodeBody(lines[1:end])
+	return decodeBody(lines[1:end], lim)
 }
 
 // ExtractEnvelope finds the last complete envelope in a log tail, preferring
@@ -263,7 +266,10 @@ func Decode(data []byte) (Envelope, error) {
 // interleave inside an envelope and kubelet timestamps are tolerated; the
 // checksum decides. If no envelope decodes, the error of the last candidate
 // says why.
-func ExtractEnvelope(logTail []byte) (Envelope, error) {
+func ExtractEnvelope(logTail []byte) (Envelope, error) { return ExtractEnvelopeWithin(logTail, DefaultLimits) }
+
+// ExtractEnvelopeWithin is ExtractEnvelope where decoding each envelope must stay within lim.
+func ExtractEnvelopeWithin(logTail []byte, lim Limits) (Envelope, error) {
 	lines := splitLines(logTail)
 	var (
 		best    *Envelope
@@ -299,7 +305,7 @@ func ExtractEnvelope(logTail []byte) (Envelope, error) {
 			continue
 		}
 		i = j
-		env, err := decodeBody(filterBody(body))
+		env, err := decodeBody(filterBody(body), lim)
 		if err != nil {
 			lastErr = err
 			continue
@@ -419,7 +425,7 @@ func parseHeader(l string) (header, error) {
 	return h, nil
 }
 
-func decodeBody(lines []string) (Envelope, error) {
+func decodeBody(lines []string, lim Limits) (Envelope, error) {
 	if len(lines) == 0 {
 		return Envelope{}, errors.New("envelope empty: header missing")
 	}
@@ -427,7 +433,6 @@ func decodeBody(lines []string) (Envelope, error) {
 	if err != nil {
 		return Envelope{}, err
 	}
-	lim := DefaultLimits
 	if h.bytes > lim.MaxBytes {
 		return Envelope{}, rejectf("%d bytes of JSON (at most %d)", h.bytes, lim.MaxBytes)
 	}

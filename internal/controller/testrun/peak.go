@@ -118,6 +118,7 @@ func (r *Reconciler) readLive(ctx context.Context, s *scope) ([]results.Envelope
 	}
 	envs := make([]results.Envelope, len(running))
 	errs := make([]error, len(running))
+	ctx = withEnvelopeLimits(ctx, envelopeLimits(len(s.runners)))
 	onRunners(running, func(i int, pod *corev1.Pod) { envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod) })
 	return envs, errors.Join(errs...)
 }

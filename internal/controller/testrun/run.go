@@ -184,7 +184,7 @@ func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Env
 			tail, err := r.Logs.Tail(ctx, pod, runners.ContainerName, lines, false)
 			if err == nil {
 				var env results.Envelope
-				if env, err = results.ExtractEnvelope(tail); err == nil {
+				if env, err = results.ExtractEnvelopeWithin(tail, envelopeLimits(len(s.runners))); err == nil {
 					envs[i] = &env
 				}
 			}

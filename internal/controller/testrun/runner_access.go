@@ -244,7 +244,7 @@ func (k *k6API) Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope
 		return results.Envelope{}, err
 	}
 	defer release()
-	return results.ExtractEnvelope(b)
+	return results.ExtractEnvelopeWithin(b, envelopeLimitsOf(ctx))
 }
 
 func (k *k6API) Setup(ctx context.Context, pod *corev1.Pod) (json.RawMessage, error) {
@@ -303,7 +303,7 @@ func (k *k6API) Final(ctx context.Context, pod *corev1.Pod) (results.Envelope, e
 		return results.Envelope{}, err
 	}
 	defer release()
-	return results.ExtractEnvelope(b)
+	return results.ExtractEnvelopeWithin(b, envelopeLimitsOf(ctx))
 }
 
 // k6Status is the body of k6's /v1/status.
