@@ -13,12 +13,14 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
 // lookAlike creates a pod with the runner's labels and spec, Running and Ready, controlled by
@@ -183,4 +185,62 @@ func procStatus(t *testing.T, field string) int {
 	}
 	t.Skip("no " + field)
 	return 0
+}
+
+// TestLookAlikePreflightPodIsIgnored: a pod with the pre-flight's labels that says k6 loaded
+// the script speaks for nothing; the pre-flight Job's own pod does.
+func TestLookAlikePreflightPodIsIgnored(t *testing.T) {
+	ns := setup(t)
+	run := tw.MakeTestRun("preflight", ns).Annotation(manualPreflight, "true").Obj()
+	create(t, run)
+	k := newKubelet(t, run)
+	job := k.preflightJob()
+	fake := job.DeepCopy()
+	fake.Name, fake.UID = "not-the-preflight", "not-its-uid"
+	if err := preflightPod(k.ctx, env.Client, fake, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		got := &v1alpha1.TestRun{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			t.Fatal(err)
+		}
+		if meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionScriptChecked) {
+			t.Fatal("the look-alike pre-flight pod passed the script")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := preflightPod(k.ctx, env.Client, job, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the script checked", func() error {
+		got := &v1alpha1.TestRun{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionScriptChecked) {
+			return fmt.Errorf("ScriptChecked %+v", meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionScriptChecked))
+		}
+		return nil
+	})
+}
+
+// TestForeignJobWithTheRunnersNameIsNotAdopted: a Job the tenant made under the name of a run's
+// runner Job is never taken for it; the run fails saying so.
+func TestForeignJobWithTheRunnersNameIsNotAdopted(t *testing.T) {
+	ns := setup(t)
+	run := tw.MakeTestRun("squatted", ns).Obj()
+	foreign := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: naming.RunnerJob(run.Name, 0), Namespace: ns},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "k6", Image: "busybox"}}}}}}
+	if err := env.Client.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	create(t, run)
+	newKubelet(t, run).targetReady()
+	got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonRunnerRejected)
+	if !strings.Contains(got.Status.Message, foreign.Name) || !strings.Contains(got.Status.Message, "does not own") {
+		t.Errorf("message %q", got.Status.Message)
+	}
 }

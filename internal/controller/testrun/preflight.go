@@ -87,6 +87,9 @@ func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Res
 		}
 		return ctrl.Result{}, err
 	}
+	if err := r.readUnseen(ctx, job); err != nil {
+		return ctrl.Result{}, err
+	}
 	if !controlledBy(job, run.UID) {
 		s.fail(v1alpha1.ReasonRunnerRejected, fmt.Sprintf("a Job named %s exists in namespace %s that this TestRun does not own; "+
 			"delete it, or give the TestRun another name", job.Name, run.Namespace))

@@ -150,6 +150,7 @@ func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
 		wg.Go(func() {
 			defer func() { <-slots }()
 			if errs[i] = rc.CreateOrGet(ctx, r.Client, job); errs[i] == nil {
+				errs[i] = r.readUnseen(ctx, job)
 				jobs[i] = job
 			}
 		})

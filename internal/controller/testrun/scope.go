@@ -206,6 +206,16 @@ func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 	return nil
 }
 
+// readUnseen reads obj from the API server when CreateOrGet left it as built (the name exists,
+// the cache does not show it): a Job without fleetbench's labels is not cached, and may be a
+// tenant's under the name of a run's child.
+func (r *Reconciler) readUnseen(ctx context.Context, obj client.Object) error {
+	if obj.GetUID() != "" {
+		return nil
+	}
+	return client.IgnoreNotFound(r.apiReader.Get(ctx, client.ObjectKeyFromObject(obj), obj))
+}
+
 // controlledBy says whether o's controller owner reference names the object with uid: how a
 // runner's Job is told from a look-alike carrying the same labels (a tenant may create any pod
 // or Job with fleetbench's labels in its namespace, and make it the newest).
