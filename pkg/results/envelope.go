@@ -266,7 +266,9 @@ func DecodeWithin(data []byte, lim Limits) (Envelope, error) {
 // interleave inside an envelope and kubelet timestamps are tolerated; the
 // checksum decides. If no envelope decodes, the error of the last candidate
 // says why.
-func ExtractEnvelope(logTail []byte) (Envelope, error) { return ExtractEnvelopeWithin(logTail, DefaultLimits) }
+func ExtractEnvelope(logTail []byte) (Envelope, error) {
+	return ExtractEnvelopeWithin(logTail, DefaultLimits)
+}
 
 // ExtractEnvelopeWithin is ExtractEnvelope where decoding each envelope must stay within lim.
 func ExtractEnvelopeWithin(logTail []byte, lim Limits) (Envelope, error) {
