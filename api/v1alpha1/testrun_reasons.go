@@ -95,6 +95,10 @@ const (
 	// string was cut to the CRD's bounds; the run ends with a short status instead of retrying
 	// the same refused write forever. The refusal is in the message and the manager's log.
 	ReasonStatusRejected = "StatusRejected"
+	// ReasonRunnerResultRejected: a runner's result envelope was refused unread because decoding
+	// it would take more memory than the operator allows one envelope (too many metrics, series
+	// or windows, or a hostile pod): the run's results are lost, other runs are unaffected.
+	ReasonRunnerResultRejected = "RunnerResultRejected"
 )
 
 // FailureReasons lists every reason a TestRun can end Failed with.
@@ -104,7 +108,7 @@ var FailureReasons = []string{
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,
-	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected,
+	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected,
 }
 
 // Reasons of a TestRun still in progress (status.reason while not ended) and of its end.

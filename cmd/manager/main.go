@@ -8,7 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -120,7 +119,8 @@ func main() {
 	}
 
 	cfg = mgr.GetConfig()
-	clientset, err := kubernetes.NewForConfig(cfg)
+	// Logs, the node proxy and the pod proxy pass on what a pod or node answers: no redirects.
+	clientset, _, err := testrun.NoRedirectClientset(cfg)
 	if err != nil {
 		log.Error(err, "creating clientset")
 		os.Exit(1)
@@ -128,7 +128,10 @@ func main() {
 	api := testrun.NewDirectRunnerAPI()
 	if runnerAccess == "proxy" || (runnerAccess == "auto" && os.Getenv("KUBERNETES_SERVICE_HOST") == "") {
 		// Outside the cluster pod IPs are usually unreachable; the API server's proxy is not.
-		api = testrun.NewProxyRunnerAPI(clientset.CoreV1().RESTClient())
+		if api, err = testrun.NewProxyRunnerAPI(cfg); err != nil {
+			log.Error(err, "creating the runner proxy client")
+			os.Exit(1)
+		}
 	}
 	if err := testrun.New(mgr, testrun.Options{
 		RunnerAPI:          api,

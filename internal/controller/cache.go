@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -33,16 +34,18 @@ func OwnedSelector() labels.Selector {
 // With watched namespaces the cache holds those and the target namespace only, so a namespaced
 // install's Roles suffice; cluster-scoped kinds (Profiles) are still read cluster-wide.
 func CacheOptions(ns Namespaces) cache.Options {
-	owned := cache.ByObject{Label: OwnedSelector()}
-	// Managed fields are a third of a small object and nothing here reads them.
-	runnerPods := cache.ByObject{Label: OwnedSelector(), Transform: SlimRunners}
+	// Anyone may put fleetbench's label on an object in their namespace: each kind keeps only
+	// the fields the controllers read (Slim), so what a tenant labels costs little memory.
+	owned := cache.ByObject{Label: OwnedSelector(), Transform: Slim}
+	// Fleetbench's own kinds stay whole but for managed fields: a CapacityPlan read here is
+	// written back with Update, which would drop anything left out.
 	opts := cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:                 runnerPods,
+		&corev1.Pod{}:                 owned,
 		&corev1.ConfigMap{}:           owned,
 		&corev1.Namespace{}:           owned,
 		&corev1.Service{}:             owned,
 		&corev1.ResourceQuota{}:       owned,
-		&batchv1.Job{}:                runnerPods,
+		&batchv1.Job{}:                owned,
 		&appsv1.Deployment{}:          owned,
 		&networkingv1.NetworkPolicy{}: owned,
 	}}
@@ -68,28 +71,33 @@ func CacheOptions(ns Namespaces) cache.Options {
 	return opts
 }
 
-// SlimRunners is the cache's transform for pods and Jobs: besides the managed fields, a runner's
-// or pre-flight's pod keeps no spec but its node, and its Job no pod template. The operator wrote
-// them once and reads only their status, labels and node; at 1,000 runners they were most of
-// the manager's memory. Target pods stay whole (their containers are measured).
-func SlimRunners(obj any) (any, error) {
-	obj, err := cache.TransformStripManagedFields()(obj)
-	if err != nil {
-		return obj, err
+// Slim is the cache's transform: of every object it keeps the fields the controllers read and
+// drops the rest: managed fields and annotations everywhere (nothing reads them); a pod keeps no
+// spec but its node (runner, pre-flight and target pods alike: status, labels, owners and node
+// are read); a Job no pod template; a ConfigMap no data (the results and the user's script are
+// read with the API reader); a Deployment of its pod template only the labels and the pod-level
+// resources; a Service and a NetworkPolicy no spec (made once, never read back). At 1,000
+// runners the runners' specs were most of the manager's memory; a tenant's labelled 1 MiB
+// ConfigMap or annotated pod was cached whole. A new read of a field dropped here must keep it.
+func Slim(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok {
+		o.SetManagedFields(nil)
+		o.SetAnnotations(nil)
 	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		if isRunnerOrPreflight(o.Labels) {
-			o.Spec = corev1.PodSpec{NodeName: o.Spec.NodeName}
-		}
+		o.Spec = corev1.PodSpec{NodeName: o.Spec.NodeName}
 	case *batchv1.Job:
-		if isRunnerOrPreflight(o.Labels) {
-			o.Spec.Template = corev1.PodTemplateSpec{}
-		}
+		o.Spec.Template = corev1.PodTemplateSpec{}
+	case *corev1.ConfigMap:
+		o.Data, o.BinaryData = nil, nil
+	case *appsv1.Deployment:
+		o.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: o.Spec.Template.Labels},
+			Spec: corev1.PodSpec{Resources: o.Spec.Template.Spec.Resources}}
+	case *corev1.Service:
+		o.Spec = corev1.ServiceSpec{}
+	case *networkingv1.NetworkPolicy:
+		o.Spec = networkingv1.NetworkPolicySpec{}
 	}
 	return obj, nil
-}
-
-func isRunnerOrPreflight(l map[string]string) bool {
-	return l[naming.LabelRole] == naming.RoleRunner || l[naming.LabelRole] == naming.RolePreflight
 }

@@ -3,49 +3,85 @@ package controller
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
-func TestSlimRunnersKeepsWhatReconcilesRead(t *testing.T) {
-	spec := corev1.PodSpec{NodeName: "node-2", Containers: []corev1.Container{{Name: "k6", Env: []corev1.EnvVar{{Name: "A", Value: "b"}}}}}
+// TestSlimKeepsOnlyWhatIsRead: whatever a tenant puts on an object carrying fleetbench's label
+// (a 1 MiB ConfigMap, a pod with huge annotations or spec), the cache keeps of each kind only
+// the fields the controllers read: status, labels, owners, a pod's node.
+func TestSlimKeepsOnlyWhatIsRead(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
 	meta := func(role string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: role, Labels: map[string]string{naming.LabelRole: role},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "fleetbench"}}}
+		return metav1.ObjectMeta{Name: role, Namespace: "team-a", UID: "u-1", Labels: map[string]string{naming.LabelRole: role},
+			Annotations:     map[string]string{"big": huge},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "Job", Name: "j", UID: "job-uid", Controller: ptr.To(true)}},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "fleetbench"}}}
 	}
-	status := corev1.PodStatus{PodIP: "10.0.0.7", Phase: corev1.PodRunning}
-	for _, tc := range []struct {
-		role      string
-		wholeSpec bool
-	}{{naming.RoleRunner, false}, {naming.RolePreflight, false}, {naming.RoleTarget, true}} {
-		out, err := SlimRunners(&corev1.Pod{ObjectMeta: meta(tc.role), Spec: *spec.DeepCopy(), Status: status})
+	spec := corev1.PodSpec{NodeName: "node-2", Containers: []corev1.Container{{Name: "k6", Env: []corev1.EnvVar{{Name: "A", Value: huge}}}}}
+	slim := func(obj client.Object) client.Object {
+		out, err := Slim(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pod := out.(*corev1.Pod)
-		if pod.Spec.NodeName != "node-2" || pod.Status.PodIP != "10.0.0.7" || pod.Labels[naming.LabelRole] != tc.role || pod.ManagedFields != nil {
-			t.Errorf("%s pod: node %q IP %q labels %v managed fields %v: node, status and labels stay, managed fields go",
-				tc.role, pod.Spec.NodeName, pod.Status.PodIP, pod.Labels, pod.ManagedFields)
+		o := out.(client.Object)
+		if o.GetAnnotations() != nil || o.GetManagedFields() != nil {
+			t.Errorf("%T: annotations or managed fields kept", o)
 		}
-		if kept := len(pod.Spec.Containers) == 1; kept != tc.wholeSpec {
-			t.Errorf("%s pod: containers kept %v, want %v", tc.role, kept, tc.wholeSpec)
+		if o.GetLabels()[naming.LabelRole] == "" || len(o.GetOwnerReferences()) != 1 || o.GetUID() != "u-1" {
+			t.Errorf("%T: labels %v owners %v uid %q: labels, owners and identity stay", o, o.GetLabels(), o.GetOwnerReferences(), o.GetUID())
+		}
+		return o
+	}
+	for _, role := range []string{naming.RoleRunner, naming.RolePreflight, naming.RoleTarget, "anything"} {
+		pod := slim(&corev1.Pod{ObjectMeta: meta(role), Spec: *spec.DeepCopy(), Status: corev1.PodStatus{PodIP: "10.0.0.7", Phase: corev1.PodRunning}}).(*corev1.Pod)
+		if pod.Spec.NodeName != "node-2" || pod.Status.PodIP != "10.0.0.7" || len(pod.Spec.Containers) != 0 {
+			t.Errorf("%s pod: node %q IP %q containers %d: node and status stay, the rest of the spec goes", role, pod.Spec.NodeName, pod.Status.PodIP, len(pod.Spec.Containers))
 		}
 	}
-	job := &batchv1.Job{ObjectMeta: meta(naming.RoleRunner), Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: spec}},
-		Status: batchv1.JobStatus{Failed: 1}}
-	out, err := SlimRunners(job)
-	if err != nil {
-		t.Fatal(err)
+	job := slim(&batchv1.Job{ObjectMeta: meta(naming.RoleRunner), Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: spec}},
+		Status: batchv1.JobStatus{Failed: 1}}).(*batchv1.Job)
+	if len(job.Spec.Template.Spec.Containers) != 0 || job.Status.Failed != 1 {
+		t.Errorf("Job: template %+v status %+v, want no template and the status", job.Spec.Template, job.Status)
 	}
-	if j := out.(*batchv1.Job); len(j.Spec.Template.Spec.Containers) != 0 || j.Status.Failed != 1 {
-		t.Errorf("runner Job: template %+v status %+v, want no template and the status", j.Spec.Template, j.Status)
+	cm := slim(&corev1.ConfigMap{ObjectMeta: meta(naming.RoleResults), Data: map[string]string{"a": huge},
+		BinaryData: map[string][]byte{"b": []byte(huge)}}).(*corev1.ConfigMap)
+	if cm.Data != nil || cm.BinaryData != nil {
+		t.Errorf("ConfigMap: data kept")
+	}
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	d := slim(&appsv1.Deployment{ObjectMeta: meta(naming.RoleTarget), Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"c": "web"}, Annotations: map[string]string{"big": huge}},
+		Spec:       corev1.PodSpec{Containers: spec.Containers, Resources: &corev1.ResourceRequirements{Limits: res}}}},
+		Status: appsv1.DeploymentStatus{ReadyReplicas: 1}}).(*appsv1.Deployment)
+	tpl := d.Spec.Template
+	if len(tpl.Spec.Containers) != 0 || tpl.Annotations != nil || tpl.Labels["c"] != "web" || tpl.Spec.Resources == nil || d.Status.ReadyReplicas != 1 {
+		t.Errorf("Deployment: template %+v status %+v, want its labels, pod-level resources and status only", tpl, d.Status)
+	}
+	svc := slim(&corev1.Service{ObjectMeta: meta(naming.RoleTarget), Spec: corev1.ServiceSpec{Selector: map[string]string{"a": huge}}}).(*corev1.Service)
+	np := slim(&networkingv1.NetworkPolicy{ObjectMeta: meta(naming.RoleTarget), Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"a": huge}}}}).(*networkingv1.NetworkPolicy)
+	if svc.Spec.Selector != nil || np.Spec.PodSelector.MatchLabels != nil {
+		t.Errorf("Service %+v, NetworkPolicy %+v: specs kept", svc.Spec, np.Spec)
+	}
+	slim(&corev1.Namespace{ObjectMeta: meta("ns")})
+	slim(&corev1.ResourceQuota{ObjectMeta: meta("quota")})
+	// Every kind the cache selects by label is slimmed.
+	for obj, by := range CacheOptions(Namespaces{}).ByObject {
+		if by.Transform == nil {
+			t.Errorf("%T is cached without a transform", obj)
+		}
 	}
 }
 

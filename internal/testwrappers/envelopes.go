@@ -118,3 +118,25 @@ func Merged(loads ...RunnerLoad) (results.Summary, error) {
 	}
 	return results.Merge(envs...)
 }
+
+// HostileEnvelopeLog is a log ending in a small, valid envelope built to take much memory when
+// decoded: windows of a trend whose histograms each hold the smallest and the largest value, so
+// each decodes into a dense array over the whole bucket range (about 50 KiB), while the gzip'd
+// envelope is a few bytes per window.
+func HostileEnvelopeLog(runner string, windows int) []byte {
+	var h results.Agg
+	h.Add(results.Trend, 1e-9, 0)
+	h.Add(results.Trend, 1e18, 0)
+	s := results.Series{Windows: make([]results.Window, windows)}
+	for i := range s.Windows {
+		s.Windows[i] = results.Window{Key: int64(i), Agg: h}
+	}
+	e := results.Envelope{Version: results.Version, Runner: runner, Final: true, StartUnixNano: 1, EndUnixNano: 2,
+		WindowNanos: int64(10 * time.Second), Accuracy: results.RelativeAccuracy,
+		Metrics: []results.Metric{{Name: "http_req_duration", Type: results.Trend, Contains: "time", Series: []results.Series{s}}}}
+	var buf bytes.Buffer
+	if err := results.Encode(&buf, &e); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}

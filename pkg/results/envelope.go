@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -41,11 +42,11 @@ const (
 	EncodingGzipBase64 = "gzip+base64"
 )
 
-// Limits that keep decoding of hostile or corrupt input cheap.
+// Limits that keep decoding of hostile or corrupt input cheap (see also Limits).
 const (
-	maxDecodedBytes = 64 << 20
-	plainJSONLimit  = 2 << 10 // larger bodies are gzipped
-	base64LineWidth = 120     // short lines survive log line splitting
+	maxDecodedBytes = 64 << 20 // bounds a header's byte count and a log line; DefaultLimits is lower
+	plainJSONLimit  = 2 << 10  // larger bodies are gzipped
+	base64LineWidth = 120      // short lines survive log line splitting
 )
 
 // Envelope is everything one runner reports about its run.
@@ -233,7 +234,10 @@ var ErrNoEnvelope = errors.New("no fleetbench result envelope found")
 
 // Decode reads exactly one envelope: begin marker, header, body, end marker.
 // Surrounding text is not allowed; use ExtractEnvelope for logs.
-func Decode(data []byte) (Envelope, error) {
+func Decode(data []byte) (Envelope, error) { return DecodeWithin(data, DefaultLimits) }
+
+// DecodeWithin is Decode of an envelope whose decoding must stay within lim.
+func DecodeWithin(data []byte, lim Limits) (Envelope, error) {
 	lines := splitLines(data)
 	if len(lines) == 0 || lines[0] != BeginMarker {
 		if len(lines) > 0 && strings.HasPrefix(lines[0], markerPrefix) {
@@ -254,7 +258,7 @@ func Decode(data []byte) (Envelope, error) {
 	if end != len(lines)-1 {
 		return Envelope{}, fmt.Errorf("unexpected text after the end marker (%d lines)", len(lines)-1-end)
 	}
-	return decodeBody(lines[1:end])
+	return decodeBody(lines[1:end], lim)
 }
 
 // ExtractEnvelope finds the last complete envelope in a log tail, preferring
@@ -263,6 +267,11 @@ func Decode(data []byte) (Envelope, error) {
 // checksum decides. If no envelope decodes, the error of the last candidate
 // says why.
 func ExtractEnvelope(logTail []byte) (Envelope, error) {
+	return ExtractEnvelopeWithin(logTail, DefaultLimits)
+}
+
+// ExtractEnvelopeWithin is ExtractEnvelope where decoding each envelope must stay within lim.
+func ExtractEnvelopeWithin(logTail []byte, lim Limits) (Envelope, error) {
 	lines := splitLines(logTail)
 	var (
 		best    *Envelope
@@ -298,7 +307,7 @@ func ExtractEnvelope(logTail []byte) (Envelope, error) {
 			continue
 		}
 		i = j
-		env, err := decodeBody(filterBody(body))
+		env, err := decodeBody(filterBody(body), lim)
 		if err != nil {
 			lastErr = err
 			continue
@@ -418,7 +427,7 @@ func parseHeader(l string) (header, error) {
 	return h, nil
 }
 
-func decodeBody(lines []string) (Envelope, error) {
+func decodeBody(lines []string, lim Limits) (Envelope, error) {
 	if len(lines) == 0 {
 		return Envelope{}, errors.New("envelope empty: header missing")
 	}
@@ -426,32 +435,49 @@ func decodeBody(lines []string) (Envelope, error) {
 	if err != nil {
 		return Envelope{}, err
 	}
+	if h.bytes > lim.MaxBytes {
+		return Envelope{}, rejectf("%d bytes of JSON (at most %d)", h.bytes, lim.MaxBytes)
+	}
 	body := strings.Join(lines[1:], "")
-	var raw []byte
+	// open gives the JSON, as many times as asked: once to scan, once to decode.
+	var open func() (io.Reader, error)
 	switch h.encoding {
 	case EncodingJSON:
-		raw = []byte(body)
+		open = func() (io.Reader, error) { return strings.NewReader(body), nil }
 	case EncodingGzipBase64:
 		z, err := base64.StdEncoding.DecodeString(body)
 		if err != nil {
 			return Envelope{}, fmt.Errorf("envelope body: invalid base64: %w", err)
 		}
-		zr, err := gzip.NewReader(bytes.NewReader(z))
-		if err != nil {
-			return Envelope{}, fmt.Errorf("envelope body: invalid gzip: %w", err)
-		}
-		// Read at most one byte more than announced: enough to detect a
-		// mismatch, never a decompression bomb.
-		raw, err = io.ReadAll(io.LimitReader(zr, int64(h.bytes)+1))
-		if err != nil && len(raw) < h.bytes {
-			return Envelope{}, fmt.Errorf("envelope truncated: decompressed %d of %d bytes: %w", len(raw), h.bytes, err)
+		open = func() (io.Reader, error) {
+			zr, err := gzip.NewReader(bytes.NewReader(z))
+			if err != nil {
+				return nil, fmt.Errorf("envelope body: invalid gzip: %w", err)
+			}
+			return zr, nil
 		}
 	}
-	if len(raw) != h.bytes {
+	cost, err := scanWithin(open, h, lim)
+	if err != nil {
+		return Envelope{}, err
+	}
+	// The JSON and what it decodes into, within the process-wide budget.
+	release, err := DecodeMemory.Acquire(context.Background(), int64(h.bytes)+cost)
+	if err != nil {
+		return Envelope{}, err
+	}
+	defer release()
+	r, err := open()
+	if err != nil {
+		return Envelope{}, err
+	}
+	// Read at most one byte more than announced: enough to detect a mismatch, never a bomb.
+	raw, err := io.ReadAll(io.LimitReader(r, int64(h.bytes)+1))
+	if err != nil && len(raw) < h.bytes {
+		return Envelope{}, fmt.Errorf("envelope truncated: decompressed %d of %d bytes: %w", len(raw), h.bytes, err)
+	}
+	if len(raw) != h.bytes { // the scan checked the same bytes' length and checksum
 		return Envelope{}, fmt.Errorf("envelope truncated or padded: body has %d bytes, header says %d", len(raw), h.bytes)
-	}
-	if sum := sha256.Sum256(raw); !bytes.Equal(sum[:], h.sha256) {
-		return Envelope{}, errors.New("envelope corrupt: sha256 mismatch")
 	}
 	var e Envelope
 	if err := json.Unmarshal(raw, &e); err != nil {
@@ -462,6 +488,51 @@ func decodeBody(lines []string) (Envelope, error) {
 	}
 	return e, nil
 }
+
+// scanWithin scans the JSON open gives (at most h.bytes of it) for its decoded cost, holding
+// as much of DecodeMemory as the scan's buffers take (gunzip's window, the read buffer).
+func scanWithin(open func() (io.Reader, error), h header, lim Limits) (int64, error) {
+	release, err := DecodeMemory.Acquire(context.Background(), scanMemory)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	r, err := open()
+	if err != nil {
+		return 0, err
+	}
+	// The body is checked first (length, checksum), so a damaged one says so, not "malformed".
+	sum := sha256.New()
+	counted := &countingReader{r: io.TeeReader(io.LimitReader(r, int64(h.bytes)+1), sum)}
+	cost, scanErr := scanCost(counted, lim)
+	if errors.Is(scanErr, ErrRejected) {
+		return cost, scanErr
+	}
+	_, err = io.Copy(io.Discard, counted)
+	switch {
+	case err != nil && counted.n < int64(h.bytes):
+		return 0, fmt.Errorf("envelope truncated: decompressed %d of %d bytes: %w", counted.n, h.bytes, err)
+	case counted.n != int64(h.bytes):
+		return 0, fmt.Errorf("envelope truncated or padded: body has %d bytes, header says %d", counted.n, h.bytes)
+	case !bytes.Equal(sum.Sum(nil), h.sha256):
+		return 0, errors.New("envelope corrupt: sha256 mismatch")
+	}
+	return cost, scanErr
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// scanMemory is what one scan holds: gunzip's state and the scanner's buffer.
+const scanMemory = 128 << 10
 
 // sortedTagKey renders tags deterministically, for grouping and display.
 func sortedTagKey(tags map[string]string) string {

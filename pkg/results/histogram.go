@@ -210,6 +210,17 @@ func (b *buckets) fromSparse(name string, s []int64) error {
 	if len(s)%2 != 0 {
 		return fmt.Errorf("histogram %s buckets: odd length %d, want index/count pairs", name, len(s))
 	}
+	if len(s) >= 2 {
+		// Indexes ascend: the dense array is allocated once, over the span the pairs cover
+		// (growing it bucket by bucket made three times its size in garbage).
+		last := s[0]
+		for k := 2; k < len(s); k += 2 {
+			last += max(s[k], 0)
+		}
+		if s[0] >= int64(minIndex) && last <= int64(maxIndex) && last >= s[0] {
+			b.offset, b.counts = int(s[0]), make([]uint64, 0, last-s[0]+1)
+		}
+	}
 	idx := int64(0)
 	for k := 0; k < len(s); k += 2 {
 		if k == 0 {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"fleetbench.dev/fleetbench/pkg/results"
@@ -24,12 +25,15 @@ func (o *Output) serveLive() error {
 		b := o.encode(false, nil)
 		o.mu.Unlock()
 		w.Header().Set("Content-Type", "text/plain")
+		// The operator reserves memory for an answer by its announced length.
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.Write(b) //nolint:errcheck // the reader retries on its next evaluation
 	})
 	mux.HandleFunc("GET "+results.FinalPath, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-o.finalReady:
 			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Length", strconv.Itoa(len(o.final)))
 			w.Write(o.final) //nolint:errcheck // the operator falls back to the log
 		case <-r.Context().Done():
 		}

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -30,6 +31,8 @@ type finalEnvelopes struct {
 	base context.Context
 	// got are the final envelopes by pod UID, clean or with a test error.
 	got map[types.UID]*results.Envelope
+	// released gives back what each kept envelope holds of retainedFinals.
+	released map[types.UID]func()
 	// held cancels the request held for a pod; byRun lists a TestRun's pods for forget.
 	held  map[types.UID]context.CancelFunc
 	byRun map[types.UID][]types.UID
@@ -38,7 +41,7 @@ type finalEnvelopes struct {
 func newFinalEnvelopes(api RunnerAPI) *finalEnvelopes {
 	return &finalEnvelopes{
 		api: api, wake: make(chan event.TypedGenericEvent[*v1alpha1.TestRun], 1024),
-		got: map[types.UID]*results.Envelope{}, held: map[types.UID]context.CancelFunc{}, byRun: map[types.UID][]types.UID{},
+		got: map[types.UID]*results.Envelope{}, released: map[types.UID]func(){}, held: map[types.UID]context.CancelFunc{}, byRun: map[types.UID][]types.UID{},
 	}
 }
 
@@ -75,7 +78,7 @@ func (f *finalEnvelopes) hold(run *v1alpha1.TestRun, pod *corev1.Pod, deadline t
 	if base == nil {
 		base = context.Background()
 	}
-	ctx, cancel := context.WithDeadline(base, deadline)
+	ctx, cancel := context.WithDeadline(withEnvelopeLimits(base, envelopeLimits(int(run.Spec.Parallelism))), deadline)
 	f.held[pod.UID] = cancel
 	f.byRun[run.UID] = append(f.byRun[run.UID], pod.UID)
 	// Past its deadline the run has failed or finished: drop what the hold kept, also for a
@@ -91,6 +94,9 @@ func (f *finalEnvelopes) hold(run *v1alpha1.TestRun, pod *corev1.Pod, deadline t
 			if err == nil {
 				f.keep(ctx, pod.UID, &env, owner)
 				return
+			}
+			if errors.Is(err, results.ErrRejected) {
+				return // refused for its size: asking again costs the same; its log says it too
 			}
 			select {
 			case <-ctx.Done():
@@ -108,12 +114,18 @@ func (f *finalEnvelopes) keep(ctx context.Context, uid types.UID, env *results.E
 	if !env.Final {
 		return
 	}
+	release, ok := retainedFinals.TryAcquire(results.SizeOf(env))
+	if !ok {
+		return // the finals kept for every run fill their budget: the log has it too
+	}
 	f.mu.Lock()
 	if _, ok := f.held[uid]; !ok { // forgotten meanwhile
 		f.mu.Unlock()
+		release()
 		return
 	}
 	f.got[uid] = env
+	f.released[uid] = release
 	f.mu.Unlock()
 	select {
 	case f.wake <- event.TypedGenericEvent[*v1alpha1.TestRun]{Object: owner}:
@@ -141,7 +153,7 @@ func (f *finalEnvelopes) drop(run, pod types.UID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.held, pod)
-	delete(f.got, pod)
+	f.unkeep(pod)
 	pods := slices.DeleteFunc(f.byRun[run], func(uid types.UID) bool { return uid == pod })
 	if len(pods) == 0 {
 		delete(f.byRun, run)
@@ -159,7 +171,16 @@ func (f *finalEnvelopes) forget(run types.UID) {
 			cancel()
 		}
 		delete(f.held, uid)
-		delete(f.got, uid)
+		f.unkeep(uid)
 	}
 	delete(f.byRun, run)
+}
+
+// unkeep drops a pod's envelope and what it held of retainedFinals; f.mu is held.
+func (f *finalEnvelopes) unkeep(pod types.UID) {
+	if release := f.released[pod]; release != nil {
+		release()
+	}
+	delete(f.released, pod)
+	delete(f.got, pod)
 }

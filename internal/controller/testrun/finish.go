@@ -118,10 +118,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, run *v1alpha1.TestRun)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	background := client.PropagationPolicy(metav1.DeletePropagationBackground)
 	// Runner and pre-flight Jobs, and the script and result ConfigMaps: owner references would
 	// do it where a garbage collector runs; this does not wait for one.
-	if err := r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(run.Namespace), client.MatchingLabels{naming.LabelTestRun: run.Name}, background); err != nil {
+	if err := r.deleteOwnJobs(ctx, run); err != nil {
 		return ctrl.Result{}, err
 	}
 	for _, name := range []string{naming.ScriptConfigMap(run.Name), naming.ResultConfigMap(run.Name)} {
@@ -135,4 +134,22 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, run *v1alpha1.TestRun)
 	}
 	controllerutil.RemoveFinalizer(run, targetFinalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Update(ctx, run))
+}
+
+// deleteOwnJobs deletes the runner and pre-flight Jobs this TestRun controls; a Job that only
+// carries its labels is someone else's.
+func (r *Reconciler) deleteOwnJobs(ctx context.Context, run *v1alpha1.TestRun) error {
+	var jobs batchv1.JobList
+	if err := r.List(ctx, &jobs, client.InNamespace(run.Namespace), client.MatchingLabels{naming.LabelTestRun: run.Name}); err != nil {
+		return err
+	}
+	for i := range jobs.Items {
+		if controlledBy(&jobs.Items[i], run.UID) {
+			err := r.Delete(ctx, &jobs.Items[i], client.PropagationPolicy(metav1.DeletePropagationBackground))
+			if err := client.IgnoreNotFound(err); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -96,6 +96,12 @@ func (r *Reconciler) liveEnvelopes(ctx context.Context, s *scope) ([]results.Env
 	if !s.live.read {
 		s.live.envs, s.live.err = r.readLive(ctx, s)
 		s.live.read = true
+		for _, err := range joined(s.live.err) {
+			if errors.Is(err, results.ErrRejected) {
+				s.rejectResult(nil, err)
+				break
+			}
+		}
 	}
 	return s.live.envs, s.live.err
 }
@@ -112,6 +118,7 @@ func (r *Reconciler) readLive(ctx context.Context, s *scope) ([]results.Envelope
 	}
 	envs := make([]results.Envelope, len(running))
 	errs := make([]error, len(running))
+	ctx = withEnvelopeLimits(ctx, envelopeLimits(len(s.runners)))
 	onRunners(running, func(i int, pod *corev1.Pod) { envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod) })
 	return envs, errors.Join(errs...)
 }

@@ -109,11 +109,8 @@ func k6Errors(log string) string {
 		// A stack trace's newlines and tabs become single spaces in a one-line message.
 		msgs = append(msgs, strings.Join(strings.Fields(msg), " "))
 	}
-	text := strings.Join(msgs[max(0, len(msgs)-3):], "; ")
-	if len(text) > maxErrorText {
-		text = text[:maxErrorText] + "…"
-	}
-	return text
+	// The pod wrote it: printable only (no terminal escapes), and short.
+	return excerpt(strings.Join(msgs[max(0, len(msgs)-3):], "; "), maxErrorText)
 }
 
 func jobFailed(job *batchv1.Job) string {

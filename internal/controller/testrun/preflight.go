@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -86,10 +87,20 @@ func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Res
 		}
 		return ctrl.Result{}, err
 	}
+	if err := r.readUnseen(ctx, job); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !controlledBy(job, run.UID) {
+		s.fail(v1alpha1.ReasonRunnerRejected, fmt.Sprintf("a Job named %s exists in namespace %s that this TestRun does not own; "+
+			"delete it, or give the TestRun another name", job.Name, run.Namespace))
+		return ctrl.Result{}, nil
+	}
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(run.Namespace), client.MatchingLabels(runners.PreflightLabels(run))); err != nil {
 		return ctrl.Result{}, err
 	}
+	// Only the pre-flight Job's own pod speaks for the script: labels anyone may copy.
+	pods.Items = slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return !controlledBy(&p, job.UID) })
 	p := judgePreflight(job, pods.Items)
 	switch {
 	case p.failReason != "":

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -99,6 +100,9 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	ended := lastEnd(s)
 	envs, problems := r.readEnvelopes(ctx, s)
+	if s.failure != nil {
+		return ctrl.Result{}, nil // an envelope was refused: its runner's results cannot be had
+	}
 	if len(problems) > 0 && len(envs) < len(s.runners) && s.summary.runFailure() == nil && !rc.Expired(s.now, ended.Add(s.timeouts.Collection)) {
 		// Logs can lag the container's exit; failed runners may never print an envelope.
 		setCondition(run, v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "Reading", strings.Join(problems, "; "))
@@ -174,14 +178,24 @@ func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Env
 	onRunners(pods, func(i int, pod *corev1.Pod) {
 		// The envelope ends the log, unless k6 logged much after it: then read much more.
 		for _, lines := range []int64{runnerLogLines, runnerLogLinesAll} {
+			// The log and the envelope decoded from it are held within wireMemory: a fleet of
+			// runners with long logs is read a few at a time, not all at once.
+			waitCtx, cancel := context.WithTimeout(ctx, callTimeout)
+			release, err := wireMemory.Acquire(waitCtx, logLimit(lines))
+			cancel()
+			if err != nil {
+				errs[i] = fmt.Errorf("no memory free to read its log yet: %w", err)
+				return
+			}
 			tail, err := r.Logs.Tail(ctx, pod, runners.ContainerName, lines, false)
 			if err == nil {
 				var env results.Envelope
-				if env, err = results.ExtractEnvelope(tail); err == nil {
+				if env, err = results.ExtractEnvelopeWithin(tail, envelopeLimits(len(s.runners))); err == nil {
 					envs[i] = &env
 				}
 			}
-			if errs[i] = err; err == nil {
+			release()
+			if errs[i] = err; err == nil || errors.Is(err, results.ErrRejected) {
 				return
 			}
 		}
@@ -194,6 +208,9 @@ func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Env
 			problems = append(problems, fmt.Sprintf("runner %d has no pod to read", rs.index))
 		case envs[i] != nil:
 			out = append(out, *envs[i])
+		case errors.Is(errs[i], results.ErrRejected):
+			s.rejectResult(rs.pod, errs[i])
+			problems = append(problems, fmt.Sprintf("runner %s: its result envelope was refused", rs.pod.Name))
 		default:
 			problems = append(problems, fmt.Sprintf("runner %s: %v", rs.pod.Name, errs[i]))
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -67,8 +66,9 @@ const (
 	scriptTimeout = 2 * time.Minute
 )
 
-// transport reaches one port of a runner pod and returns the status code and body.
-type transport func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte) (int, []byte, error)
+// transport reaches one port of a runner pod and returns the status code and body; a body of
+// more than limit bytes is an error. A large body holds its share of wireMemory until release.
+type transport func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte, limit int64) (code int, b []byte, release func(), err error)
 
 // k6API is RunnerAPI over a transport: pod IPs (NewDirectRunnerAPI) or the API server's pod
 // proxy (NewProxyRunnerAPI).
@@ -76,96 +76,153 @@ type k6API struct{ call transport }
 
 // NewDirectRunnerAPI reaches runners at their pod IPs: the manager runs in the cluster.
 func NewDirectRunnerAPI() RunnerAPI {
+	return newDirectRunnerAPI(func(pod *corev1.Pod, port int) string {
+		return net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(port))
+	})
+}
+
+// newDirectRunnerAPI reaches each runner at the address addr gives (tests point it elsewhere).
+func newDirectRunnerAPI(addr func(pod *corev1.Pod, port int) string) RunnerAPI {
 	// Idle connections to every runner stay open (the default keeps 100 in all): the start's
 	// Resume calls reuse the ones Warm opened, so no handshake widens the start skew.
 	client := &http.Client{Transport: &http.Transport{
 		Proxy: nil, MaxIdleConns: 0, MaxIdleConnsPerHost: 2, IdleConnTimeout: 2 * time.Minute,
 		// Every runner holds a connection for its final envelope: small buffers keep 1,000 of
-		// them cheap (requests are a few hundred bytes; an answer's size is not bounded by them).
+		// them cheap (requests are a few hundred bytes; an answer's size is bounded by the call).
 		WriteBufferSize: 1 << 10, ReadBufferSize: 2 << 10,
 		DialContext: (&net.Dialer{Timeout: callTimeout, KeepAlive: 30 * time.Second}).DialContext,
-	}}
-	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte) (int, []byte, error) {
+	}, CheckRedirect: refuseRedirect}
+	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte, limit int64) (int, []byte, func(), error) {
 		if pod.Status.PodIP == "" {
-			return 0, nil, fmt.Errorf("runner pod %s has no IP yet", pod.Name)
+			return 0, nil, nil, fmt.Errorf("runner pod %s has no IP yet", pod.Name)
 		}
-		url := "http://" + pod.Status.PodIP + ":" + strconv.Itoa(port) + path
-		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-		if err != nil {
-			return 0, nil, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, nil, err
-		}
-		defer func() { _ = resp.Body.Close() }()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-		return resp.StatusCode, b, err
+		return doHTTP(ctx, client, method, "http://"+addr(pod, port)+path, body, limit)
 	}}
 }
 
 // NewProxyRunnerAPI reaches runners through the API server's pods/proxy: the manager runs
-// outside the cluster (make run, tests) and no network path to pod IPs is needed.
-func NewProxyRunnerAPI(rc rest.Interface) RunnerAPI {
-	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte) (int, []byte, error) {
-		result := rc.Verb(method).SetHeader("Content-Type", "application/json").
-			Namespace(pod.Namespace).Resource("pods").Name(pod.Name + ":" + strconv.Itoa(port)).
-			SubResource("proxy").Suffix(strings.TrimPrefix(path, "/")).Body(body).Do(ctx)
-		var code int
-		result.StatusCode(&code)
-		b, err := result.Raw()
-		if code >= 300 {
-			err = nil // the code says it, with the body
-		}
-		return code, b, err
-	}}
+// outside the cluster (make run, tests) and no network path to pod IPs is needed. Its own HTTP
+// client follows no redirect, whatever the runner answers.
+func NewProxyRunnerAPI(cfg *rest.Config) (RunnerAPI, error) {
+	cs, hc, err := NoRedirectClientset(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rc := cs.CoreV1().RESTClient()
+	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte, limit int64) (int, []byte, func(), error) {
+		u := rc.Verb(method).Namespace(pod.Namespace).Resource("pods").Name(pod.Name + ":" + strconv.Itoa(port)).
+			SubResource("proxy").Suffix(strings.TrimPrefix(path, "/")).URL()
+		return doHTTP(ctx, hc, method, u.String(), body, limit)
+	}}, nil
 }
 
-// maxAnswer bounds what one runner answer may take in memory (a live envelope is the largest).
-const maxAnswer = 64 << 20
+// doHTTP makes one request and reads at most limit bytes of the answer. A body that may be
+// larger than maxSmallAnswer is read within wireMemory, held until release: its size as
+// announced, else the limit.
+func doHTTP(ctx context.Context, client *http.Client, method, url string, body []byte, limit int64) (int, []byte, func(), error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	// Once the answer began, its body must follow at once (a held request waits for its
+	// headers only): a runner that trickles it must not keep wireMemory.
+	stop := time.AfterFunc(bodyTimeout, cancel)
+	defer stop.Stop()
+	if resp.StatusCode >= 300 {
+		// An error's text is shown, not parsed: a little of it is enough.
+		limit = min(limit, maxSmallAnswer)
+	}
+	if resp.ContentLength > limit {
+		return resp.StatusCode, nil, nil, fmt.Errorf("%w: %d bytes announced, at most %d", errTooLarge, resp.ContentLength, limit)
+	}
+	release := func() {}
+	if weight := limit; weight > maxSmallAnswer {
+		if resp.ContentLength >= 0 {
+			weight = resp.ContentLength // the body cannot be longer: net/http stops there
+		}
+		if release, err = wireMemory.Acquire(ctx, weight); err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	b, err := readAtMost(resp.Body, limit)
+	if err != nil && resp.StatusCode < 300 {
+		release()
+		return resp.StatusCode, nil, nil, err
+	}
+	return resp.StatusCode, b, release, nil
+}
+
+// bodyTimeout bounds the read of an answer's body, after its headers.
+const bodyTimeout = 10 * time.Second
+
+// wireMemory bounds the large answers (envelopes, logs) the manager holds at once, with what
+// they decode into: a fleet's answers are read a few at a time when they are large.
+var wireMemory = results.NewBudget(32 << 20)
 
 // maxSetupData bounds setup()'s data, which every runner gets a copy of.
 const maxSetupData = 1 << 20
 
-// do makes one call; a zero timeout leaves the bound to ctx (a held request).
-func (k *k6API) do(ctx context.Context, pod *corev1.Pod, timeout time.Duration, port int, method, path string, body []byte) ([]byte, error) {
+// do makes one call whose answer is small; a zero timeout leaves the bound to ctx.
+func (k *k6API) do(ctx context.Context, pod *corev1.Pod, timeout time.Duration, port int, method, path string, body []byte, limit int64) ([]byte, error) {
+	b, release, err := k.doLarge(ctx, pod, timeout, port, method, path, body, limit)
+	if release != nil {
+		release()
+	}
+	return b, err
+}
+
+// doLarge makes one call; the answer holds wireMemory until release (nil on error).
+func (k *k6API) doLarge(ctx context.Context, pod *corev1.Pod, timeout time.Duration, port int, method, path string, body []byte, limit int64) ([]byte, func(), error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	code, b, err := k.call(ctx, pod, port, method, path, body)
+	code, b, release, err := k.call(ctx, pod, port, method, path, body, limit)
 	if err != nil {
-		return nil, fmt.Errorf("runner %s: %w", pod.Name, err)
+		return nil, nil, fmt.Errorf("runner %s: %s %s: %w", pod.Name, method, path, err)
+	}
+	fail := func(err error) ([]byte, func(), error) {
+		release()
+		return nil, nil, err
+	}
+	if code >= 300 && code < 400 {
+		return fail(fmt.Errorf("runner %s answered %s %s with a redirect (%d), which the operator does not follow: %s",
+			pod.Name, method, path, code, k6Detail(b)))
 	}
 	if code < 200 || code >= 300 {
-		return nil, fmt.Errorf("runner %s answered %d: %s", pod.Name, code, k6Detail(b))
+		return fail(fmt.Errorf("runner %s answered %d: %s", pod.Name, code, k6Detail(b)))
 	}
-	return b, nil
+	return b, release, nil
 }
 
-// k6Detail is the error text of a k6 REST API answer ({"errors":[{"title","detail"}]}).
+// k6Detail is the error text of a k6 REST API answer ({"errors":[{"title","detail"}]}): a short,
+// printable excerpt, since it ends up in status.message.
 func k6Detail(b []byte) string {
 	var e struct {
 		Errors []struct{ Title, Detail string } `json:"errors"`
 	}
 	if json.Unmarshal(b, &e) == nil && len(e.Errors) > 0 {
-		return strings.TrimSpace(e.Errors[0].Title + ": " + e.Errors[0].Detail)
+		return excerpt(e.Errors[0].Title+": "+e.Errors[0].Detail, maxExcerpt)
 	}
-	if len(b) > 512 {
-		b = b[:512]
-	}
-	return string(b)
+	return excerpt(string(b), maxExcerpt)
 }
 
 func (k *k6API) patchStatus(ctx context.Context, pod *corev1.Pod, attrs map[string]any) error {
-	_, err := k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodPatch, "/v1/status", statusBody(attrs))
+	_, err := k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodPatch, "/v1/status", statusBody(attrs), maxSmallAnswer)
 	return err
 }
 
 func (k *k6API) status(ctx context.Context, pod *corev1.Pod) ([]byte, error) {
-	return k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodGet, "/v1/status", nil)
+	return k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodGet, "/v1/status", nil, maxSmallAnswer)
 }
 
 func (k *k6API) Warm(ctx context.Context, pod *corev1.Pod) error {
@@ -182,15 +239,16 @@ func (k *k6API) Stop(ctx context.Context, pod *corev1.Pod) error {
 }
 
 func (k *k6API) Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
-	b, err := k.do(ctx, pod, 2*callTimeout, runners.LivePort, http.MethodGet, results.LivePath, nil)
+	b, release, err := k.doLarge(ctx, pod, 2*callTimeout, runners.LivePort, http.MethodGet, results.LivePath, nil, results.MaxWireBytes)
 	if err != nil {
 		return results.Envelope{}, err
 	}
-	return results.ExtractEnvelope(b)
+	defer release()
+	return results.ExtractEnvelopeWithin(b, envelopeLimitsOf(ctx))
 }
 
 func (k *k6API) Setup(ctx context.Context, pod *corev1.Pod) (json.RawMessage, error) {
-	b, err := k.do(ctx, pod, scriptTimeout, runners.APIPort, http.MethodPost, "/v1/setup", nil)
+	b, err := k.do(ctx, pod, scriptTimeout, runners.APIPort, http.MethodPost, "/v1/setup", nil, maxSetupAnswer)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +269,7 @@ func (k *k6API) Setup(ctx context.Context, pod *corev1.Pod) (json.RawMessage, er
 }
 
 func (k *k6API) SetSetupData(ctx context.Context, pod *corev1.Pod, data json.RawMessage) error {
-	_, err := k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodPut, "/v1/setup", data)
+	_, err := k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodPut, "/v1/setup", data, maxSmallAnswer)
 	return err
 }
 
@@ -230,21 +288,22 @@ func (k *k6API) Ended(ctx context.Context, pod *corev1.Pod) (bool, error) {
 }
 
 func (k *k6API) Teardown(ctx context.Context, pod *corev1.Pod) error {
-	_, err := k.do(ctx, pod, scriptTimeout, runners.APIPort, http.MethodPost, "/v1/teardown", nil)
+	_, err := k.do(ctx, pod, scriptTimeout, runners.APIPort, http.MethodPost, "/v1/teardown", nil, maxSmallAnswer)
 	return err
 }
 
 func (k *k6API) Release(ctx context.Context, pod *corev1.Pod) error {
-	_, err := k.do(ctx, pod, callTimeout, runners.LivePort, http.MethodPost, results.ReleasePath, nil)
+	_, err := k.do(ctx, pod, callTimeout, runners.LivePort, http.MethodPost, results.ReleasePath, nil, maxSmallAnswer)
 	return err
 }
 
 func (k *k6API) Final(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
-	b, err := k.do(ctx, pod, 0, runners.LivePort, http.MethodGet, results.FinalPath, nil)
+	b, release, err := k.doLarge(ctx, pod, 0, runners.LivePort, http.MethodGet, results.FinalPath, nil, results.MaxWireBytes)
 	if err != nil {
 		return results.Envelope{}, err
 	}
-	return results.ExtractEnvelope(b)
+	defer release()
+	return results.ExtractEnvelopeWithin(b, envelopeLimitsOf(ctx))
 }
 
 // k6Status is the body of k6's /v1/status.

@@ -150,6 +150,7 @@ func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
 		wg.Go(func() {
 			defer func() { <-slots }()
 			if errs[i] = rc.CreateOrGet(ctx, r.Client, job); errs[i] == nil {
+				errs[i] = r.readUnseen(ctx, job)
 				jobs[i] = job
 			}
 		})
@@ -157,6 +158,11 @@ func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
 	wg.Wait()
 	for i, err := range errs {
 		switch {
+		case err == nil && jobs[i] != nil && !controlledBy(jobs[i], run.UID):
+			// The name is taken by a Job this run does not control: never adopt it.
+			s.fail(v1alpha1.ReasonRunnerRejected, fmt.Sprintf("a Job named %s exists in namespace %s that this TestRun does not own; "+
+				"delete it, or give the TestRun another name", jobs[i].Name, run.Namespace))
+			return nil
 		case err == nil:
 			if jobs[i] != nil {
 				s.runners[i].job = jobs[i]

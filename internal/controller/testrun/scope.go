@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -172,7 +173,8 @@ func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 		return err
 	}
 	for i := range jobs.Items {
-		if idx, ok := runnerIndex(&jobs.Items[i], n); ok {
+		// Labels anyone may write; only the Job this TestRun controls is its runner.
+		if idx, ok := runnerIndex(&jobs.Items[i], n); ok && controlledBy(&jobs.Items[i], run.UID) {
 			s.runners[idx].job = &jobs.Items[i]
 		}
 	}
@@ -182,11 +184,13 @@ func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if idx, ok := runnerIndex(pod, n); ok {
-			// A Job never retries, so there is one pod per runner; keep the newest if not.
-			if cur := s.runners[idx].pod; cur == nil || cur.CreationTimestamp.Before(&pod.CreationTimestamp) {
-				s.runners[idx].pod = pod
-			}
+		idx, ok := runnerIndex(pod, n)
+		if !ok || s.runners[idx].job == nil || !controlledBy(pod, s.runners[idx].job.UID) {
+			continue // a look-alike: never called, never read
+		}
+		// A Job never retries, so there is one pod per runner; keep the newest if not.
+		if cur := s.runners[idx].pod; cur == nil || cur.CreationTimestamp.Before(&pod.CreationTimestamp) {
+			s.runners[idx].pod = pod
 		}
 	}
 	for i := range s.runners {
@@ -200,6 +204,24 @@ func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 		}
 	}
 	return nil
+}
+
+// readUnseen reads obj from the API server when CreateOrGet left it as built (the name exists,
+// the cache does not show it): a Job without fleetbench's labels is not cached, and may be a
+// tenant's under the name of a run's child.
+func (r *Reconciler) readUnseen(ctx context.Context, obj client.Object) error {
+	if obj.GetUID() != "" {
+		return nil
+	}
+	return client.IgnoreNotFound(r.apiReader.Get(ctx, client.ObjectKeyFromObject(obj), obj))
+}
+
+// controlledBy says whether o's controller owner reference names the object with uid: how a
+// runner's Job is told from a look-alike carrying the same labels (a tenant may create any pod
+// or Job with fleetbench's labels in its namespace, and make it the newest).
+func controlledBy(o metav1.Object, uid types.UID) bool {
+	ref := metav1.GetControllerOfNoCopy(o)
+	return ref != nil && uid != "" && ref.UID == uid
 }
 
 func runnerIndex(o metav1.Object, n int) (int, bool) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"time"
@@ -34,14 +35,23 @@ type APITargetStats struct {
 func (a *APITargetStats) NodeSummary(ctx context.Context, node string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return a.Clientset.CoreV1().RESTClient().Get().Resource("nodes").Name(node).
-		SubResource("proxy").Suffix("stats/summary").DoRaw(ctx)
+	return readStream(a.Clientset.CoreV1().RESTClient().Get().Resource("nodes").Name(node).
+		SubResource("proxy").Suffix("stats/summary").Stream(ctx))
+}
+
+// readStream reads an answer of at most maxStatsAnswer bytes.
+func readStream(stream io.ReadCloser, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = stream.Close() }()
+	return readAtMost(stream, maxStatsAnswer)
 }
 
 func (a *APITargetStats) PodMetrics(ctx context.Context, namespace string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return a.Clientset.CoreV1().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", namespace, "pods").DoRaw(ctx)
+	return readStream(a.Clientset.CoreV1().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", namespace, "pods").Stream(ctx))
 }
 
 var errKubeletNoContainers = errors.New("the kubelet reports no target container yet")
@@ -71,6 +81,8 @@ const (
 	minSampleInterval = time.Second
 	// targetLogLines bounds how much of each target container's log is scanned for findings.
 	targetLogLines = 200000
+	// maxTargetLogBytes bounds the target logs one search holds (each read is maxLogBytes at most).
+	maxTargetLogBytes = 32 << 20
 )
 
 func (r *Reconciler) sampleInterval(run *v1alpha1.TestRun) time.Duration {
@@ -284,6 +296,7 @@ func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 
 	pods := s.targetPods
 	var logs [][]byte
+	read := 0
 	for i := range pods {
 		for _, cs := range pods[i].Status.ContainerStatuses {
 			t.Restarts += cs.RestartCount
@@ -296,7 +309,13 @@ func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 				if previous && cs.RestartCount == 0 {
 					continue
 				}
+				if read >= maxTargetLogBytes {
+					// The target's image writes these logs: what they may take is bounded.
+					logf.FromContext(ctx).Info("target logs past the limit are not searched", "pod", pods[i].Name, "container", cs.Name, "limit", maxTargetLogBytes)
+					continue
+				}
 				tail, err := r.Logs.Tail(ctx, &pods[i], cs.Name, targetLogLines, previous)
+				read += len(tail)
 				if err != nil {
 					logf.FromContext(ctx).Info("reading a target log failed", "pod", pods[i].Name, "container", cs.Name, "previous", previous, "error", err.Error())
 					continue
