@@ -59,7 +59,10 @@ func TestManagerRoleAllowsTheRawCallsItMakes(t *testing.T) {
 	// nodes/proxy and pods/proxy are not in the manager's ClusterRole: the chart grants them
 	// apart, where they are used.
 	stats := &APITargetStats{Clientset: cs}
-	proxied := NewProxyRunnerAPI(cs.CoreV1().RESTClient())
+	proxied, err := NewProxyRunnerAPI(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	calls := map[string]func() error{
 		"GET /v1/status":   func() error { return proxied.Warm(call, pod) },
 		"POST /v1/setup":   func() error { _, err := proxied.Setup(call, pod); return err },

@@ -6,17 +6,14 @@ import (
 	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
-	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/statusbound"
 )
 
@@ -43,8 +40,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, before, run *v1alpha1.Test
 	r.finals.forget(run.UID)
 	r.scripts.forget(run.UID)
 	// The load must not go on unwatched; the target goes as for any ended run (reconcileFinished).
-	if derr := r.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(run.Namespace), client.MatchingLabels{naming.LabelTestRun: run.Name},
-		client.PropagationPolicy(metav1.DeletePropagationBackground)); derr != nil {
+	if derr := r.deleteOwnJobs(ctx, run); derr != nil {
 		logf.FromContext(ctx).Info("deleting the runner Jobs of a run whose status was refused failed", "error", derr.Error())
 	}
 	r.recorder.Eventf(run, nil, corev1.EventTypeWarning, v1alpha1.ReasonStatusRejected, string(v1alpha1.PhaseFailed), "%s", short.Message)
