@@ -117,6 +117,15 @@ type TestRunSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) > 0)",message="spec.thresholds entries need at least one expression, e.g. http_req_failed: [\"rate<0.01\"]"
 	Thresholds map[string]ThresholdList `json:"thresholds,omitempty"`
 
+	// thresholdsOnNoData judges a threshold whose metric or sub-metric matched no sample (say
+	// http_req_duration{name:push} when no request carries that tag), in spec.thresholds or
+	// the script's own: Pass (the default, as k6 does: judged on zero values, or skipped for a
+	// rate, so it usually passes) or Fail (it fails, and so does the verdict). Either way
+	// status.results.warnings names it.
+	// +optional
+	// +kubebuilder:validation:Enum=Pass;Fail
+	ThresholdsOnNoData ThresholdsOnNoData `json:"thresholdsOnNoData,omitempty"`
+
 	// stability holds the knobs of a stability test.
 	// +optional
 	Stability *StabilitySpec `json:"stability,omitempty"`
@@ -189,6 +198,16 @@ type OutputSpec struct {
 	// +listType=atomic
 	TrendStats []string `json:"trendStats,omitempty"`
 }
+
+// ThresholdsOnNoData is how a threshold on no data is judged.
+type ThresholdsOnNoData string
+
+const (
+	// ThresholdsOnNoDataPass judges it as k6 does (the default).
+	ThresholdsOnNoDataPass ThresholdsOnNoData = "Pass"
+	// ThresholdsOnNoDataFail fails it.
+	ThresholdsOnNoDataFail ThresholdsOnNoData = "Fail"
+)
 
 // ThresholdList is the list of expressions for one metric.
 // +kubebuilder:validation:MaxItems=8
