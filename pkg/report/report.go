@@ -28,6 +28,8 @@ type Outcome struct {
 	FailedThresholds []string
 	// K6Summary is the full merged result in k6's summary shape.
 	K6Summary K6Summary
+	// NoData warns of the thresholds judged on no data (also in Results.Warnings).
+	NoData []string
 }
 
 // Options are the TestRun's choices in how the merged results are judged.
@@ -104,7 +106,8 @@ func BuildWith(s *results.Summary, thresholds map[string]v1alpha1.ThresholdList,
 	// The script's own thresholds, which k6 judged per runner, count too, judged on merged data.
 	evaluated := append(s.EvaluateThresholds(spec), scriptOnly(s.Thresholds, spec)...)
 	sort.SliceStable(evaluated, func(i, j int) bool { return evaluated[i].Metric < evaluated[j].Metric })
-	for _, w := range judgeNoData(evaluated, opts.NoData) {
+	out.NoData = judgeNoData(evaluated, opts.NoData)
+	for _, w := range out.NoData {
 		if len(r.Warnings) < maxWarnings {
 			r.Warnings = append(r.Warnings, w)
 		}
