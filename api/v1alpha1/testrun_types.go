@@ -118,6 +118,15 @@ type TestRunSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256)",message="spec.thresholds keys must be at most 256 characters (a metric name and its tag filter): each is written into status.results.thresholds, which holds no more; shorten the metric name or the tag filter"
 	Thresholds map[string]ThresholdList `json:"thresholds,omitempty"`
 
+	// thresholdsOnNoData judges a threshold whose metric or sub-metric matched no sample (say
+	// http_req_duration{name:push} when no request carries that tag), in spec.thresholds or
+	// the script's own: Pass (the default, as k6 does: judged on zero values, or skipped for a
+	// rate, so it usually passes) or Fail (it fails, and so does the verdict). Either way
+	// status.results.warnings names it.
+	// +optional
+	// +kubebuilder:validation:Enum=Pass;Fail
+	ThresholdsOnNoData ThresholdsOnNoData `json:"thresholdsOnNoData,omitempty"`
+
 	// stability holds the knobs of a stability test.
 	// +optional
 	Stability *StabilitySpec `json:"stability,omitempty"`
@@ -190,6 +199,16 @@ type OutputSpec struct {
 	// +listType=atomic
 	TrendStats []string `json:"trendStats,omitempty"`
 }
+
+// ThresholdsOnNoData is how a threshold on no data is judged.
+type ThresholdsOnNoData string
+
+const (
+	// ThresholdsOnNoDataPass judges it as k6 does (the default).
+	ThresholdsOnNoDataPass ThresholdsOnNoData = "Pass"
+	// ThresholdsOnNoDataFail fails it.
+	ThresholdsOnNoDataFail ThresholdsOnNoData = "Fail"
+)
 
 // ThresholdList is the list of expressions for one metric.
 // +kubebuilder:validation:MaxItems=8

@@ -28,11 +28,24 @@ type Outcome struct {
 	FailedThresholds []string
 	// K6Summary is the full merged result in k6's summary shape.
 	K6Summary K6Summary
+	// NoData warns of the thresholds judged on no data (also in Results.Warnings).
+	NoData []string
+}
+
+// Options are the TestRun's choices in how the merged results are judged.
+type Options struct {
+	// NoData is spec.thresholdsOnNoData: Fail fails a threshold that matched no sample.
+	NoData v1alpha1.ThresholdsOnNoData
 }
 
 // Build maps a merged summary onto status. expectedRunners is the TestRun's parallelism: fewer
 // final envelopes than that marks the results partial.
 func Build(s *results.Summary, thresholds map[string]v1alpha1.ThresholdList, expectedRunners int) Outcome {
+	return BuildWith(s, thresholds, expectedRunners, Options{})
+}
+
+// BuildWith is Build judged with opts.
+func BuildWith(s *results.Summary, thresholds map[string]v1alpha1.ThresholdList, expectedRunners int, opts Options) Outcome {
 	out := Outcome{Results: &v1alpha1.Results{}}
 	r := out.Results
 	final := 0
@@ -93,11 +106,21 @@ func Build(s *results.Summary, thresholds map[string]v1alpha1.ThresholdList, exp
 	// The script's own thresholds, which k6 judged per runner, count too, judged on merged data.
 	evaluated := append(s.EvaluateThresholds(spec), scriptOnly(s.Thresholds, spec)...)
 	sort.SliceStable(evaluated, func(i, j int) bool { return evaluated[i].Metric < evaluated[j].Metric })
+	out.NoData = judgeNoData(evaluated, opts.NoData)
+	for _, w := range out.NoData {
+		if len(r.Warnings) < maxWarnings {
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
 	for _, t := range evaluated {
 		r.Thresholds = append(r.Thresholds, v1alpha1.ThresholdResult{
 			Metric: t.Metric, Expression: t.Expression, Passed: t.Passed, Value: fmt.Sprintf("%g", round(t.Value)),
 		})
-		if !t.Passed {
+		switch {
+		case t.Passed:
+		case t.NoData:
+			out.FailedThresholds = append(out.FailedThresholds, fmt.Sprintf("%s %s (no data, spec.thresholdsOnNoData: Fail)", t.Metric, t.Expression))
+		default:
 			out.FailedThresholds = append(out.FailedThresholds, fmt.Sprintf("%s %s (was %g)", t.Metric, t.Expression, round(t.Value)))
 		}
 	}

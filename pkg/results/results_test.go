@@ -345,3 +345,27 @@ func TestCustomGaugesKeepTheLatestValue(t *testing.T) {
 		t.Errorf("vus = %g, want the fleet's 3+4", got)
 	}
 }
+
+// A threshold whose key matched no sample is marked NoData, whatever k6 judges it to; one that
+// matched samples is not.
+func TestThresholdsJudgedOnNoDataAreMarked(t *testing.T) {
+	s, err := Merge(smallEnvelope("a", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		key, expr string
+		noData    bool
+	}{
+		{"http_req_duration{scenario:none}", "p(95)<500", true},
+		{"http_req_failed", "rate<0.01", true},
+		{"errors", "count<1", true},
+		{"http_req_duration", "p(95)<500", false},
+		{"http_req_duration{scenario:default}", "p(95)<500", false},
+	} {
+		r := s.EvaluateThresholds(map[string][]string{tc.key: {tc.expr}})[0]
+		if r.Error != "" || r.NoData != tc.noData {
+			t.Errorf("%s %s: NoData %v, want %v (%+v)", tc.key, tc.expr, r.NoData, tc.noData, r)
+		}
+	}
+}

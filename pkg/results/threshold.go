@@ -145,8 +145,11 @@ type ThresholdResult struct {
 	Value      float64 `json:"value"` // the aggregated left-hand side
 	Passed     bool    `json:"passed"`
 	// Skipped is true when k6 would have no value to judge (an empty Rate): it passes.
-	Skipped bool   `json:"skipped,omitempty"`
-	Error   string `json:"error,omitempty"`
+	Skipped bool `json:"skipped,omitempty"`
+	// NoData is true when no sample matched the key (no runner saw the metric, or none of its
+	// samples carried the tags): k6 judges it on zero values (or skips it) and it usually passes.
+	NoData bool   `json:"noData,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // EvaluateThresholds evaluates thresholds (metric key to expressions) on the
@@ -204,6 +207,7 @@ func (s *Summary) evaluate(key, expr string) ThresholdResult {
 // "rate" is ambiguous there (a Counter's 0 or a Rate's pass) and it passes, as the Rate
 // thresholds scripts write do.
 func emptyThreshold(r ThresholdResult, t Threshold, typ MetricType, known bool, seconds float64) ThresholdResult {
+	r.NoData = true
 	missing := t.Method == "rate" && (!known || typ == Rate || seconds <= 0)
 	if missing {
 		r.Passed, r.Skipped = true, true

@@ -155,6 +155,9 @@ func invalidCases() []invalidCase {
 		{name: "devices zero", obj: run().Devices(0, "1s").Duration("1m").Obj(),
 			want: []string{"spec.load.devices", "greater than or equal to 1"}},
 
+		{name: "thresholdsOnNoData unknown", obj: run().Obj(), edit: set([]string{"spec", "thresholdsOnNoData"}, "Ignore"),
+			want: []string{"spec.thresholdsOnNoData", `supported values: "Pass", "Fail"`}},
+
 		// --- test types and their knobs
 		{name: "unknown type", obj: run().Type("soak").Obj(),
 			want: []string{"spec.type", "Unsupported value: \"soak\""}},

@@ -107,8 +107,8 @@ func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Res
 		s.fail(p.failReason, p.failMessage)
 		return ctrl.Result{}, nil
 	case p.passed:
-		setCondition(run, v1alpha1.ConditionScriptChecked, metav1.ConditionTrue, "Loaded",
-			"k6 loaded the script: it compiles, its imports resolve and its options parse")
+		msg := r.warnBeforeRun(ctx, s, pods.Items, "k6 loaded the script: it compiles, its imports resolve and its options parse")
+		setCondition(run, v1alpha1.ConditionScriptChecked, metav1.ConditionTrue, "Loaded", msg)
 		if exportsHandleSummary(s.script) {
 			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "HandleSummaryNotRun", "CheckScript", "%s", handleSummaryNotRun)
 		}

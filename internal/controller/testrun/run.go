@@ -18,7 +18,6 @@ import (
 	"fleetbench.dev/fleetbench/pkg/report"
 	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
-	"fleetbench.dev/fleetbench/pkg/statusbound"
 )
 
 // reconcileRun waits for every runner to end, sampling the target and judging peak steps
@@ -119,8 +118,9 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		if summary, err = results.Merge(envs...); err != nil {
 			problems = append(problems, "merging: "+err.Error())
 		} else {
-			o := report.Build(&summary, run.Spec.Thresholds, len(s.runners))
+			o := report.BuildWith(&summary, run.Spec.Thresholds, len(s.runners), report.Options{NoData: run.Spec.ThresholdsOnNoData})
 			merged = &o
+			r.warn(run, eventThresholdNoData, "Collect", o.NoData)
 		}
 	}
 	collectionDuration.Observe(s.now.Sub(ended).Seconds())
@@ -137,7 +137,10 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		abort: run.Status.AbortOnFail,
 	}.withTargetLost(run))
 	if merged != nil {
-		statusbound.CarryWarning(run.Status.Results, merged.Results)
+		// The warnings the pre-flight knew, and the cut one statusbound left, stay ahead of the merge's own.
+		if before := run.Status.Results; before != nil {
+			merged.Results.Warnings = mergeWarnings(before.Warnings, merged.Results.Warnings)
+		}
 		run.Status.Results = merged.Results
 		run.Status.Results.Partial = run.Status.Results.Partial || e.partial
 		run.Status.GeneratorBound, run.Status.GeneratorBoundReason = merged.GeneratorBound, merged.GeneratorBoundReason
