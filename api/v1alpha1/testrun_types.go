@@ -35,6 +35,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || !has(self.load) || !has(self.load.devices) || self.peak.maxDevices > self.load.devices",message="spec.peak.maxDevices must be greater than spec.load.devices, the starting point"
 // +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || !has(self.load) || !has(self.load.devices) || (self.peak.maxDevices - self.load.devices + self.peak.stepDevices - 1) / self.peak.stepDevices <= 199",message="spec.peak: the climb from spec.load.devices to spec.peak.maxDevices by spec.peak.stepDevices takes more than 200 steps; raise stepDevices or lower maxDevices"
 // +kubebuilder:validation:XValidation:rule="!has(self.separate) || !self.separate || !has(self.parallelism) || self.parallelism <= 100",message="spec.separate puts every runner on its own node: at most 100 runners (spec.parallelism); unset spec.separate to let the scheduler spread more runners over the nodes"
+// +kubebuilder:validation:XValidation:rule="has(self.script.localFile) || !has(self.runner) || ((!has(self.runner.volumeMounts) || self.runner.volumeMounts.all(m, m.mountPath != '/test' && !m.mountPath.startsWith('/test/'))) && (!has(self.runner.initContainers) || self.runner.initContainers.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, m.mountPath != '/test' && !m.mountPath.startsWith('/test/')))))",message="spec.runner volumeMounts must not use /test: fleetbench mounts the script's volume there too, as k6-operator does (except for spec.script.localFile); mount the volume elsewhere, e.g. /data"
 type TestRunSpec struct {
 	// type is what the test sets out to learn: load (default), stability, benchmark or peak.
 	// +optional
@@ -147,7 +148,8 @@ type TestRunSpec struct {
 	// +optional
 	Timeouts *TimeoutsSpec `json:"timeouts,omitempty"`
 
-	// cleanup says what happens to the provisioned target when the test ends.
+	// cleanup says what happens to the provisioned target when the test ends. (k6-operator's
+	// `cleanup: post` is spec.ttlSecondsAfterFinished: 0 here.)
 	// +optional
 	Cleanup *CleanupSpec `json:"cleanup,omitempty"`
 
@@ -157,6 +159,9 @@ type TestRunSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=31536000
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
+	// k6-operator's remaining fields: honoured or refused (k6operator_types.go).
+	K6OperatorFields `json:",inline"`
 }
 
 // OutputType is one of k6's built-in outputs.
@@ -620,11 +625,14 @@ type RunnerSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(m, !m.mountPath.startsWith('/fleetbench') && m.mountPath != '/tmp')",message="volumeMounts must not use /fleetbench (fleetbench mounts the script and config there) or /tmp"
 	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
 
-	// securityContext replaces the runner container's (by default non-root, read-only root file
-	// system, no capabilities, no privilege escalation). The pod stays in the TestRun's namespace,
-	// so its Pod Security level still applies.
+	// securityContext is merged over the runner pod's and container's hardened defaults
+	// (non-root uid 65532, RuntimeDefault seccomp, no capabilities, no privilege escalation,
+	// read-only root file system): a key left out keeps its default. It takes the pod-level keys
+	// of k6-operator's runner.securityContext (fsGroup, supplementalGroups, ...) and the
+	// container-level ones (capabilities, readOnlyRootFilesystem, ...). The pod stays in the
+	// TestRun's namespace, so its Pod Security level decides what a weakened default may be.
 	// +optional
-	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+	SecurityContext *RunnerSecurityContext `json:"securityContext,omitempty"`
 
 	// resources of each runner container.
 	// +optional
@@ -678,6 +686,9 @@ type RunnerSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be the name of a PriorityClass: lower-case letters, digits, '-' and '.', e.g. high-priority"
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// k6-operator's remaining runner fields: honoured or refused (k6operator_types.go).
+	K6OperatorRunnerFields `json:",inline"`
 }
 
 // AvoidTarget says how strictly runners keep off the target's nodes.

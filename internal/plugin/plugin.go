@@ -111,7 +111,8 @@ or any other error.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	o.flags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newRunCommand(o), newWaitCommand(o), newGetCommand(o, false), newGetCommand(o, true), newReportCommand(o))
+	cmd.AddCommand(newRunCommand(o), newWaitCommand(o), newGetCommand(o, false), newGetCommand(o, true), newReportCommand(o),
+		newConvertCommand(o))
 	return cmd
 }
 

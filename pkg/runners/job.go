@@ -31,6 +31,8 @@ const (
 	ScriptKey = "test.js"
 
 	scriptDir = "/fleetbench/script"
+	// TestDir is where k6-operator mounts the script's volume: scripts open('/test/users.json').
+	TestDir   = "/test"
 	configDir = "/fleetbench/config"
 	// OutputName is fleetbench's k6 output, which prints the mergeable result envelope.
 	OutputName = "fleetbench"
@@ -95,6 +97,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	}
 
 	volumes, mounts, scriptPath := scriptVolumes(spec, opts.ConfigMap)
+	testMounts := slices.DeleteFunc(slices.Clone(mounts), func(m corev1.VolumeMount) bool { return m.MountPath != TestDir })
 	args := []string{"run",
 		"--execution-segment", seg.Segment,
 		"--execution-segment-sequence", seg.Sequence,
@@ -186,7 +189,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		ImagePullPolicy: pullPolicy,
 		Args:            args,
 		Env:             env,
-		Ports:           []corev1.ContainerPort{{Name: "k6-api", ContainerPort: APIPort}, {Name: "live", ContainerPort: LivePort}},
+		Ports:           append([]corev1.ContainerPort{{Name: "k6-api", ContainerPort: APIPort}, {Name: "live", ContainerPort: LivePort}}, spec.Ports...),
 		VolumeMounts:    mounts,
 		// Readiness only: it gates the synchronized start. A liveness probe could kill a runner
 		// that is slow to load its script (k6-operator #306), and a kill here loses the run.
@@ -196,40 +199,28 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 			TimeoutSeconds:   2,
 			FailureThreshold: 3,
 		},
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			ReadOnlyRootFilesystem:   ptr.To(true),
-			RunAsNonRoot:             ptr.To(true),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		},
+		SecurityContext:          containerSecurityContext(runner),
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 	if runner.Resources != nil {
 		container.Resources = *runner.Resources
 	}
 	container.EnvFrom = runner.EnvFrom
-	if runner.SecurityContext != nil {
-		container.SecurityContext = runner.SecurityContext
-	}
 	podSpec := corev1.PodSpec{
-		RestartPolicy:      corev1.RestartPolicyNever,
-		Containers:         []corev1.Container{container},
-		Volumes:            volumes,
-		NodeSelector:       runner.NodeSelector,
-		Tolerations:        runner.Tolerations,
-		ServiceAccountName: runner.ServiceAccountName,
-		ImagePullSecrets:   runner.ImagePullSecrets,
-		PriorityClassName:  runner.PriorityClassName,
-		// Runners talk to nothing in the cluster API.
-		AutomountServiceAccountToken: ptr.To(false),
-		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot:   ptr.To(true),
-			RunAsUser:      ptr.To[int64](65532),
-			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-			Sysctls:        runner.Sysctls,
-		},
-		Affinity:                  placement(tr, runner.Affinity, runner.AvoidTarget, opts.TargetNamespace, opts.TargetNodes),
-		TopologySpreadConstraints: spreadWith(tr, runner.TopologySpreadConstraints),
+		RestartPolicy:                corev1.RestartPolicyNever,
+		InitContainers:               initContainers(runner, testMounts, pullPolicy, container.SecurityContext),
+		Containers:                   []corev1.Container{container},
+		Volumes:                      volumes,
+		NodeSelector:                 runner.NodeSelector,
+		Tolerations:                  runner.Tolerations,
+		ServiceAccountName:           runner.ServiceAccountName,
+		ImagePullSecrets:             runner.ImagePullSecrets,
+		PriorityClassName:            runner.PriorityClassName,
+		AutomountServiceAccountToken: automountToken(runner),
+		SchedulerName:                runner.SchedulerName,
+		SecurityContext:              podSecurityContext(runner),
+		Affinity:                     placement(tr, runner.Affinity, runner.AvoidTarget, opts.TargetNamespace, opts.TargetNodes),
+		TopologySpreadConstraints:    spreadWith(tr, runner.TopologySpreadConstraints),
 	}
 
 	job := &batchv1.Job{
@@ -267,6 +258,7 @@ func RunnerLabels(tr *v1alpha1.TestRun) map[string]string {
 }
 
 // scriptVolumes mounts the script source and the generated config, and says where the script is.
+// The script's volume is also at /test, where k6-operator mounts it.
 func scriptVolumes(spec *v1alpha1.TestRunSpec, generated string) ([]corev1.Volume, []corev1.VolumeMount, string) {
 	volumes := []corev1.Volume{
 		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: generated}}}},
@@ -286,16 +278,19 @@ func scriptVolumes(spec *v1alpha1.TestRunSpec, generated string) ([]corev1.Volum
 	}
 	switch {
 	case script.Inline != "":
+		mounts = append(mounts, corev1.VolumeMount{Name: "config", MountPath: TestDir, ReadOnly: true})
 		return volumes, mounts, configDir + "/" + ScriptKey
 	case script.ConfigMap != nil:
 		volumes = append(volumes, corev1.Volume{Name: "script", VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: script.ConfigMap.Name}}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: "script", MountPath: scriptDir, ReadOnly: true})
+		mounts = append(mounts, corev1.VolumeMount{Name: "script", MountPath: scriptDir, ReadOnly: true},
+			corev1.VolumeMount{Name: "script", MountPath: TestDir, ReadOnly: true})
 		return volumes, mounts, scriptDir + "/" + file(script.ConfigMap.File)
 	case script.VolumeClaim != nil:
 		volumes = append(volumes, corev1.Volume{Name: "script", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: script.VolumeClaim.Name, ReadOnly: script.VolumeClaim.ReadOnly}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: "script", MountPath: scriptDir, ReadOnly: script.VolumeClaim.ReadOnly})
+		mounts = append(mounts, corev1.VolumeMount{Name: "script", MountPath: scriptDir, ReadOnly: script.VolumeClaim.ReadOnly},
+			corev1.VolumeMount{Name: "script", MountPath: TestDir, ReadOnly: script.VolumeClaim.ReadOnly})
 		return volumes, mounts, scriptDir + "/" + file(script.VolumeClaim.File)
 	default:
 		return volumes, mounts, script.LocalFile

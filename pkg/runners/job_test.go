@@ -327,7 +327,7 @@ func TestUserArgsReachK6AsArgv(t *testing.T) {
 // The pod-template knobs users bring from k6-operator and plain pods reach the runner pod.
 func TestRunnerPodTemplateParity(t *testing.T) {
 	tr := tw.MakeTestRun("p", "ns").Obj()
-	sc := &corev1.SecurityContext{RunAsNonRoot: ptr.To(true), ReadOnlyRootFilesystem: ptr.To(false)}
+	sc := &v1alpha1.RunnerSecurityContext{RunAsNonRoot: ptr.To(true), ReadOnlyRootFilesystem: ptr.To(false)}
 	tr.Spec.Runner = &v1alpha1.RunnerSpec{
 		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "registry-cred"}},
 		EnvFrom:          []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "api-token"}}}},
@@ -350,7 +350,7 @@ func TestRunnerPodTemplateParity(t *testing.T) {
 	if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "certs" && m.MountPath == "/etc/certs" }) {
 		t.Errorf("volumeMounts %v", c.VolumeMounts)
 	}
-	if c.SecurityContext != sc {
-		t.Errorf("securityContext %+v, want the user's", c.SecurityContext)
+	if got := c.SecurityContext; !ptr.Deref(got.RunAsNonRoot, false) || ptr.Deref(got.ReadOnlyRootFilesystem, true) {
+		t.Errorf("securityContext %+v, want the user's keys", got)
 	}
 }

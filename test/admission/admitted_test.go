@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -412,19 +414,47 @@ func runnerValuesPod(run *v1alpha1.TestRun, ns string) *corev1.Pod {
 		r = &v1alpha1.RunnerSpec{}
 	}
 	meta := ptr.Deref(r.Metadata, v1alpha1.PodMetadata{})
-	var sc *corev1.PodSecurityContext
-	if len(r.Sysctls) > 0 {
-		sc = &corev1.PodSecurityContext{Sysctls: r.Sysctls}
+	sc, csc := runnerSecurityValues(r)
+	var inits []corev1.Container
+	for _, ic := range r.InitContainers {
+		inits = append(inits, corev1.Container{Name: "init-" + strconv.Itoa(len(inits)), Image: "x", Env: ic.Env, EnvFrom: ic.EnvFrom,
+			VolumeMounts: ic.VolumeMounts, WorkingDir: ic.WorkingDir, Resources: ptr.Deref(ic.Resources, corev1.ResourceRequirements{}),
+			RestartPolicy: ic.RestartPolicy, SecurityContext: csc})
 	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "own-values", Namespace: ns, Labels: meta.Labels, Annotations: meta.Annotations},
 		Spec: corev1.PodSpec{
+			InitContainers: inits,
 			Containers: []corev1.Container{{Name: runners.ContainerName, Image: "x", Env: r.Env, EnvFrom: r.EnvFrom, VolumeMounts: r.VolumeMounts,
-				SecurityContext: r.SecurityContext, Resources: ptr.Deref(r.Resources, corev1.ResourceRequirements{})}},
+				SecurityContext: csc, Resources: ptr.Deref(r.Resources, corev1.ResourceRequirements{}), Ports: run.Spec.Ports}},
 			Volumes: r.Volumes, Tolerations: r.Tolerations, Affinity: r.Affinity, TopologySpreadConstraints: r.TopologySpreadConstraints,
-			ImagePullSecrets: r.ImagePullSecrets, NodeSelector: r.NodeSelector, SecurityContext: sc,
+			ImagePullSecrets: r.ImagePullSecrets, NodeSelector: r.NodeSelector, SecurityContext: sc, SchedulerName: r.SchedulerName,
 		},
 	}
+}
+
+// runnerSecurityValues are spec.runner's security keys alone, at the level each applies to.
+func runnerSecurityValues(r *v1alpha1.RunnerSpec) (*corev1.PodSecurityContext, *corev1.SecurityContext) {
+	pod := &corev1.PodSecurityContext{Sysctls: r.Sysctls}
+	ctr := r.ContainerSecurityContext.DeepCopy()
+	if ctr == nil {
+		ctr = &corev1.SecurityContext{}
+	}
+	if u := r.SecurityContext; u != nil {
+		pod.RunAsUser, pod.RunAsGroup, pod.RunAsNonRoot, pod.FSGroup = u.RunAsUser, u.RunAsGroup, u.RunAsNonRoot, u.FSGroup
+		pod.FSGroupChangePolicy, pod.SupplementalGroups, pod.SupplementalGroupsPolicy = u.FSGroupChangePolicy, u.SupplementalGroups, u.SupplementalGroupsPolicy
+		pod.Sysctls = append(slices.Clone(pod.Sysctls), u.Sysctls...)
+		pod.SeccompProfile, pod.SELinuxOptions, pod.SELinuxChangePolicy = u.SeccompProfile, u.SELinuxOptions, u.SELinuxChangePolicy
+		pod.AppArmorProfile, pod.WindowsOptions = u.AppArmorProfile, u.WindowsOptions
+		if u.Capabilities != nil {
+			ctr.Capabilities = u.Capabilities
+		}
+		ctr.Privileged = cmp.Or(ctr.Privileged, u.Privileged)
+		ctr.AllowPrivilegeEscalation = cmp.Or(ctr.AllowPrivilegeEscalation, u.AllowPrivilegeEscalation)
+		ctr.ReadOnlyRootFilesystem = cmp.Or(ctr.ReadOnlyRootFilesystem, u.ReadOnlyRootFilesystem)
+		ctr.ProcMount = cmp.Or(ctr.ProcMount, u.ProcMount)
+	}
+	return pod, ctr
 }
 
 // componentValuesPod holds a component's embedded Kubernetes values and nothing else.

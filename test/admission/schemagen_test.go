@@ -52,6 +52,16 @@ type schema struct {
 	} `json:"x-kubernetes-validations"`
 }
 
+// refused says a field is declared only to be refused (k6-operator's fields fleetbench has no
+// equivalent of, rule "false"): drawing it would only add refused candidates.
+func (s *schema) refused() bool {
+	return slices.ContainsFunc(s.Validations, func(v struct {
+		Rule string `json:"rule"`
+	}) bool {
+		return v.Rule == "false"
+	})
+}
+
 // values is the schema of a map's values, or nil when the object is not a map.
 func (s *schema) values() *schema {
 	if len(s.AdditionalProperties) == 0 || s.AdditionalProperties[0] != '{' {
@@ -226,6 +236,9 @@ func (g *schemaGen) object(s *schema, depth int) map[string]any {
 	slices.Sort(names) // map order is random; the seed must replay
 	for _, n := range names {
 		optional := !slices.Contains(s.Required, n)
+		if optional && s.Properties[n].refused() {
+			continue
+		}
 		if optional && (depth >= maxDepth || g.r.Intn(depth+3) != 0) {
 			continue
 		}
@@ -379,8 +392,10 @@ func (g *schemaGen) mutate(obj map[string]any, s *schema, path string) (string, 
 				set(m)
 			}
 			names := make([]string, 0, len(s.Properties))
-			for n := range s.Properties {
-				names = append(names, n)
+			for n, p := range s.Properties {
+				if !p.refused() {
+					names = append(names, n)
+				}
 			}
 			slices.Sort(names)
 			n := g.pick(names)

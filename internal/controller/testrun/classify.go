@@ -173,7 +173,7 @@ func classifyEnded(v *runnerView) {
 		v.class, v.markedFailed = runnerSucceeded, true
 	case exit == exitStopped:
 		v.class = runnerStopped
-	case exit == exitExternalAbort || exit > 128:
+	case exit == exitExternalAbort || killedBySignal(exit):
 		// SIGTERM reached k6 (105), or a signal killed it (128+n): someone ended the pod.
 		v.class = runnerLost
 		v.why = fmt.Sprintf("runner %s was lost: %s", pod.Name, terminationText(pod))

@@ -61,6 +61,8 @@ func TestClassifyRunner(t *testing.T) {
 		{name: "OOM killed", job: job, pod: runnerPod().Terminated(137, "OOMKilled"), want: runnerOOMKilled, says: "limits.memory"},
 		{name: "SIGKILL", job: job, pod: runnerPod().Terminated(137, "Error"), want: runnerLost, says: "killed by signal 9"},
 		{name: "SIGTERM", job: job, pod: runnerPod().Terminated(143, "Error"), want: runnerLost, says: "killed by signal 15"},
+		{name: "exit 255: k6's own error, not signal 127", job: job, pod: runnerPod().Terminated(255, "Error"), want: runnerFailed,
+			says: "exited with code 255 (k6's own exit code for an error it reports, not a signal)"},
 		{name: "evicted", job: job, pod: runnerPod().Evicted("Evicted"), want: runnerLost, says: "was lost"},
 		{name: "exit 90: the target was never reachable", job: job, want: runnerFailed,
 			pod:  runnerPod().Terminated(90, "Error").TerminationMessage("the target was not reachable from this runner within 1m0s; web.fb:80: connection refused (a NetworkPolicy or the network keeps the runner out)\n"),

@@ -56,7 +56,9 @@ func terminationText(pod *corev1.Pod) string {
 	text := fmt.Sprintf("exited with code %d", exit)
 	if meaning := k6ExitMeaning[exit]; meaning != "" {
 		text += " (" + meaning + ")"
-	} else if exit > 128 {
+	} else if exit == exitK6Error {
+		text += " (k6's own exit code for an error it reports, not a signal)"
+	} else if killedBySignal(exit) {
 		text += fmt.Sprintf(" (killed by signal %d)", exit-128)
 	}
 	if reason != "" {
@@ -151,3 +153,11 @@ func imageProblem(pod *corev1.Pod) string {
 	}
 	return ""
 }
+
+// exitK6Error is k6's exit code for an error without a code of its own: k6 exits -1, which the
+// kernel reports as 255.
+const exitK6Error = 255
+
+// killedBySignal says whether an exit code is a shell's 128+n for signal n (1 to 64 on Linux);
+// 255 is k6's own error code, not signal 127.
+func killedBySignal(exit int32) bool { return exit > 128 && exit <= 128+64 }

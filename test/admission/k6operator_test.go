@@ -1,0 +1,162 @@
+package admission
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// k6Base is a valid spec the k6-operator fields are added to.
+const k6Base = `
+target: {external: {url: "http://api.example.svc:8080"}}
+script: {configMap: {name: k6-test, file: test.js}}
+parallelism: 2
+`
+
+// dryRunSpec dry-run creates a TestRun with spec k6Base plus extra, and returns the API server's
+// answer; the server's field validation is Strict, so an unknown field is an error too.
+func dryRunSpec(t *testing.T, extra string) (*v1alpha1.TestRun, error) {
+	t.Helper()
+	spec := map[string]any{}
+	if err := yaml.Unmarshal([]byte(k6Base+extra), &spec); err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "TestRun",
+		"metadata": map[string]any{"name": "k6op", "namespace": ns}, "spec": spec,
+	}}
+	err := env.Client.Create(context.Background(), u, client.DryRunAll, client.FieldValidation(metav1.FieldValidationStrict))
+	run := &v1alpha1.TestRun{}
+	if err == nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, run); err != nil {
+			t.Fatalf("decoding the admitted TestRun: %v", err)
+		}
+	}
+	return run, err
+}
+
+// Every k6-operator v1.6 field fleetbench does not honour is declared and refused with a message
+// naming fleetbench's equivalent, instead of being an unknown field a lenient client drops.
+func TestK6OperatorFieldsAreRefusedNamingTheEquivalent(t *testing.T) {
+	for _, tc := range []struct{ name, spec, want string }{
+		{"initializer", `initializer: {disabled: true}`, "spec.initializer is k6-operator's initializer pod; fleetbench checks the script in its own pre-flight pod"},
+		{"starter", `starter: {image: k6-starter}`, "fleetbench starts the runners itself"},
+		{"quiet", `quiet: "false"`, `add "--quiet" to spec.args`},
+		{"paused", `paused: "true"`, "fleetbench starts the runners itself"},
+		{"scuttle", `scuttle: {enabled: "true"}`, "spec.scuttle"},
+		{"testRunId", `testRunId: "123"`, "spec.testRunId is reserved by Grafana Cloud k6"},
+		{"token", `token: abc`, "spec.token is reserved by Grafana Cloud k6"},
+		{"runner disabled", `runner: {disabled: true}`, "spec.runner.disabled applies to k6-operator's initializer only"},
+		{"runner readinessProbe", `runner: {readinessProbe: {httpGet: {path: /, port: 6565}}}`, "gates the synchronized start"},
+		{"runner livenessProbe", `runner: {livenessProbe: {httpGet: {path: /, port: 6565}}}`, "spec.runner.livenessProbe: a liveness kill loses the run"},
+		{"port 6565", `ports: [{containerPort: 6565}]`, "k6-operator's own port 6565 needs no entry"},
+		{"port named live", `ports: [{name: live, containerPort: 9000}]`, "names k6-api and live are fleetbench's own"},
+		{"automount not a bool string", `runner: {automountServiceAccountToken: "yes"}`, `spec.runner.automountServiceAccountToken: Unsupported value: "yes"`},
+		{"scheduler not a name", `runner: {schedulerName: "My Scheduler"}`, "must be the name of a scheduler"},
+		{"init container named k6", `runner: {initContainers: [{name: k6, image: busybox}]}`, "must be a DNS label other than k6"},
+		{"init container without image", `runner: {initContainers: [{name: a}]}`, "spec.runner.initContainers[0].image: Required value"},
+		{"runner mount at /test", `runner: {volumes: [{name: d, emptyDir: {}}], volumeMounts: [{name: d, mountPath: /test}]}`, "spec.runner volumeMounts must not use /test"},
+		{"init container mount under /test", `runner: {volumes: [{name: d, emptyDir: {}}], initContainers: [{image: busybox, volumeMounts: [{name: d, mountPath: /test/data}]}]}`, "must not use /test"},
+		{"root without runAsNonRoot false", `runner: {securityContext: {runAsUser: 0}}`, "set runAsNonRoot: false too"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := dryRunSpec(t, tc.spec)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("spec %s: got %v, want a refusal containing %q", tc.spec, err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "must be of type") {
+				t.Errorf("spec %s: refused with a type error: %v", tc.spec, err)
+			}
+		})
+	}
+}
+
+// What fleetbench honours of k6-operator is admitted and decoded, including k6-operator's
+// pod-level runner.securityContext and a localFile script whose image has its own /test.
+func TestK6OperatorFieldsFleetbenchHonoursAreAdmitted(t *testing.T) {
+	for _, spec := range []string{
+		`ports: [{name: ext, containerPort: 9000}]`,
+		`runner: {schedulerName: default-scheduler, automountServiceAccountToken: "false"}`,
+		`runner: {securityContext: {fsGroup: 1, runAsNonRoot: true, runAsUser: 12345, seccompProfile: {type: RuntimeDefault}, supplementalGroups: [12345]},
+  containerSecurityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}}`,
+		`runner: {securityContext: {readOnlyRootFilesystem: false, capabilities: {add: [NET_BIND_SERVICE]}}}`,
+		`runner: {securityContext: {runAsUser: 0, runAsNonRoot: false}}`,
+		`runner: {volumes: [{name: d, emptyDir: {}}], volumeMounts: [{name: d, mountPath: /data}],
+  initContainers: [{image: busybox, command: [sh, -c, "cp /test/users.json /data/"], volumeMounts: [{name: d, mountPath: /data}]}, {name: proxy, image: envoy, restartPolicy: Always}]}`,
+		`script: {localFile: /test/bar.js}
+runner: {volumes: [{name: p, emptyDir: {}}], volumeMounts: [{name: p, mountPath: /test}], initContainers: [{image: busybox, volumeMounts: [{name: p, mountPath: /test}]}]}`,
+	} {
+		run, err := dryRunSpec(t, spec)
+		if err != nil {
+			t.Errorf("spec %s refused: %v", spec, err)
+			continue
+		}
+		job := runners.Job(run, 0, int(run.Spec.Parallelism), runners.JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "k6op-script"})
+		if err := env.Client.Create(context.Background(), job, client.DryRunAll); err != nil {
+			t.Errorf("spec %s: the runner Job is refused: %v", spec, err)
+		}
+	}
+}
+
+// k6-operator's securityContext sample, converted unchanged, gives runner pods that a
+// restricted namespace admits without a warning: the user's pod-level keys are merged over the
+// hardened defaults, which a user's runAsUser used to replace. An explicit weakening is still
+// the namespace's to refuse.
+func TestRunnerPodsWithUserSecurityPassRestricted(t *testing.T) {
+	ctx := context.Background()
+	cfg := rest.CopyConfig(env.Config)
+	seen := &warnings{}
+	cfg.WarningHandler = seen
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restricted := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "restricted-runners-",
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/warn": "restricted"}}}
+	if err := c.Create(ctx, restricted); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, restricted) })
+	for _, tc := range []struct{ name, spec, refused string }{
+		{name: "k6-operator's securityContext sample", spec: `runner: {securityContext: {fsGroup: 1, runAsNonRoot: true, runAsUser: 12345, seccompProfile: {type: RuntimeDefault}, supplementalGroups: [12345]},
+  containerSecurityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}}`},
+		{name: "runAsUser alone", spec: `runner: {securityContext: {runAsUser: 12345}}`},
+		{name: "init container", spec: `runner: {securityContext: {runAsGroup: 3000}, initContainers: [{image: busybox}]}`},
+		{name: "privilege escalation asked for", spec: `runner: {securityContext: {allowPrivilegeEscalation: true}}`, refused: "allowPrivilegeEscalation != false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, err := dryRunSpec(t, tc.spec)
+			if err != nil {
+				t.Fatalf("spec refused: %v", err)
+			}
+			run.Namespace = restricted.Name
+			for _, tmpl := range []corev1.PodTemplateSpec{
+				runners.Job(run, 0, 2, runners.JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "s"}).Spec.Template,
+				runners.PreflightJob(run, runners.JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "s"}).Spec.Template,
+			} {
+				seen.seen = nil
+				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "runner-", Namespace: restricted.Name}, Spec: tmpl.Spec}
+				err := c.Create(ctx, pod, client.DryRunAll)
+				switch {
+				case tc.refused == "" && err != nil:
+					t.Errorf("runner pod refused in a restricted namespace: %v", err)
+				case tc.refused == "" && len(seen.seen) > 0:
+					t.Errorf("runner pod drew warnings: %v", seen.seen)
+				case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
+					t.Errorf("an explicit weakening: got %v, want Pod Security's refusal naming %q", err, tc.refused)
+				}
+			}
+		})
+	}
+}
