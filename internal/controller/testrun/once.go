@@ -35,6 +35,9 @@ func (r *Reconciler) setupOnce(ctx context.Context, s *scope) bool {
 	if !runners.OnceForTheFleet(len(s.runners)) || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionSetupDone) {
 		return true
 	}
+	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionSetupDone); c != nil && c.Reason == reasonNotRequested {
+		return true // --no-setup: the runners' VUs get no data, as with k6 run --no-setup
+	}
 	first := s.runners[0].pod
 	data, err := r.RunnerAPI.Setup(ctx, first)
 	if err != nil {
@@ -90,6 +93,8 @@ func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Re
 		}
 	}
 	first := s.runners[0].pod
+	// Set already: teardown() ran, failed, or is not requested (--no-teardown, recorded by the
+	// pre-flight); runner 0 is only released.
 	if meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTeardownDone) == nil {
 		ended, err := r.RunnerAPI.Ended(ctx, first)
 		if err != nil || !ended {
