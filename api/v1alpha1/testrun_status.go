@@ -32,8 +32,9 @@ const (
 
 // Condition types of a TestRun.
 const (
-	// ConditionScriptChecked is True once k6 loaded the script in the pre-flight (k6 inspect):
-	// it compiles, its imports resolve and its options parse.
+	// ConditionScriptChecked is True once k6 run accepted the test in the pre-flight
+	// (fleetbench-runner check, with the runners' arguments and environment): its flags parse,
+	// the script compiles, its imports resolve, its init code runs and its options make a plan.
 	ConditionScriptChecked = "ScriptChecked"
 	// ConditionSetupDone is True once the script's setup() ran once for the whole fleet (on
 	// runner 0, through k6's REST API) and its data reached every runner. Only with more than

@@ -140,6 +140,10 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		// k6 would report usage to its vendor when the load ends, from the user's cluster, and
 		// wait for that call before exiting; spec.runner.env can turn it back on.
 		{Name: "K6_NO_USAGE_REPORT", Value: "true"},
+		// A script importing an extension the image lacks would have k6 try to build a binary
+		// with it through its vendor's service, from a read-only pod that may not reach it; k6
+		// then says at once which module is missing.
+		{Name: "K6_AUTO_EXTENSION_RESOLUTION", Value: "false"},
 	}
 	if tags := ThresholdTags(spec.Thresholds); len(tags) > 0 {
 		// The runner splits series by these too, so spec thresholds on sub-metrics can be judged.

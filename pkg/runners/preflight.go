@@ -2,6 +2,7 @@ package runners
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,13 +18,21 @@ import (
 // PreflightDeadline bounds the pre-flight pod: k6 loads the script once and exits.
 const PreflightDeadline = 2 * time.Minute
 
-// PreflightJob checks the script before anything is provisioned: `k6 inspect
-// --execution-requirements` in the runner's image, with the runner's script, config, env and
-// placement, compiles the script, resolves its imports and parses its options, so a broken
-// script fails in seconds instead of after the target and runners are up. Its pod keeps k6's
-// error (with the line) in its termination message.
+// CheckCommand is the runner binary's pre-flight: `k6 run` with the same arguments and
+// environment, stopped before anything runs (runner/check).
+const CheckCommand = "check"
+
+// PreflightJob checks the test before anything is provisioned: `fleetbench-runner check` runs
+// `k6 run` in the runner's image with runner 0's arguments (every flag of spec.args, the
+// segments of the fleet) and environment (spec.runner.env and envFrom, the target's TARGET_*
+// variables, which do not depend on the target being up, K6_*), and stops it when k6 creates
+// its outputs: by then k6 has parsed the flags, loaded the script and its imports, run its
+// init code and derived the execution plan exactly as each runner's `k6 run` will. A broken
+// test fails in seconds, before the target and runners are up, with k6's error (and line) in
+// the pod's termination message; a passed one leaves k6's plan there (results.CheckReport).
 func PreflightJob(tr *v1alpha1.TestRun, opts JobOptions) *batchv1.Job {
-	job := Job(tr, 0, 1, opts)
+	n := max(int(tr.Spec.Parallelism), 1)
+	job := Job(tr, 0, n, opts)
 	job.Name = naming.PreflightJob(tr.Name)
 	job.Labels = PreflightLabels(tr)
 	tmpl := &job.Spec.Template
@@ -36,7 +45,7 @@ func PreflightJob(tr *v1alpha1.TestRun, opts JobOptions) *batchv1.Job {
 	spec.TopologySpreadConstraints = nil
 	c := &spec.Containers[0]
 	c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == results.ReachEnv || e.Name == results.ReachTimeoutEnv })
-	c.Args = preflightArgs(c.Args, UserArgs(&tr.Spec))
+	c.Args = preflightArgs(c.Args, len(UserArgs(&tr.Spec)), n)
 	c.Ports, c.ReadinessProbe = nil, nil
 	job.Spec.ActiveDeadlineSeconds = ptr.To(int64(PreflightDeadline.Seconds()))
 	return job
@@ -47,22 +56,59 @@ func PreflightLabels(tr *v1alpha1.TestRun) map[string]string {
 	return map[string]string{naming.LabelTestRun: tr.Name, naming.LabelRole: naming.RolePreflight}
 }
 
-// preflightArgs keeps of a runner's `k6 run` arguments what `k6 inspect` reads: the config
-// file, the script's -e variables (a script's init code may read them) and the script.
-func preflightArgs(runArgs, userArgs []string) []string {
-	args := []string{"inspect", "--execution-requirements"}
+// preflightArgs are the check's arguments: runner 0's, without the --no-setup, --no-teardown
+// and --linger fleetbench adds to a fleet's runners (they precede the user's flags), so k6's
+// answer says whether the user's own flags, env, config or script options skip setup() or
+// teardown().
+func preflightArgs(runArgs []string, userArgs, runners int) []string {
+	args := []string{CheckCommand}
+	fleetEnd := len(runArgs) - 1 - userArgs // the user's flags and the script follow
 	for i, a := range runArgs {
-		if a == "--config" && i+1 < len(runArgs) {
-			args = append(args, a, runArgs[i+1])
+		if i < fleetEnd && OnceForTheFleet(runners) && (a == "--no-setup" || a == "--no-teardown" || a == "--linger") {
+			continue
+		}
+		args = append(args, a)
+	}
+	return args
+}
+
+// OnceSteps says whether the fleet skips setup() and teardown() as `k6 run` would: from the
+// pre-flight's report (k6's consolidated options: flags, K6_* env, --config, script options)
+// when there is one, else from spec.args and spec.runner.env alone.
+func OnceSteps(spec *v1alpha1.TestRunSpec, report *results.CheckReport) (noSetup, noTeardown bool) {
+	if report != nil {
+		return report.NoSetup, report.NoTeardown
+	}
+	if spec.Runner != nil {
+		for _, e := range spec.Runner.Env {
+			if e.ValueFrom != nil {
+				continue
+			}
+			switch e.Name {
+			case "K6_NO_SETUP":
+				noSetup, _ = strconv.ParseBool(e.Value)
+			case "K6_NO_TEARDOWN":
+				noTeardown, _ = strconv.ParseBool(e.Value)
+			}
 		}
 	}
-	for i, a := range userArgs {
-		switch {
-		case (a == "-e" || a == "--env") && i+1 < len(userArgs):
-			args = append(args, a, userArgs[i+1])
-		case strings.HasPrefix(a, "-e=") || strings.HasPrefix(a, "--env="):
-			args = append(args, a)
+	// Flags override the environment; the last of a flag wins, as in pflag.
+	for _, a := range UserArgs(spec) {
+		name, value, hasValue := strings.Cut(a, "=")
+		on := true
+		if hasValue {
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				continue // k6 refuses it in the pre-flight
+			}
+			on = b
+		}
+		switch name {
+		case "--no-setup":
+			noSetup = on
+		case "--no-teardown":
+			noTeardown = on
 		}
 	}
-	return append(args, runArgs[len(runArgs)-1])
+	return noSetup, noTeardown
 }

@@ -34,13 +34,20 @@ import (
 	"go.k6.io/k6/v2/output"
 
 	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/runner/check"
 )
 
 // Name is the output name used with --out.
 const Name = "fleetbench"
 
 func init() {
-	output.RegisterExtension(Name, func(p output.Params) (output.Output, error) { return New(p) })
+	output.RegisterExtension(Name, func(p output.Params) (output.Output, error) {
+		if check.Active() {
+			// The pre-flight: k6 run has accepted the test; it must go no further.
+			return nil, check.Conclude(p)
+		}
+		return New(p)
+	})
 }
 
 // Config is the output's configuration.

@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -180,11 +181,22 @@ func TestJudgePreflight(t *testing.T) {
 		waiting string
 	}{
 		{name: "no pod yet", waiting: "to be created"},
-		{name: "running", pods: []corev1.Pod{*runnerPod().Obj()}, waiting: "is running k6 inspect"},
+		{name: "running", pods: []corev1.Pod{*runnerPod().Obj()}, waiting: "is running k6 run's checks"},
 		{name: "loaded", pods: []corev1.Pod{*runnerPod().Terminated(0, "Completed").Obj()}, passed: true},
 		{name: "syntax error", pods: []corev1.Pod{*runnerPod().Terminated(107, "Error").TerminationMessage(badSyntax).Obj()},
 			reason: v1alpha1.ReasonScriptInvalid, says: "k6 could not load the script: could not initialize 'test.js'"},
-		{name: "bad options", pods: []corev1.Pod{*runnerPod().Terminated(104, "Error").Obj()}, reason: v1alpha1.ReasonScriptInvalid, says: "fix spec.script"},
+		{name: "bad options", pods: []corev1.Pod{*runnerPod().Terminated(104, "Error").Obj()}, reason: v1alpha1.ReasonScriptInvalid,
+			says: "k6 run refuses the test's options; change the script's options, spec.args or the runners' K6_* environment"},
+		// k6 run's answer to a flag it does not know: its generic exit code, never "fix spec.script".
+		{name: "bad flag", pods: []corev1.Pod{*runnerPod().Terminated(255, "Error").TerminationMessage(k6Log("unknown flag: --vuz")).Obj()},
+			reason: v1alpha1.ReasonScriptInvalid, says: "k6 run refuses its arguments: unknown flag: --vuz; fix spec.args"},
+		{name: "missing file module", pods: []corev1.Pod{*runnerPod().Terminated(107, "Error").TerminationMessage(k6Log(missingFile)).Obj()},
+			reason: v1alpha1.ReasonScriptInvalid, says: "k6 run cannot load a module the script imports: could not initialize"},
+		// However k6 ends when it cannot provision an extension (a code of its own, or -1).
+		{name: "missing extension", pods: []corev1.Pod{*runnerPod().Terminated(255, "Error").TerminationMessage(k6Log(missingExtension)).Obj()},
+			reason: v1alpha1.ReasonScriptInvalid, says: "spec.runner.image"},
+		{name: "old runner image", pods: []corev1.Pod{*runnerPod().Terminated(255, "Error").TerminationMessage(k6Log(`unknown command "check" for "k6"`)).Obj()},
+			reason: v1alpha1.ReasonRunnerFailedBeforeStart, says: "the runner image has no pre-flight"},
 		{name: "image missing", pods: []corev1.Pod{*runnerPod().Waiting("ErrImageNeverPull", "not present").Obj()},
 			reason: v1alpha1.ReasonRunnerImageNotPresent, says: "ErrImageNeverPull"},
 		{name: "killed", pods: []corev1.Pod{*runnerPod().Terminated(137, "OOMKilled").Obj()}, reason: v1alpha1.ReasonRunnerFailedBeforeStart, says: "OOMKilled"},
@@ -199,6 +211,23 @@ func TestJudgePreflight(t *testing.T) {
 	if p := judgePreflight(job, []corev1.Pod{*runnerPod().Terminated(107, "Error").TerminationMessage(badSyntax).Obj()}); !strings.Contains(p.failMessage, "Line 4:35 Unexpected token") {
 		t.Errorf("the message must carry k6's line: %q", p.failMessage)
 	}
+	report := `{"fleetbenchCheck":"passed","noSetup":false,"noTeardown":true,"totalDuration":"40s","segments":[{"segment":"0:1","maxVUs":1,"scenarios":[{"name":"default","executor":"constant-vus","vus":1,"maxVUs":1}]}]}`
+	p := judgePreflight(job, []corev1.Pod{*runnerPod().Terminated(0, "Completed").TerminationMessage(report).Obj()})
+	if !p.passed || p.report == nil || !p.report.NoTeardown || len(p.report.Segments) != 1 || p.report.Segments[0].MaxVUs != 1 {
+		t.Errorf("k6's plan must be read from a passed check: %+v", p.report)
+	}
+}
+
+// Errors as k6 logs them, and as the runner's check leaves them in the termination message.
+const (
+	missingFile = `could not initialize 'test.js': could not load JS test 'file:///fleetbench/script/test.js': ` +
+		`The moduleSpecifier "./lib/users.js" couldn't be found on local disk. Make sure that you've specified the right path to the file.`
+	missingExtension = `could not initialize 'test.js': could not load JS test 'file:///fleetbench/script/test.js': unknown modules ` +
+		`["k6/x/faker"] were tried to be loaded, but couldn't - this likely means automatic extension resolution is required or a custom k6 binary with the required extensions is used`
+)
+
+func k6Log(msg string) string {
+	return `time="2026-11-26T01:01:18Z" level=error msg=` + strconv.Quote(msg) + "\n"
 }
 
 func TestExportsHandleSummary(t *testing.T) {

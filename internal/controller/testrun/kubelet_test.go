@@ -233,7 +233,7 @@ func waitPhaseOn(t *testing.T, c client.Client, run *v1alpha1.TestRun, phase v1a
 const manualPreflight = "test.fleetbench.dev/manual-preflight"
 
 // passPreflights plays the Job controller and kubelet for every pre-flight Job: its pod runs
-// k6 inspect and exits 0, as it does for the scripts these tests use. It runs until ctx ends.
+// the runner's check (k6 run's) and exits 0, as it does for the scripts these tests use. It runs until ctx ends.
 func passPreflights(ctx context.Context, c client.Client) {
 	for ctx.Err() == nil {
 		var jobs batchv1.JobList

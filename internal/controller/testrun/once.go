@@ -36,6 +36,9 @@ func (r *Reconciler) setupOnce(s *scope) (result ctrl.Result, proceed bool) {
 	if !runners.OnceForTheFleet(len(s.runners)) || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionSetupDone) {
 		return ctrl.Result{}, true
 	}
+	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionSetupDone); c != nil && c.Reason == reasonNotRequested {
+		return ctrl.Result{}, true // --no-setup: the runners' VUs get no data, as with k6 run --no-setup
+	}
 	// Copies: the cache's pods must not be read after this reconcile.
 	pods := make([]*corev1.Pod, len(s.runners))
 	for i, rs := range s.runners {
@@ -113,6 +116,8 @@ func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Re
 		}
 	}
 	first := s.runners[0].pod
+	// Set already: teardown() ran, failed, or is not requested (--no-teardown, recorded by the
+	// pre-flight); runner 0 is only released.
 	if meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTeardownDone) == nil {
 		if !r.scripts.started(run.UID, "teardown") {
 			ended, err := r.RunnerAPI.Ended(ctx, first)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,20 +18,31 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
-// preflight is what the pre-flight pod says about the script.
+// preflight is what the pre-flight pod says about the test.
 type preflight struct {
 	passed bool
+	// report is k6's plan, when the passed check left it in its termination message.
+	report *results.CheckReport
 	// failReason and failMessage end the run; waiting says why it is not done yet.
 	failReason, failMessage string
 	waiting                 string
 }
 
-// judgePreflight reads the pre-flight Job and its pod: k6 inspect exits 0 when it loaded the
-// script, 107 (script error) or 104 (invalid options) when it could not, with k6's error in
-// the pod's termination message.
+// k6's exit codes for a test it refuses before running it (k6 errext/exitcodes): -1 is k6's
+// generic error, which k6 gives flags and arguments it cannot parse.
+const (
+	exitInvalidConfig   = 104
+	exitScriptException = 107
+	exitK6Generic       = 255
+)
+
+// judgePreflight reads the pre-flight Job and its pod: `fleetbench-runner check` exits 0 when
+// k6 run accepted the test, with its plan in the termination message, and k6's own code and
+// error (in the termination message) when k6 run refuses it.
 func judgePreflight(job *batchv1.Job, pods []corev1.Pod) preflight {
 	for i := range pods {
 		pod := &pods[i]
@@ -40,32 +52,93 @@ func judgePreflight(job *batchv1.Job, pods []corev1.Pod) preflight {
 			if img := imageProblem(pod); img != "" {
 				return preflight{failReason: v1alpha1.ReasonRunnerImageNotPresent, failMessage: "the script pre-flight cannot start: " + img}
 			}
-			why := "the script pre-flight pod " + pod.Name + " is running k6 inspect"
+			why := "the script pre-flight pod " + pod.Name + " is running k6 run's checks"
 			if w := pendingWhy(pod); w != "" {
 				why += " (" + w + ")"
 			}
 			return preflight{waiting: why}
 		case exit == 0:
-			return preflight{passed: true}
-		case exit == 107 || exit == 104:
-			msg := "k6 could not load the script"
-			if errs := k6Errors(terminatedMessage(pod)); errs != "" {
-				msg += ": " + errs
+			p := preflight{passed: true}
+			if r, ok := results.ParseCheckReport(terminatedMessage(pod)); ok {
+				p.report = &r
 			}
-			return preflight{failReason: v1alpha1.ReasonScriptInvalid, failMessage: msg + "; fix spec.script and apply again"}
+			return p
 		default:
+			if reason, msg := refusal(exit, k6Errors(terminatedMessage(pod))); reason != "" {
+				return preflight{failReason: reason, failMessage: msg}
+			}
 			return preflight{failReason: v1alpha1.ReasonRunnerFailedBeforeStart,
-				failMessage: "the script pre-flight (k6 inspect) " + terminationText(pod)}
+				failMessage: "the script pre-flight (k6 run's checks) " + terminationText(pod)}
 		}
 	}
 	if why := jobFailed(job); why != "" {
 		return preflight{failReason: v1alpha1.ReasonRunnerFailedBeforeStart, failMessage: "the script pre-flight failed: " + why}
 	}
-	return preflight{waiting: "waiting for the script pre-flight pod (k6 inspect) to be created"}
+	return preflight{waiting: "waiting for the script pre-flight pod (k6 run's checks) to be created"}
 }
 
-// reconcilePreflight has k6 load the script before anything is provisioned, so a syntax error,
-// a missing import or bad options fail the run in seconds with k6's words and line.
+// refusal says why k6 run refused the test, from its exit code and error, and what to change;
+// "" when k6 did not refuse it (the pod failed for another reason).
+func refusal(exit int32, errs string) (reason, message string) {
+	quote := func(what string) string {
+		if errs == "" {
+			return what
+		}
+		return what + ": " + errs
+	}
+	switch {
+	case strings.Contains(errs, `unknown command "check"`):
+		return v1alpha1.ReasonRunnerFailedBeforeStart, quote("the runner image has no pre-flight (fleetbench-runner check)") +
+			"; use the operator's runner image, or build spec.runner.image on it"
+	case missingModule(errs):
+		return v1alpha1.ReasonScriptInvalid, quote("k6 run cannot load a module the script imports") +
+			"; fix the import path (the script's other files must be in the same ConfigMap or volume), or for an extension " +
+			"(k6/x/...) use a runner image built with it in spec.runner.image"
+	case exit == exitInvalidConfig:
+		return v1alpha1.ReasonScriptInvalid, quote("k6 run refuses the test's options") +
+			"; change the script's options, spec.args or the runners' K6_* environment, as k6 run would need"
+	case exit == exitScriptException:
+		return v1alpha1.ReasonScriptInvalid, quote("k6 could not load the script") +
+			"; fix spec.script, or the environment its init code reads (spec.runner.env, envFrom, spec.args -e), and apply again"
+	case exit == exitK6Generic && errs != "":
+		return v1alpha1.ReasonScriptInvalid, quote("k6 run refuses its arguments") + "; fix spec.args (or spec.arguments)"
+	}
+	return "", ""
+}
+
+// missingModule says whether k6's error is an import it could not resolve: a file not in the
+// script's ConfigMap or volume, or an extension not built into the image.
+func missingModule(errs string) bool {
+	for _, s := range []string{"couldn't be found on local disk", "unknown modules", "satisfy dependencies", "provision a k6 binary"} {
+		if strings.Contains(errs, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// reasonNotRequested marks setup() or teardown() the test skips (--no-setup, --no-teardown).
+const reasonNotRequested = "NotRequested"
+
+// recordSkippedSteps notes, for a fleet, the setup() and teardown() k6 run would skip with the
+// test's flags, env, config and options: the operator then does not run them through runner 0.
+func recordSkippedSteps(run *v1alpha1.TestRun, report *results.CheckReport) {
+	if !runners.OnceForTheFleet(int(run.Spec.Parallelism)) {
+		return // a single runner's k6 honours its flags itself
+	}
+	noSetup, noTeardown := runners.OnceSteps(&run.Spec, report)
+	if noSetup {
+		setCondition(run, v1alpha1.ConditionSetupDone, metav1.ConditionFalse, reasonNotRequested,
+			"setup() does not run: the test sets noSetup (--no-setup, K6_NO_SETUP, its config or options), as k6 run would honour it")
+	}
+	if noTeardown {
+		setCondition(run, v1alpha1.ConditionTeardownDone, metav1.ConditionFalse, reasonNotRequested,
+			"teardown() does not run: the test sets noTeardown (--no-teardown, K6_NO_TEARDOWN, its config or options), as k6 run would honour it")
+	}
+}
+
+// reconcilePreflight has k6 run check the test before anything is provisioned, so a syntax
+// error, a missing import, bad options or bad flags fail the run in seconds with k6's words.
 func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
 	if s.started() || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionScriptChecked) {
@@ -104,11 +177,14 @@ func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Res
 	p := judgePreflight(job, pods.Items)
 	switch {
 	case p.failReason != "":
+		// The condition says why too, instead of staying at "checking".
+		setCondition(run, v1alpha1.ConditionScriptChecked, metav1.ConditionFalse, p.failReason, p.failMessage)
 		s.fail(p.failReason, p.failMessage)
 		return ctrl.Result{}, nil
 	case p.passed:
-		msg := r.warnBeforeRun(ctx, s, pods.Items, "k6 loaded the script: it compiles, its imports resolve and its options parse")
+		msg := r.warnBeforeRun(ctx, s, pods.Items, "k6 run accepted the test: its flags parse, the script compiles, its imports resolve, its init code runs and its options make a plan")
 		setCondition(run, v1alpha1.ConditionScriptChecked, metav1.ConditionTrue, "Loaded", msg)
+		recordSkippedSteps(run, p.report)
 		if exportsHandleSummary(s.script) {
 			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "HandleSummaryNotRun", "CheckScript", "%s", handleSummaryNotRun)
 		}

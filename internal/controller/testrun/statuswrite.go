@@ -32,7 +32,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, before, run *v1alpha1.Test
 	short := statusbound.Short(&run.Status)
 	short.Phase, short.Reason, short.Verdict = v1alpha1.PhaseFailed, v1alpha1.ReasonStatusRejected, v1alpha1.VerdictFailed
 	short.Message = fmt.Sprintf("the API server refused this run's status (%s); its results could not be kept and the run was "+
-		"ended: report it as a fleetbench bug, with the manager's log", statusbound.Cut(refusal(err), 1024))
+		"ended: report it as a fleetbench bug, with the manager's log", statusbound.Cut(apiRefusal(err), 1024))
 	completed := metav1.NewTime(now)
 	short.CompletionTime = &completed
 	run.Status = short
@@ -47,8 +47,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, before, run *v1alpha1.Test
 	return rc.PatchStatus(ctx, r.Client, before, run, true)
 }
 
-// refusal is the API server's own words for a refused write, without the client's wrapping.
-func refusal(err error) string {
+// apiRefusal is the API server's own words for a refused write, without the client's wrapping.
+func apiRefusal(err error) string {
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
 		return status.Status().Message

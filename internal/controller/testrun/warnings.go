@@ -11,6 +11,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -83,8 +84,14 @@ func (r *Reconciler) knownScenarios(ctx context.Context, s *scope, pods []corev1
 		}
 		// The log is the tenant's (its init code can print anything): bounded, and what it can
 		// forge is only a warning about its own run.
+		if sc, ok := checkScenarios(terminatedMessage(pod)); ok {
+			return sc, true
+		}
 		tail, err := r.Logs.Tail(ctx, pod, runners.ContainerName, preflightLogLines, false)
 		if err == nil && len(tail) <= maxPreflightLogBytes {
+			if sc, ok := checkScenarios(string(tail)); ok {
+				return sc, true
+			}
 			if sc, ok := runners.ScenariosFromOptions(tail); ok {
 				return sc, true
 			}
@@ -100,6 +107,40 @@ func (r *Reconciler) knownScenarios(ctx context.Context, s *scope, pods []corev1
 	}
 	return runners.ScenariosFromOptions(cfg)
 }
+
+// checkScenarios are the scenarios of the pre-flight's check report (k6 run's own plan), their
+// VUs summed over the segments it printed; false without a report that has them.
+func checkScenarios(out string) ([]runners.ScenarioVUs, bool) {
+	report, ok := results.ParseCheckReport(out)
+	if !ok || len(report.Segments) == 0 {
+		return nil, false
+	}
+	var order []string
+	total := map[string]*runners.ScenarioVUs{}
+	for _, seg := range report.Segments {
+		for _, sc := range seg.Scenarios {
+			t := total[sc.Name]
+			if t == nil {
+				if len(order) == maxCheckScenarios {
+					continue
+				}
+				t = &runners.ScenarioVUs{Name: sc.Name, Executor: sc.Executor}
+				total[sc.Name] = t
+				order = append(order, sc.Name)
+			}
+			t.VUs += int64(min(sc.VUs, 1<<40))
+			t.MaxVUs += int64(min(sc.MaxVUs, 1<<40))
+		}
+	}
+	scenarios := make([]runners.ScenarioVUs, 0, len(order))
+	for _, name := range order {
+		scenarios = append(scenarios, *total[name])
+	}
+	return scenarios, len(scenarios) > 0
+}
+
+// maxCheckScenarios bounds what is read of a (tenant-made) report, as ScenariosFromOptions does.
+const maxCheckScenarios = 64
 
 var optionsExport = regexp.MustCompile(`export\s+(const|let|var)\s+options\b|export\s*\{[^}]*\boptions\b`)
 

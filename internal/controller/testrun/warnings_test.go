@@ -3,6 +3,7 @@ package testrun
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
 // inspectLog is what `k6 inspect --execution-requirements` prints for the issue's script: a
@@ -185,4 +187,26 @@ func waitEvent(t *testing.T, ns, reason string, parts ...string) {
 		}
 		return fmt.Errorf("%d events, none %s saying %q", len(list.Items), reason, parts)
 	})
+}
+
+// TestCheckScenariosSumTheSegments: the pre-flight's check report gives each segment's share of
+// each scenario; the warnings see the scenario's whole VUs, as k6 split them.
+func TestCheckScenariosSumTheSegments(t *testing.T) {
+	report := `k6 says hello
+{"fleetbenchCheck":"passed","totalDuration":"30s","segments":[` +
+		`{"segment":"0:1/3","maxVUs":1,"scenarios":[{"name":"load","executor":"constant-arrival-rate","vus":1,"maxVUs":1}]},` +
+		`{"segment":"1/3:2/3","maxVUs":1,"scenarios":[{"name":"load","executor":"constant-arrival-rate","vus":1,"maxVUs":1}]},` +
+		`{"segment":"2/3:1","maxVUs":0,"scenarios":[{"name":"load","executor":"constant-arrival-rate","vus":0,"maxVUs":0}]}]}`
+	got, ok := checkScenarios(report)
+	want := []runners.ScenarioVUs{{Name: "load", Executor: "constant-arrival-rate", VUs: 2, MaxVUs: 2}}
+	if !ok || !slices.Equal(got, want) {
+		t.Fatalf("checkScenarios = %+v, %v; want %+v", got, ok, want)
+	}
+	if _, ok := checkScenarios(`{"fleetbenchCheck":"passed","totalDuration":"30s"}`); ok {
+		t.Errorf("a report without segments gave scenarios")
+	}
+	warnings := runners.ZeroVUWarnings(got, 3, func(i int) string { return fmt.Sprintf("runner-%d", i) })
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "runner-2") {
+		t.Errorf("warnings %q, want one naming runner-2", warnings)
+	}
 }

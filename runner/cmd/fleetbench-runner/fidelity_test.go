@@ -111,7 +111,10 @@ func TestFidelity(t *testing.T) {
 }
 
 // checkFidelity runs one script both ways and compares.
-func checkFidelity(t *testing.T, bin, src string) {
+func checkFidelity(t *testing.T, bin, src string) { checkFidelityArgs(t, bin, src, nil) }
+
+// checkFidelityArgs runs one script both ways with the k6 run flags of spec.args, and compares.
+func checkFidelityArgs(t *testing.T, bin, src string, userArgs []string) {
 	tg := newFidelityTarget(t)
 	env := []string{"TARGET=" + tg.http.URL}
 	if strings.Contains(src, "k6/net/grpc") {
@@ -127,10 +130,10 @@ func checkFidelity(t *testing.T, bin, src string) {
 	)
 	for attempt := 1; ; attempt++ {
 		// Reference: k6 judges the thresholds; the same process prints an envelope.
-		ref, refEnv = runReference(t, bin, src, env)
+		ref, refEnv = runReference(t, bin, src, env, userArgs...)
 		refHits = tg.reset()
 		// A fleet of three runners, run as the operator runs it.
-		envs = runFleet(t, bin, src, env)
+		envs = runFleet(t, bin, src, env, userArgs...)
 		segHits = tg.reset()
 		if onlyVerdicts || refHits == segHits {
 			break
@@ -190,7 +193,7 @@ func checkFidelity(t *testing.T, bin, src string) {
 
 // runReference runs the script with k6's thresholds on and returns k6's end-of-test data and
 // the envelope the same process printed.
-func runReference(t *testing.T, bin, src string, env []string) (k6Summary, results.Envelope) {
+func runReference(t *testing.T, bin, src string, env []string, userArgs ...string) (k6Summary, results.Envelope) {
 	t.Helper()
 	dir := t.TempDir()
 	js := filepath.Join(dir, "reference.js")
@@ -199,8 +202,8 @@ func runReference(t *testing.T, bin, src string, env []string) (k6Summary, resul
 	}
 	summaryPath := filepath.Join(dir, "k6-summary.json")
 	env = append(env, "FIDELITY_SUMMARY="+summaryPath, "K6_FLEETBENCH_RUNNER=reference")
-	out, code, err := runK6Process(bin, dir, env,
-		"run", "--quiet", "--out", "fleetbench", "--summary-trend-stats", trendStats, js)
+	args := append([]string{"run", "--quiet", "--out", "fleetbench", "--summary-trend-stats", trendStats}, userArgs...)
+	out, code, err := runK6Process(bin, dir, env, append(args, js)...)
 	if err != nil {
 		t.Fatalf("reference run: %v\n%s", err, out)
 	}
@@ -231,14 +234,16 @@ func runReference(t *testing.T, bin, src string, env []string) (k6Summary, resul
 // Each k6 starts paused with its REST API and without its own setup() and teardown(), which k6
 // would otherwise run in every process; setup() runs once, on runner 0, and its data goes to
 // the others; all resume; once every runner's load has ended, teardown() runs on runner 0, and
-// its live endpoint releases it from its linger. It returns the three envelopes.
-func runFleet(t *testing.T, bin, src string, env []string) []results.Envelope {
+// its live endpoint releases it from its linger. Before any of that, the pre-flight must accept
+// the test with runner 0's arguments, as the operator's does. It returns the three envelopes.
+func runFleet(t *testing.T, bin, src string, env []string, userArgs ...string) []results.Envelope {
 	t.Helper()
 	dir := t.TempDir()
 	js := filepath.Join(dir, "script.js")
 	if err := os.WriteFile(js, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	runPreflight(t, bin, dir, js, env, userArgs)
 	ctx, cancel := context.WithTimeout(context.Background(), k6ProcessTimeout)
 	defer cancel()
 	fleet := make([]*fleetRunner, len(threeSegments))
@@ -254,6 +259,7 @@ func runFleet(t *testing.T, bin, src string, env []string) []results.Envelope {
 		if i == 0 {
 			args = append(args, "--linger")
 		}
+		args = append(args, userArgs...)
 		r.cmd = k6Command(ctx, bin, home, &r.out, append(env, "K6_FLEETBENCH_RUNNER=runner-"+strconv.Itoa(i),
 			"K6_FLEETBENCH_LIVE="+r.live), append(args, js)...)
 		if err := r.cmd.Start(); err != nil {

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fleetbench.dev/fleetbench/pkg/results"
+)
+
+// runPreflight runs the operator's pre-flight on the fleet's test, as pkg/runners.PreflightJob
+// builds it: runner 0's arguments without the fleet's own --no-setup, --no-teardown and
+// --linger, the user's flags, the runners' environment. k6 run accepted the test, or it fails.
+func runPreflight(t *testing.T, bin, dir, js string, env, userArgs []string) results.CheckReport {
+	t.Helper()
+	args := []string{"check", "run", "--quiet", "--execution-segment", threeSegments[0], "--execution-segment-sequence", segmentSeq,
+		"--paused", "--address", loopbackAddr(t), "--out", "fleetbench", "--summary-mode=disabled", "--no-thresholds"}
+	args = append(append(args, userArgs...), js)
+	out, code, err := runK6Process(bin, dir, env, args...)
+	if err != nil || code != 0 {
+		t.Fatalf("the pre-flight refused what k6 run runs (exit %d, %v):\n%s", code, err, out)
+	}
+	report, ok := results.ParseCheckReport(string(out))
+	if !ok || len(report.Segments) != len(threeSegments) {
+		t.Fatalf("the pre-flight printed no plan of %d segments:\n%s", len(threeSegments), out)
+	}
+	return report
+}
+
+// The option shapes k6 run accepts and `k6 inspect --execution-requirements` refused (no vus:
+// k6 run defaults to 1 VU), and a load given only as flags in spec.args, go through the
+// pre-flight, then run split in three with the same counts as one k6 process.
+func TestFidelityThroughThePreflight(t *testing.T) {
+	bin := buildRunner(t)
+	const body = "\nexport default function () {\n  http.get(`${__ENV.TARGET}/ok`);\n  sleep(SLEEP);\n}\n"
+	script := func(options, sleep string) string {
+		return "// Source: k6 documentation, options reference (https://grafana.com/docs/k6/latest/using-k6/k6-options/reference/).\n" +
+			"import http from 'k6/http';\nimport { sleep } from 'k6';\nexport const options = " + options + ";\n" +
+			strings.Replace(body, "SLEEP", sleep, 1)
+	}
+	for _, tc := range []struct {
+		name, src string
+		args      []string
+	}{
+		{name: "iterations only", src: script("{ iterations: 5 }", "0")},
+		// 1 VU for 3s, an iteration every 1.2s: three start (0, 1.2, 2.4s), far from the end.
+		{name: "duration only", src: script("{ duration: '3s' }", "1.2")},
+		{name: "iterations and duration", src: script("{ iterations: 10, duration: '30s' }", "0")},
+		{name: "flags only", src: script("{}", "0"), args: []string{"--vus", "3", "--iterations", "30"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			checkFidelityArgs(t, bin, tc.src, tc.args)
+		})
+	}
+}
+
+// The pre-flight refuses what k6 run refuses, with k6's words, and no load is sent.
+func TestPreflightRefusesWhatK6Refuses(t *testing.T) {
+	bin := buildRunner(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, src string
+		args      []string
+		code      int
+		says      string
+	}{
+		{name: "unknown flag", src: "export default function () {}", args: []string{"--vuz", "3"}, code: 255, says: "unknown flag: --vuz"},
+		{name: "missing module", src: "import x from './nope.js';\nexport default function () {}", code: 107, says: "couldn't be found on local disk"},
+		{name: "missing extension", src: "import x from 'k6/x/nope';\nexport default function () {}", code: 107, says: "unknown modules"},
+		{name: "bad options", src: "export const options = { vus: -1 };\nexport default function () {}", code: 104, says: "the number of VUs must be more than 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			js := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".js")
+			writeFile(t, js, tc.src)
+			args := append(append([]string{"check", "run", "--out", "fleetbench"}, tc.args...), js)
+			out, code, err := runK6Process(bin, dir, []string{"K6_AUTO_EXTENSION_RESOLUTION=false"}, args...)
+			if err != nil || code != tc.code || !strings.Contains(string(out), tc.says) {
+				t.Errorf("exit %d (%v), want %d saying %q:\n%s", code, err, tc.code, tc.says, out)
+			}
+			if _, ok := results.ParseCheckReport(string(out)); ok {
+				t.Errorf("a refused test has no plan:\n%s", out)
+			}
+		})
+	}
+	// Without fleetbench's output among the flags the check adds it: it never runs the load.
+	js := filepath.Join(dir, "ok.js")
+	writeFile(t, js, "export default function () { throw new Error('the check ran an iteration'); }")
+	out, code, err := runK6Process(bin, dir, nil, "check", "run", "--vus", "2", js)
+	if r, ok := results.ParseCheckReport(string(out)); err != nil || code != 0 || !ok || r.Segments[0].MaxVUs != 2 {
+		t.Errorf("exit %d (%v), report %+v:\n%s", code, err, r, out)
+	}
+	if err := exec.Command(bin, "check", "inspect", js).Run(); err == nil {
+		t.Error("check accepts only k6 run's arguments")
+	}
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
