@@ -111,7 +111,7 @@ func convertTestRun(in *unstructured.Unstructured, opts Options) (map[string]any
 	c := &converter{object: "TestRun/" + in.GetName()}
 	spec, _, err := unstructured.NestedMap(in.Object, "spec")
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: spec: %v", c.object, err)
+		return nil, nil, fmt.Errorf("%s: spec: %w", c.object, err)
 	}
 	outSpec := map[string]any{}
 	script, err := c.script(spec["script"])

@@ -109,7 +109,7 @@ func TestShapesThatWouldBlowUpAreRejected(t *testing.T) {
 // realisticEnvelope is what a runner with the default collector settings writes for a
 // 10-minute load of 8 trends and 10 counters split over series tag values, latencies spread
 // log-normally over four orders of magnitude.
-func realisticEnvelope(t testing.TB, series int) Envelope {
+func realisticEnvelope(series int) Envelope {
 	c := NewCollector(DefaultCollectorConfig, time.Unix(1000, 0))
 	r := rand.New(rand.NewPCG(1, 2))
 	for ts := int64(1000e9); ts < 1600e9; ts += 2e7 {
@@ -129,7 +129,7 @@ func realisticEnvelope(t testing.TB, series int) Envelope {
 // TestRealisticEnvelopeFits: the scan's estimate covers what the decode really allocates, and a
 // runner's envelope with several series per metric stays well within the limits.
 func TestRealisticEnvelopeFits(t *testing.T) {
-	e := realisticEnvelope(t, 5)
+	e := realisticEnvelope(5)
 	var buf bytes.Buffer
 	if err := Encode(&buf, &e); err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestRealisticEnvelopeFits(t *testing.T) {
 // TestDecodesShareOneBudget: concurrent decodes never hold more of DecodeMemory than it has,
 // and all of it is given back.
 func TestDecodesShareOneBudget(t *testing.T) {
-	e := realisticEnvelope(t, 2)
+	e := realisticEnvelope(2)
 	var buf bytes.Buffer
 	if err := Encode(&buf, &e); err != nil {
 		t.Fatal(err)
@@ -227,7 +227,7 @@ func FuzzScanCost(f *testing.F) {
 
 // TestSizeOfMatchesTheScan: what a kept envelope is charged is what its decode was priced at.
 func TestSizeOfMatchesTheScan(t *testing.T) {
-	e := realisticEnvelope(t, 3)
+	e := realisticEnvelope(3)
 	raw, _ := json.Marshal(&e)
 	var got Envelope
 	if err := json.Unmarshal(raw, &got); err != nil {

@@ -55,7 +55,7 @@ func scanCost(r io.Reader, lim Limits) (int64, error) {
 	if err := s.value(c, false, 1); err != nil {
 		return s.cost, err
 	}
-	if _, err := s.next(); err != io.EOF {
+	if _, err := s.next(); !errors.Is(err, io.EOF) {
 		return s.cost, errors.New("envelope json: text after the envelope")
 	}
 	return s.cost, nil
@@ -207,7 +207,7 @@ func (s *costScanner) number(c byte) (v int64, integer bool, err error) {
 			}
 			return 0, false, errSyntax
 		}
-		if !(b == '-' || b == '+' || b == '.' || b == 'e' || b == 'E' || b >= '0' && b <= '9') {
+		if b != '-' && b != '+' && b != '.' && b != 'e' && b != 'E' && (b < '0' || b > '9') {
 			if err := s.r.UnreadByte(); err != nil {
 				return 0, false, err
 			}

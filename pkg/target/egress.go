@@ -52,7 +52,7 @@ func validEgress(tr *v1alpha1.TestRun) error {
 	for i, e := range tr.Spec.Target.Egress {
 		path := field.NewPath("spec", "target", "egress").Index(i).Child("cidr")
 		if errs := validation.IsValidCIDR(path, e.CIDR); len(errs) > 0 {
-			return fmt.Errorf("%v; write the block as the API server's NetworkPolicy takes it, e.g. 10.20.0.0/16", errs.ToAggregate())
+			return fmt.Errorf("%w; write the block as the API server's NetworkPolicy takes it, e.g. 10.20.0.0/16", errs.ToAggregate())
 		}
 	}
 	return nil

@@ -78,9 +78,20 @@ func TestHostileTenant(t *testing.T) {
 		t.Errorf("runs %s/%s and %s/%s are given the same target namespace %s", attackerNS, collide.Name, victimNS, victim.Name, victimTargetNS)
 	}
 	// 2. The look-alike runner of a run whose own runners can never be scheduled.
+	// A topology spread over a label no node has keeps the real runners Pending; the pre-flight,
+	// one pod with nothing to spread, runs without it and passes.
+	lureRun := tw.MakeTestRun("lure", attackerNS).Inline(longScript).Obj()
 	lure := create(tw.MakeTestRun("lure", attackerNS).Inline(longScript).
-		Runner(&v1alpha1.RunnerSpec{NodeSelector: map[string]string{"fleetbench.dev/e2e-nowhere": "true"}}).
+		Runner(&v1alpha1.RunnerSpec{TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: "fleetbench.dev/e2e-nowhere", WhenUnsatisfiable: corev1.DoNotSchedule,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: runners.RunnerLabels(lureRun)}}}}).
 		Timeouts(&v1alpha1.TimeoutsSpec{RunnersReady: "40s"}).Obj())
+	// Made after the real runner pod, so that a manager picking the newest labelled pod picks it.
+	e.eventually(t, "the lure's real runner pod", 2*time.Minute, func() (bool, string) {
+		var pods corev1.PodList
+		err := e.c.List(e.ctx, &pods, client.InNamespace(attackerNS), client.MatchingLabels(runners.RunnerLabels(lure)))
+		return err == nil && len(pods.Items) > 0, fmt.Sprint(err)
+	})
 	lookAlike := e.lookAlikeRunner(t, mallory, lure, canaryURL)
 	// 3. The tenant's own runner image, redirecting and bombing.
 	redirect := create(hostileRun("redirect", attackerNS, "redirect", canaryURL))
@@ -127,12 +138,13 @@ func TestHostileTenant(t *testing.T) {
 		t.Errorf("victim started %s after its creation, want ≤ 90 s", wait.Round(time.Second))
 	}
 
-	// The attacker's runs end Failed, each with a reason, and none carries the canary's words.
-	for _, run := range []*v1alpha1.TestRun{lure, redirect, bomb} {
+	// The attacker's runs end Failed, each with its reason, and none carries the canary's words.
+	for run, reason := range map[*v1alpha1.TestRun]string{lure: v1alpha1.ReasonRunnerUnschedulable,
+		redirect: v1alpha1.ReasonStartFailed, bomb: v1alpha1.ReasonRunnerResultRejected} {
 		done, _ := e.waitFinished(t, run, 4*time.Minute)
 		t.Logf("attacker's %s: %s/%s: %s", run.Name, done.Status.Phase, done.Status.Reason, done.Status.Message)
-		if done.Status.Phase != v1alpha1.PhaseFailed || done.Status.Reason == "" {
-			t.Errorf("attacker's %s ended %s/%s, want Failed with a reason", run.Name, done.Status.Phase, done.Status.Reason)
+		if done.Status.Phase != v1alpha1.PhaseFailed || done.Status.Reason != reason {
+			t.Errorf("attacker's %s ended %s/%s, want Failed/%s", run.Name, done.Status.Phase, done.Status.Reason, reason)
 		}
 		if strings.Contains(done.Status.Message, "nginx") || strings.Contains(done.Status.Message, "<html") {
 			t.Errorf("attacker's %s carries the canary's answer in its status: %s", run.Name, done.Status.Message)

@@ -75,7 +75,7 @@ func TestTenantsTargetNamespacesNeverCollide(t *testing.T) {
 	}
 	eventually(t, "squat deleted", func() error {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(squat), &v1alpha1.TestRun{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %v", err)
+			return fmt.Errorf("still there: %w", err)
 		}
 		return nil
 	})
@@ -297,7 +297,7 @@ func TestOrphanSweeperSharedNamespace(t *testing.T) {
 	for _, o := range []*corev1.Service{gone, keep[2]} {
 		eventually(t, "orphan "+o.Name+" deleted", func() error {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(o), &corev1.Service{}); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("still there: %v", err)
+				return fmt.Errorf("still there: %w", err)
 			}
 			return nil
 		})

@@ -67,7 +67,7 @@ func (r *Reconciler) reconcileSharedNamespace(ctx context.Context, s *scope) (ct
 func (r *Reconciler) releaseTarget(ctx context.Context, run *v1alpha1.TestRun, withPods bool) ([]string, error) {
 	ns, shared := r.targetHome(run)
 	if !shared {
-		_, err := r.deleteIfOwned(ctx, run, &corev1.Namespace{}, client.ObjectKey{Name: ns})
+		err := r.deleteIfOwned(ctx, run, &corev1.Namespace{}, client.ObjectKey{Name: ns})
 		return nil, err
 	}
 	var left []string
@@ -100,7 +100,7 @@ func (r *Reconciler) releaseTarget(ctx context.Context, run *v1alpha1.TestRun, w
 	}
 	for _, ref := range run.Spec.Target.ImagePullSecrets {
 		key := client.ObjectKey{Namespace: ns, Name: target.PullSecretName(run, ref.Name, target.Options{SharedNamespace: true})}
-		if _, err := r.deleteIfOwned(ctx, run, &corev1.Secret{}, key); err != nil {
+		if err := r.deleteIfOwned(ctx, run, &corev1.Secret{}, key); err != nil {
 			return nil, err
 		}
 	}
@@ -108,15 +108,15 @@ func (r *Reconciler) releaseTarget(ctx context.Context, run *v1alpha1.TestRun, w
 }
 
 // deleteIfOwned reads key live into obj and deletes it if it is run's (target.OwnedBy) and not
-// going already; deleted says it was.
-func (r *Reconciler) deleteIfOwned(ctx context.Context, run *v1alpha1.TestRun, obj client.Object, key client.ObjectKey) (deleted bool, err error) {
+// going already.
+func (r *Reconciler) deleteIfOwned(ctx context.Context, run *v1alpha1.TestRun, obj client.Object, key client.ObjectKey) error {
 	if err := r.apiReader.Get(ctx, key, obj); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return client.IgnoreNotFound(err)
 	}
 	if !target.OwnedBy(obj, run) || !obj.GetDeletionTimestamp().IsZero() {
-		return false, nil
+		return nil
 	}
-	return true, rc.DeleteExact(ctx, r.Client, obj)
+	return rc.DeleteExact(ctx, r.Client, obj)
 }
 
 // sharedConflict says that obj, named as this run's in the shared target namespace, is not.
