@@ -13,6 +13,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
+	"fleetbench.dev/fleetbench/pkg/statusbound"
 )
 
 // Event reasons of the warnings where a split fleet differs from one k6 process. The events
@@ -164,7 +165,7 @@ func mergeWarnings(kept, more []string) []string {
 	out := make([]string, 0, min(len(kept)+len(more), maxResultWarnings))
 	seen := map[string]bool{}
 	for _, w := range append(append([]string{}, kept...), more...) {
-		w = clipText(w, maxWarningLength)
+		w = statusbound.Cut(w, maxWarningLength)
 		if seen[w] || len(out) == maxResultWarnings {
 			continue
 		}
@@ -177,18 +178,6 @@ func mergeWarnings(kept, more []string) []string {
 // warn records warnings of one kind as one Warning event on the TestRun (status has each whole).
 func (r *Reconciler) warn(run *v1alpha1.TestRun, reason, action string, warnings []string) {
 	if len(warnings) > 0 {
-		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, reason, action, "%s", clipText(strings.Join(warnings, "; "), maxEventNote))
+		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, reason, action, "%s", statusbound.Cut(strings.Join(warnings, "; "), maxEventNote))
 	}
-}
-
-// clipText keeps s within n bytes, on a rune boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }
