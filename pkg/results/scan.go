@@ -21,6 +21,9 @@ const (
 	entryCost     = 64 // one map entry, besides its strings
 	stringCost    = 16 // a string's header, besides its bytes
 	elementCost   = 16 // any other array element (a number, a string header)
+	// decoderCost: what a Histogram's UnmarshalJSON allocates besides its buckets (a
+	// json.Unmarshal of its own: the decode state, the wire struct); garbage once it returns.
+	decoderCost = 320
 )
 
 // rejectf is an ErrRejected error saying what was over which limit.
@@ -40,41 +43,61 @@ func sizeText(n int64) string {
 var errSyntax = errors.New("envelope json: malformed")
 
 // scanCost walks the JSON in r byte by byte, in constant memory (no token is built), and
-// returns what decoding it into an Envelope would allocate, or an ErrRejected error as soon as
-// that passes lim.MaxCost. It charges by structure, not by field names a sender may disguise:
-// every object in an array as the largest element struct, every array of integers as the
-// histogram buckets it may be (a dense array over the span of its indexes), every string and
-// key its bytes; objects under a key that decodes into a map (tags, thresholds, matched as
-// encoding/json matches: unescaped, without regard to case) also their entries.
-func scanCost(r io.Reader, lim Limits) (int64, error) {
+// returns what decoding it into an Envelope would allocate (cost, garbage included) and what
+// the decoded envelope holds once the garbage is gone (held, at least what SizeOf says of it),
+// or an ErrRejected error as soon as cost passes lim.MaxCost or held lim.MaxHeld. It charges by
+// structure, not by field names a sender may disguise: every object in an array as the largest
+// element struct (held, and the garbage of the slice's growth), every object under a key as a
+// histogram and its own decoder, every array of integers as the histogram buckets it may be
+// (held: the smaller of a dense array over the span of its indexes and its pairs packed;
+// garbage: the []int64 of the wire form), every string and key its bytes; objects under a key
+// that decodes into a map (tags, thresholds, matched as encoding/json matches: unescaped,
+// without regard to case) also their entries.
+func scanCost(r io.Reader, lim Limits) (cost, held int64, err error) {
 	s := &costScanner{r: bufio.NewReaderSize(r, 16<<10), lim: lim}
+	if s.lim.MaxHeld <= 0 {
+		s.lim.MaxHeld = s.lim.MaxCost
+	}
 	c, err := s.next()
 	if err != nil {
-		return 0, errSyntax
+		return 0, 0, errSyntax
 	}
 	if err := s.value(c, false, 1); err != nil {
-		return s.cost, err
+		return s.cost, s.held, err
 	}
 	if _, err := s.next(); err != io.EOF {
-		return s.cost, errors.New("envelope json: text after the envelope")
+		return s.cost, s.held, errors.New("envelope json: text after the envelope")
 	}
-	return s.cost, nil
+	return s.cost, s.held, nil
 }
 
 type costScanner struct {
 	r    *bufio.Reader
 	lim  Limits
-	cost int64
+	cost int64  // all the decode allocates
+	held int64  // what the decoded envelope holds
 	key  []byte // the last key read, unescaped, up to maxKey bytes
 }
 
 const maxKey = 32
 
+// charge counts n bytes the decoded envelope holds.
 func (s *costScanner) charge(n int64) error {
+	s.held += n
+	if s.held > s.lim.MaxHeld {
+		return rejectf("holding it decoded would take more than %s of memory, the limit per envelope of a run "+
+			"of this many runners (a run of more runners gets less per runner); fewer metrics, series (tags), "+
+			"windows or histogram buckets per runner fit", sizeText(s.lim.MaxHeld))
+	}
+	return s.garbage(n)
+}
+
+// garbage counts n bytes the decode allocates and drops.
+func (s *costScanner) garbage(n int64) error {
 	s.cost += n
 	if s.cost > s.lim.MaxCost {
-		return rejectf("decoding it would take more than %s of memory, the limit per envelope (a run of more runners "+
-			"gets less per runner); fewer metrics, series (tags), windows or histogram buckets per runner fit", sizeText(s.lim.MaxCost))
+		return rejectf("decoding it would take more than %s of memory, the limit of any envelope; fewer metrics, "+
+			"series (tags), windows or histogram buckets per runner fit", sizeText(s.lim.MaxCost))
 	}
 	return nil
 }
@@ -258,6 +281,16 @@ func (s *costScanner) object(inMap bool, depth int) error {
 		if c, err = s.next(); err != nil {
 			return errSyntax
 		}
+		if c == '{' && !childMap {
+			// A struct under a key may be a histogram: allocated, and decoded by a decoder of
+			// its own.
+			if err := s.charge(histogramCost); err != nil {
+				return err
+			}
+			if err := s.garbage(decoderCost); err != nil {
+				return err
+			}
+		}
 		if err := s.value(c, childMap, depth+1); err != nil {
 			return err
 		}
@@ -278,9 +311,10 @@ func (s *costScanner) object(inMap bool, depth int) error {
 }
 
 // array scans an array. Its integers are charged as histogram buckets: [index, count, delta,
-// count, …] decodes into a dense array over the span of the indexes, whatever their number.
+// count, …] decodes into the smaller of a dense array over the span of the indexes and the
+// packed pairs (see buckets).
 func (s *costScanner) array(depth int) error {
-	var idx, lo, hi int64
+	var idx, lo, hi, packed int64
 	ints := 0
 	c, err := s.next()
 	if err != nil {
@@ -292,7 +326,12 @@ func (s *costScanner) array(depth int) error {
 	for {
 		switch {
 		case c == '{':
+			// The slice holds up to twice its length; its growth by half at a time left up to
+			// as much again behind.
 			if err := s.charge(objectCost); err != nil {
+				return err
+			}
+			if err := s.garbage(objectCost); err != nil {
 				return err
 			}
 			if err := s.value(c, false, depth+1); err != nil {
@@ -306,8 +345,10 @@ func (s *costScanner) array(depth int) error {
 			if integer && ints%2 == 0 {
 				if ints == 0 {
 					idx = v
+					packed += uvarintLen(uint64(v - int64(minIndex)))
 				} else {
 					idx += v
+					packed += uvarintLen(uint64(v))
 				}
 				// The decode refuses indexes out of range; it has allocated up to them.
 				idx = min(max(idx, int64(minIndex)), int64(maxIndex))
@@ -318,10 +359,17 @@ func (s *costScanner) array(depth int) error {
 					hi = idx
 				}
 			}
-			if integer {
-				ints++
+			if integer && ints%2 == 1 {
+				packed += uvarintLen(uint64(v))
 			}
-			if err := s.charge(2 * elementCost); err != nil {
+			if integer {
+				// The wire form of a histogram's buckets, dropped once they are built.
+				ints++
+				err = s.garbage(2 * elementCost)
+			} else {
+				err = s.charge(2 * elementCost)
+			}
+			if err != nil {
 				return err
 			}
 		default:
@@ -338,7 +386,8 @@ func (s *costScanner) array(depth int) error {
 		switch c {
 		case ']':
 			if ints > 0 {
-				return s.charge((hi-lo+1)*8 + histogramCost)
+				// The smaller of the two forms, and what rounding to an allocation size adds.
+				return s.charge(min((hi-lo+1)*denseSlotBytes, packed) + 16)
 			}
 			return nil
 		case ',':
@@ -351,15 +400,16 @@ func (s *costScanner) array(depth int) error {
 	}
 }
 
-// SizeOf estimates what a decoded envelope takes in memory, as the scan prices it: what a
-// caller that keeps envelopes charges to its own budget.
+// SizeOf estimates what a decoded envelope takes in memory, as the scan prices what it holds
+// (at most that): what a caller that keeps envelopes charges to its own budget.
 func SizeOf(e *Envelope) int64 {
 	n := int64(unsafe.Sizeof(*e)) + int64(len(e.Runner)+len(e.K6Version)+len(e.Error))
 	agg := func(a *Agg) int64 {
 		if a.Hist == nil {
 			return 0
 		}
-		return histogramCost + 8*int64(cap(a.Hist.pos.counts)+cap(a.Hist.neg.counts))
+		h := a.Hist
+		return histogramCost + 8*int64(cap(h.pos.counts)+cap(h.neg.counts)) + int64(cap(h.pos.packed)+cap(h.neg.packed))
 	}
 	for i := range e.Metrics {
 		m := &e.Metrics[i]
