@@ -127,7 +127,8 @@ func (it *bucketIter) next() {
 type packer struct {
 	nnz, packedLen int64
 	lo, hi, prev   int
-	out            *buckets
+	building       bool
+	out            buckets
 }
 
 func (p *packer) put(i int, c uint64) {
@@ -137,7 +138,7 @@ func (p *packer) put(i int, c uint64) {
 	}
 	p.hi, p.prev = i, i
 	p.nnz++
-	if p.out == nil {
+	if !p.building {
 		p.packedLen += uvarintLen(uint64(i-from)) + uvarintLen(c)
 		return
 	}
@@ -149,9 +150,10 @@ func (p *packer) put(i int, c uint64) {
 	}
 }
 
-// start allocates the smaller form for what the sizing pass saw and readies the building pass.
-func (p *packer) start() *buckets {
-	out := &buckets{}
+// start allocates the smaller form for what the sizing pass saw in p.out and readies the
+// building pass.
+func (p *packer) start() {
+	var out buckets
 	if p.nnz > 0 {
 		if span := int64(p.hi-p.lo) + 1; span*denseSlotBytes <= p.packedLen {
 			out.offset, out.counts = p.lo, make([]uint64, span)
@@ -159,8 +161,7 @@ func (p *packer) start() *buckets {
 			out.packed = make([]byte, 0, p.packedLen)
 		}
 	}
-	*p = packer{out: out}
-	return out
+	*p = packer{building: true, out: out}
 }
 
 func (b *buckets) add(i int, n uint64) {
@@ -227,9 +228,9 @@ func (b *buckets) merge(o *buckets) {
 	}
 	var p packer
 	union(b, o, p.put)
-	out := p.start()
+	p.start()
 	union(b, o, p.put)
-	*b = *out
+	*b = p.out
 }
 
 // union calls f with each index whose count in a or b is not zero, ascending, and the sum of
@@ -417,9 +418,9 @@ func (b *buckets) fromWire(name string, s []int64) error {
 		}
 	}
 	each()
-	out := p.start()
+	p.start()
 	each()
-	*b = *out
+	*b = p.out
 	return nil
 }
 

@@ -14,8 +14,8 @@ import (
 // results.DefaultLimits.MaxCost and over the process by results.DecodeMemory, not by the run.
 //
 // Decoded histograms take what their data takes (results.Histogram), so this fits: 8 runners
-// of 8 trends x 5 series x 60 windows (1.7 MiB each; up to 114 such runners), and 1,000
-// runners of a 10-minute single-series load (78 KiB each; up to 2,490). With dense
+// of 8 trends x 5 series x 60 windows (1.1 MiB each; up to 181 such runners), and 1,000
+// runners of a 10-minute single-series load (68 KiB each; up to 2,878). With dense
 // histograms, priced at 25 MiB and 317 KiB, neither did.
 const (
 	runEnvelopeBudget = 192 << 20
