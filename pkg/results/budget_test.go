@@ -456,3 +456,30 @@ func TestPackedAndDenseAgree(t *testing.T) {
 		packedOf(whole).AddN(value(), 3) // a packed histogram takes values too
 	}
 }
+
+// TestCounterHeavyEnvelopeFits: an envelope of 15 counters split over 200 tag values each (the
+// collector's cap) over 60 windows, which the scan priced at 49 MiB with DefaultLimits at 64 MiB,
+// still fits the lower limit: its price follows what its decode allocates, which it bounds.
+func TestCounterHeavyEnvelopeFits(t *testing.T) {
+	c := NewCollector(DefaultCollectorConfig, time.Unix(1000, 0))
+	for ts := int64(1000e9); ts < 1600e9; ts += 1e9 {
+		for m := 0; m < 15; m++ {
+			for s := 0; s < 200; s++ {
+				c.Series(fmt.Sprintf("counter_%d", m), Counter, "", map[string]string{"name": fmt.Sprintf("u%d", s)}).Add(ts, 1)
+			}
+		}
+	}
+	e := c.Envelope(time.Unix(1600, 0))
+	raw, _ := json.Marshal(&e)
+	cost, held, err := scanCost(bytes.NewReader(raw), DefaultLimits)
+	var got Envelope
+	alloc := allocated(func() { _ = json.Unmarshal(raw, &got) })
+	t.Logf("%d KiB JSON: priced %d KiB allocated, %d KiB held; decoding allocated %d KiB, holds %d KiB",
+		len(raw)>>10, cost>>10, held>>10, alloc>>10, SizeOf(&got)>>10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alloc > uint64(cost) || SizeOf(&got) > held {
+		t.Errorf("the scan's prices are below what the decode takes")
+	}
+}
