@@ -8,10 +8,12 @@ import (
 
 // An envelope is written by whoever controls a runner pod: its decoded size in memory must not
 // follow from its compressed size. A 66 KiB envelope of windows whose histograms name the
-// lowest and the highest bucket decoded into 1.1 GiB (each histogram is a dense array over the
-// span of its buckets). So an envelope's JSON is first scanned, in constant memory, for what
-// decoding it would allocate; one over Limits is rejected before it is decoded, and decodes
-// share a process-wide memory budget (DecodeMemory), so concurrent ones cannot add up.
+// lowest and the highest bucket decoded into 1.1 GiB when each histogram was a dense array over
+// the span of its buckets; a decoded histogram now takes the smaller of that and its buckets
+// packed, so its memory follows its data, but a large envelope still takes much. So an
+// envelope's JSON is first scanned, in constant memory, for what decoding it would allocate and
+// what the decoded envelope would hold; one over Limits is rejected before it is decoded, and
+// decodes share a process-wide memory budget (DecodeMemory), so concurrent ones cannot add up.
 
 // ErrRejected marks an envelope refused for its size or shape (errors.Is): a runner that
 // sends one is hostile or misconfigured, not merely unreadable.
@@ -21,8 +23,12 @@ var ErrRejected = errors.New("result envelope rejected")
 type Limits struct {
 	// MaxBytes bounds the envelope's JSON after gunzip.
 	MaxBytes int
-	// MaxCost bounds the estimated memory of the decoded envelope, in bytes.
+	// MaxCost bounds what decoding the envelope allocates, garbage included, in bytes.
 	MaxCost int64
+	// MaxHeld bounds what the decoded envelope holds once the decode's garbage is gone (what
+	// SizeOf says of it), in bytes: what a caller keeping envelopes must find room for. Zero
+	// means MaxCost.
+	MaxHeld int64
 	// MaxString bounds one string (a metric name, a tag value, an error).
 	MaxString int
 	// MaxDepth bounds JSON nesting; an envelope's own structure is 9 deep.
@@ -30,9 +36,12 @@ type Limits struct {
 }
 
 // DefaultLimits: a runner's envelope of 8 trends split 5 ways over 60 windows, latencies
-// spread over four orders of magnitude, is 1.2 MiB of JSON and 25 MiB decoded (dense
-// histograms are most of it; TestRealisticEnvelopeFits); twice that fits.
-var DefaultLimits = Limits{MaxBytes: 16 << 20, MaxCost: 64 << 20, MaxString: 16 << 10, MaxDepth: 12}
+// spread over four orders of magnitude, is 1.2 MiB of JSON; decoding it allocates 14 MiB at
+// most, most of it garbage (the wire form of the histograms), and the decoded envelope holds
+// 1.1 MiB (TestRealisticEnvelopeFits); three times what it allocates fits, and so does an
+// envelope of 15 counters x 200 series x 60 windows (35 MiB). Sixty thousand windows of wide
+// histograms (6 MiB of JSON) take 62 MiB to decode and do not.
+var DefaultLimits = Limits{MaxBytes: 16 << 20, MaxCost: 48 << 20, MaxString: 16 << 10, MaxDepth: 12}
 
 // MaxWireBytes bounds an encoded envelope as a runner serves it or a log holds it (gzip and
 // base64 of at most DefaultLimits.MaxBytes of JSON compress well below it).

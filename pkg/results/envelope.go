@@ -471,8 +471,14 @@ func decodeBody(lines []string, lim Limits) (Envelope, error) {
 	if err != nil {
 		return Envelope{}, err
 	}
-	// Read at most one byte more than announced: enough to detect a mismatch, never a bomb.
-	raw, err := io.ReadAll(io.LimitReader(r, int64(h.bytes)+1))
+	// Read at most one byte more than announced: enough to detect a mismatch, never a bomb; into
+	// a buffer of that size, not one grown by half at a time.
+	raw := make([]byte, h.bytes+1)
+	n, err := io.ReadFull(r, raw)
+	raw = raw[:n]
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = nil
+	}
 	if err != nil && len(raw) < h.bytes {
 		return Envelope{}, fmt.Errorf("envelope truncated: decompressed %d of %d bytes: %w", len(raw), h.bytes, err)
 	}
@@ -504,7 +510,7 @@ func scanWithin(open func() (io.Reader, error), h header, lim Limits) (int64, er
 	// The body is checked first (length, checksum), so a damaged one says so, not "malformed".
 	sum := sha256.New()
 	counted := &countingReader{r: io.TeeReader(io.LimitReader(r, int64(h.bytes)+1), sum)}
-	cost, scanErr := scanCost(counted, lim)
+	cost, _, scanErr := scanCost(counted, lim)
 	if errors.Is(scanErr, ErrRejected) {
 		return cost, scanErr
 	}

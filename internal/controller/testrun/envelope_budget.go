@@ -7,10 +7,16 @@ import (
 )
 
 // A run's envelopes are held together (merged at collection, judged live), so what one may
-// take shrinks with the run's runner count: a run of N runners holds at most runEnvelopeBudget
-// of decoded envelopes, however many runners it has. A run of one runner gets the most any
-// envelope may take (results.DefaultLimits); a run of 1,000 runners 192 KiB each, which the
-// envelopes of a fleet that large have always had to fit for the manager to hold them at all.
+// hold decoded shrinks with the run's runner count: a run of N runners holds at most
+// runEnvelopeBudget of decoded envelopes, however many runners it has. A run of one runner gets
+// the most any envelope may take (results.DefaultLimits); a run of 1,000 runners 192 KiB each.
+// What a decode allocates besides (garbage, gone once it returns) is bounded per envelope by
+// results.DefaultLimits.MaxCost and over the process by results.DecodeMemory, not by the run.
+//
+// Decoded histograms take what their data takes (results.Histogram), so this fits: 8 runners
+// of 8 trends x 5 series x 60 windows (1.1 MiB each; up to 181 such runners), and 1,000
+// runners of a 10-minute single-series load (68 KiB each; up to 2,878). With dense
+// histograms, priced at 25 MiB and 317 KiB, neither did.
 const (
 	runEnvelopeBudget = 192 << 20
 	minEnvelopeCost   = 128 << 10
@@ -19,7 +25,7 @@ const (
 // envelopeLimits are the limits of one envelope of a run of n runners.
 func envelopeLimits(n int) results.Limits {
 	l := results.DefaultLimits
-	l.MaxCost = min(l.MaxCost, max(minEnvelopeCost, runEnvelopeBudget/int64(max(n, 1))))
+	l.MaxHeld = min(l.MaxCost, max(minEnvelopeCost, runEnvelopeBudget/int64(max(n, 1))))
 	return l
 }
 

@@ -106,8 +106,9 @@ func TestLookAlikeRunnersAreIgnored(t *testing.T) {
 }
 
 // TestHostileEnvelopeFailsOnlyItsRun: a runner whose log ends in a small envelope built to
-// decode into hundreds of MiB fails its own run RunnerResultRejected; another tenant's run,
-// collected at the same time, completes.
+// take more memory decoded than any envelope may (it decoded into GiBs with dense histograms,
+// and still takes 64 MiB to decode) fails its own run RunnerResultRejected; another tenant's
+// run, collected at the same time, completes.
 func TestHostileEnvelopeFailsOnlyItsRun(t *testing.T) {
 	victimNS, attackerNS := setup(t), setup(t)
 	victim := tw.MakeTestRun("victim", victimNS).Devices(100, "10s").Duration("10s").Obj()
@@ -115,7 +116,7 @@ func TestHostileEnvelopeFailsOnlyItsRun(t *testing.T) {
 	kv, victimPods := startRunning(t, victim, 1)
 	kb, bombPods := startRunning(t, bomb, 1)
 
-	logs.set(bombPods[0], tw.HostileEnvelopeLog(bombPods[0].Name, 4000), nil)
+	logs.set(bombPods[0], tw.HostileEnvelopeLog(bombPods[0].Name, 60000), nil)
 	logs.set(victimPods[0], load(victimPods[0], time.Now()), nil)
 	kb.finish(bombPods[0], 0, "Completed")
 	kv.finish(victimPods[0], 0, "Completed")
