@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -65,6 +66,10 @@ func TestHostileTenant(t *testing.T) {
 		return err == nil, fmt.Sprint(err)
 	})
 
+	// The attacker's targets are small (the local cluster must hold them beside the victim's C1),
+	// and runs that need no target of their own get an external one.
+	small := e.smallProfile(t, "e2e-tenant")
+	const nowhere = "http://nothing.e2e-team.svc:80"
 	create := func(run *v1alpha1.TestRun) *v1alpha1.TestRun {
 		t.Helper()
 		if err := mallory.Create(e.ctx, run); err != nil {
@@ -73,7 +78,7 @@ func TestHostileTenant(t *testing.T) {
 		return run
 	}
 	// 1. The colliding name, deleted by its author as soon as it started or failed.
-	collide := create(tw.MakeTestRun("prod-x", attackerNS).Inline(longScript).Obj())
+	collide := create(tw.MakeTestRun("prod-x", attackerNS).Profile(small).Inline(longScript).Obj())
 	if naming.TargetNamespace(attackerNS, collide.Name) == victimTargetNS {
 		t.Errorf("runs %s/%s and %s/%s are given the same target namespace %s", attackerNS, collide.Name, victimNS, victim.Name, victimTargetNS)
 	}
@@ -81,7 +86,7 @@ func TestHostileTenant(t *testing.T) {
 	// A topology spread over a label no node has keeps the real runners Pending; the pre-flight,
 	// one pod with nothing to spread, runs without it and passes.
 	lureRun := tw.MakeTestRun("lure", attackerNS).Inline(longScript).Obj()
-	lure := create(tw.MakeTestRun("lure", attackerNS).Inline(longScript).
+	lure := create(tw.MakeTestRun("lure", attackerNS).External(nowhere).Inline(longScript).
 		Runner(&v1alpha1.RunnerSpec{TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
 			MaxSkew: 1, TopologyKey: "fleetbench.dev/e2e-nowhere", WhenUnsatisfiable: corev1.DoNotSchedule,
 			LabelSelector: &metav1.LabelSelector{MatchLabels: runners.RunnerLabels(lureRun)}}}}).
@@ -94,10 +99,10 @@ func TestHostileTenant(t *testing.T) {
 	})
 	lookAlike := e.lookAlikeRunner(t, mallory, lure, canaryURL)
 	// 3. The tenant's own runner image, redirecting and bombing.
-	redirect := create(hostileRun("redirect", attackerNS, "redirect", canaryURL))
-	bomb := create(hostileRun("bomb", attackerNS, "bomb", ""))
+	redirect := create(hostileRun("redirect", attackerNS, "redirect", canaryURL, nowhere))
+	bomb := create(hostileRun("bomb", attackerNS, "bomb", "", nowhere))
 	// 4. A run whose finalizer its author strips before deleting it.
-	orphan := create(tw.MakeTestRun("orphan", attackerNS).Inline(longScript).Obj())
+	orphan := create(tw.MakeTestRun("orphan", attackerNS).Profile(small).Inline(longScript).Obj())
 	orphanTargetNS := naming.TargetNamespace(attackerNS, orphan.Name)
 
 	e.waitStartedOrFinished(t, collide, 3*time.Minute)
@@ -178,6 +183,22 @@ export const options = {
 };
 export default function () { http.get(` + "`${__ENV.TARGET_WEB_URL}/`" + `); }
 `
+
+// smallProfile is a Profile of C1's shape scaled down to a fifth, made for the test.
+func (e *env) smallProfile(t *testing.T, name string) string {
+	t.Helper()
+	p := &v1alpha1.Profile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.ProfileSpec{
+		CPU: resource.MustParse("200m"), Memory: resource.MustParse("128Mi"), Description: "e2e: C1's shape, a fifth of it"}}
+	// One left by an earlier run (E2E_KEEP, a crash) goes first.
+	if err := e.c.Delete(e.ctx, p.DeepCopy()); err == nil || !apierrors.IsNotFound(err) {
+		e.waitGone(t, p.DeepCopy(), 2*time.Minute)
+	}
+	if err := e.c.Create(e.ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.c.Delete(e.ctx, p) })
+	return name
+}
 
 // userClient acts as user, bound to the cluster's edit role in namespace ns only, as a team
 // member would be.
@@ -285,9 +306,9 @@ func hostileEnv(mode, redirect string) []corev1.EnvVar {
 	return []corev1.EnvVar{{Name: "MODE", Value: mode}, {Name: "REDIRECT", Value: redirect}}
 }
 
-// hostileRun is a run in ns whose one runner is the hostile image in mode.
-func hostileRun(name, ns, mode, redirect string) *v1alpha1.TestRun {
-	return tw.MakeTestRun(name, ns).Inline(longScript).
+// hostileRun is a run in ns against an external target whose one runner is the hostile image in mode.
+func hostileRun(name, ns, mode, redirect, target string) *v1alpha1.TestRun {
+	return tw.MakeTestRun(name, ns).External(target).Inline(longScript).
 		Runner(&v1alpha1.RunnerSpec{Image: hostileImage, ImagePullPolicy: corev1.PullNever, Env: hostileEnv(mode, redirect)}).
 		Timeouts(&v1alpha1.TimeoutsSpec{RunnersReady: "60s", Collection: "60s"}).Obj()
 }
