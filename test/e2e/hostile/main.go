@@ -6,9 +6,10 @@
 //	               307 to $REDIRECT plus the path: a manager that follows it sends its request,
 //	               method and body to whatever the tenant names.
 //	MODE=bomb      answers like a k6 that starts and ends at once, and every result envelope is
-//	               a well-formed decompression bomb (64 MiB of JSON, a few hundred KiB gzipped).
+//	               a well-formed decompression bomb (15 MiB of JSON, within the manager's
+//	               limit on JSON, that would decode into gigabytes; tens of KiB gzipped).
 //
-// `hostile inspect ...` (the script pre-flight) exits 0. GET :8080/requests says how many calls
+// `hostile check ...` (the script pre-flight) exits 0. GET :8080/requests says how many calls
 // it got that were not the kubelet's probes.
 package main
 
@@ -87,12 +88,12 @@ func serve(addr string, h http.Handler) {
 	log.Fatal(srv.ListenAndServe())
 }
 
-// bombEnvelope is an envelope with a valid checksum whose JSON is 64 MiB of empty timeline
-// windows, each of which a plain decode turns into a whole window struct.
+// bombEnvelope is an envelope with a valid checksum whose JSON is 15 MiB of empty timeline
+// windows (five million), each of which a plain decode turns into a whole window struct.
 func bombEnvelope() []byte {
 	var raw bytes.Buffer
 	raw.WriteString(`{"version":1,"final":true,"metrics":[{"name":"http_reqs","type":"counter","series":[{"total":{},"windows":[{}`)
-	for raw.Len() < 64<<20-64 {
+	for raw.Len() < 15<<20 {
 		raw.WriteString(`,{}`)
 	}
 	raw.WriteString(`]}]}]}`)
