@@ -210,8 +210,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, p *v1alpha1.CapacityPl
 		return err
 	}
 	for i := range list.Items {
-		err := r.Delete(ctx, &list.Items[i], client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if client.IgnoreNotFound(err) != nil {
+		if err := rc.DeleteExact(ctx, r.Client, &list.Items[i]); err != nil {
 			return err
 		}
 	}

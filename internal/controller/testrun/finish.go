@@ -69,7 +69,7 @@ func (r *Reconciler) stopRunners(ctx context.Context, s *scope) {
 func (r *Reconciler) deleteActiveJobs(ctx context.Context, s *scope) {
 	for _, rs := range s.runners {
 		if rs.job != nil && !terminated(rs.pod) {
-			_ = r.Delete(ctx, rs.job, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			_ = rc.DeleteExact(ctx, r.Client, rs.job)
 		}
 	}
 }
@@ -124,8 +124,12 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, run *v1alpha1.TestRun)
 		return ctrl.Result{}, err
 	}
 	for _, name := range []string{naming.ScriptConfigMap(run.Name), naming.ResultConfigMap(run.Name)} {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: name}}
-		if err := client.IgnoreNotFound(r.Delete(ctx, cm)); err != nil {
+		cm := &corev1.ConfigMap{}
+		err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm)
+		if err == nil && controlledBy(cm, run.UID) {
+			err = rc.DeleteExact(ctx, r.Client, cm)
+		}
+		if err := client.IgnoreNotFound(err); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -145,8 +149,7 @@ func (r *Reconciler) deleteOwnJobs(ctx context.Context, run *v1alpha1.TestRun) e
 	}
 	for i := range jobs.Items {
 		if controlledBy(&jobs.Items[i], run.UID) {
-			err := r.Delete(ctx, &jobs.Items[i], client.PropagationPolicy(metav1.DeletePropagationBackground))
-			if err := client.IgnoreNotFound(err); err != nil {
+			if err := rc.DeleteExact(ctx, r.Client, &jobs.Items[i]); err != nil {
 				return err
 			}
 		}

@@ -309,3 +309,35 @@ func TestOrphanSweeperSharedNamespace(t *testing.T) {
 		}
 	}
 }
+
+// A ConfigMap under the name fleetbench keeps a run's script in, that the run did not make, is
+// neither mounted into its runners nor deleted with it: the run ends ScriptNotFound saying so.
+func TestSquattedScriptConfigMapIsNeitherUsedNorDeleted(t *testing.T) {
+	ns := setup(t)
+	run := tw.MakeTestRun("squatted", ns).Obj()
+	squat := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: naming.ScriptConfigMap(run.Name), Namespace: ns},
+		Data: map[string]string{"test.js": "export default function () {}"}}
+	if err := env.Client.Create(ctx, squat); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonScriptNotFound)
+	if !strings.Contains(got.Status.Message, squat.Name) {
+		t.Errorf("message %q does not name the ConfigMap", got.Status.Message)
+	}
+	if err := env.Client.Delete(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the TestRun gone", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), &v1alpha1.TestRun{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %w", err)
+		}
+		return nil
+	})
+	kept := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(squat), kept); err != nil || kept.UID != squat.UID {
+		t.Errorf("the squatting ConfigMap was deleted with the run (%v)", err)
+	}
+}

@@ -189,8 +189,7 @@ func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Res
 			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "HandleSummaryNotRun", "CheckScript", "%s", handleSummaryNotRun)
 		}
 		// The condition remembers the answer; the pod has nothing more to say.
-		err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, rc.DeleteExact(ctx, r.Client, job)
 	}
 	setCondition(run, v1alpha1.ConditionScriptChecked, metav1.ConditionFalse, v1alpha1.ReasonCheckingScript, p.waiting)
 	deadline := s.provisioningDeadline()

@@ -337,8 +337,21 @@ func (r *Reconciler) reconcileScript(ctx context.Context, s *scope) (ctrl.Result
 	if err := controllerutil.SetControllerReference(run, cm, r.scheme); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := rc.CreateOrGet(ctx, r.Client, cm); err != nil {
+	created, err := rc.CreateOrGetCreated(ctx, r.Client, cm)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if !created {
+		owned, err := r.controls(ctx, run, cm)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !owned {
+			// The runners would mount whatever holds this name: never someone else's script.
+			s.fail(v1alpha1.ReasonScriptNotFound, fmt.Sprintf("ConfigMap %s exists and was not made for this TestRun (it is not controlled by it); "+
+				"fleetbench keeps the run's script and k6 config under that name: delete that ConfigMap or rename the TestRun", cm.Name))
+			return ctrl.Result{}, nil
+		}
 	}
 	ref := run.Spec.Script.ConfigMap
 	if ref == nil || s.started() {

@@ -51,6 +51,8 @@ func (r *Reconciler) recordTargetPoint(ctx context.Context, s *scope, sample tar
 	switch {
 	case apierrors.IsNotFound(err):
 		err = r.Create(ctx, withTargetPoints(cm, []report.TargetPoint{point}))
+	case err == nil && !controlledBy(cm, s.run.UID):
+		return // someone else's ConfigMap of that name: storeResult warns
 	case err == nil:
 		points := targetPoints(cm)
 		if n := len(points); n > 0 && !points[n-1].At.Before(point.At) {
@@ -91,6 +93,11 @@ func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, mer
 		return err
 	}
 	exists := err == nil
+	if exists && !controlledBy(cm, run.UID) {
+		outcome.Results.Warnings = append(outcome.Results.Warnings, fmt.Sprintf("ConfigMap %s exists and was not made for this TestRun: "+
+			"the full result and timeline, kept there, were not written (delete that ConfigMap or rename the TestRun)", cm.Name))
+		return nil
+	}
 	if _, stored := cm.BinaryData[report.SummaryKey]; !stored {
 		summary, err := report.EncodeGzipJSON(outcome.K6Summary)
 		if err != nil {

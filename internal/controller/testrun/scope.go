@@ -224,6 +224,22 @@ func controlledBy(o metav1.Object, uid types.UID) bool {
 	return ref != nil && uid != "" && ref.UID == uid
 }
 
+// controls says whether obj, as CreateOrGet left it, is controlled by run: as the cache has it,
+// or, when the cache does not hold it (no fleetbench label, or a create a moment ago), as the
+// API server has it. Gone counts as controlled: the next reconcile makes it.
+func (r *Reconciler) controls(ctx context.Context, run *v1alpha1.TestRun, obj client.Object) (bool, error) {
+	if obj.GetUID() == "" {
+		err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return controlledBy(obj, run.UID), nil
+}
+
 func runnerIndex(o metav1.Object, n int) (int, bool) {
 	idx, err := strconv.Atoi(o.GetLabels()[naming.LabelRunnerIndex])
 	return idx, err == nil && idx >= 0 && idx < n
