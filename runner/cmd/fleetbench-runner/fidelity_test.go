@@ -56,7 +56,9 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"fleetbench.dev/fleetbench/pkg/report"
 	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/test/fidelity"
 )
 
 const (
@@ -70,8 +72,8 @@ const (
 		"  return { [__ENV.FIDELITY_SUMMARY]: JSON.stringify(data) };\n}\n"
 	// trendStats makes k6 report every trend statistic fleetbench computes, count included.
 	trendStats = "avg,min,med,max,p(90),p(95),p(99),count"
-	// verdictsOnly marks a script whose 3-segment run is compared on verdicts only.
-	verdictsOnly = "\n// fidelity: verdicts-only"
+	// minCorpus is the corpus size issue 24 asks for.
+	minCorpus = 30
 	// maxAttempts bounds the runs of a script whose two executions did different work.
 	maxAttempts = 3
 	// quantileTolerance is the relative error fleetbench promises for quantiles (its histograms
@@ -87,40 +89,36 @@ var (
 
 func TestFidelity(t *testing.T) {
 	bin := buildRunner(t)
-	scripts, err := filepath.Glob(filepath.Join(fidelityDir, "*.js"))
+	corpus, err := fidelity.Load(fidelityDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(scripts) < 12 {
-		t.Fatalf("corpus has %d scripts, want at least 12", len(scripts))
+	if len(corpus) < minCorpus {
+		t.Fatalf("corpus has %d scripts, want at least %d", len(corpus), minCorpus)
 	}
-	for _, path := range scripts {
-		name := strings.TrimSuffix(filepath.Base(path), ".js")
-		t.Run(name, func(t *testing.T) {
+	for _, script := range corpus {
+		t.Run(script.Name, func(t *testing.T) {
 			t.Parallel() // go test runs GOMAXPROCS subtests at once; each starts up to 3 k6 processes
-			src, err := os.ReadFile(path)
+			if strings.Contains(script.Text, "handleSummary") {
+				t.Fatal("corpus scripts must not define handleSummary: the test appends its own")
+			}
+			abs, err := filepath.Abs(fidelityDir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if bytes.Contains(src, []byte("handleSummary")) {
-				t.Fatal("corpus scripts must not define handleSummary: the test appends its own")
-			}
-			checkFidelity(t, bin, string(src))
+			checkFidelityRun(t, bin, script.Text, script.RunArgs(abs), script.Env, script.VerdictsOnly)
 		})
 	}
 }
 
-// checkFidelity runs one script both ways and compares.
-func checkFidelity(t *testing.T, bin, src string) { checkFidelityArgs(t, bin, src, nil) }
-
-// checkFidelityArgs runs one script both ways with the k6 run flags of spec.args, and compares.
-func checkFidelityArgs(t *testing.T, bin, src string, userArgs []string) {
+// checkFidelityRun runs one script both ways, with the k6 run flags of spec.args and the
+// runners' environment, and compares.
+func checkFidelityRun(t *testing.T, bin, src string, userArgs, userEnv []string, onlyVerdicts bool) {
 	tg := newFidelityTarget(t)
-	env := []string{"TARGET=" + tg.http.URL}
+	env := append([]string{"TARGET=" + tg.http.URL}, userEnv...)
 	if strings.Contains(src, "k6/net/grpc") {
 		env = append(env, "GRPC_ADDR="+tg.startGRPC(t))
 	}
-	onlyVerdicts := strings.Contains(src, verdictsOnly)
 
 	var (
 		ref              k6Summary
@@ -188,6 +186,11 @@ func checkFidelityArgs(t *testing.T, bin, src string, userArgs []string) {
 	metrics = compareMetrics(t, "3 segments", ref, &three, false)
 	checks = compareChecks(t, "3 segments", ref, &three)
 	compareHits(t, "3 segments", &three, segHits)
+	// The full result the operator stores (k6's summary shape) says the same; make e2e compares
+	// its TestRuns with k6 this way.
+	for _, d := range fidelity.Compare(ref, report.BuildK6Summary(&three, three.Thresholds)) {
+		t.Errorf("3 segments, as the full result: %s", d)
+	}
 	t.Logf("3 segments: %d thresholds, %d metrics, %d checks compared; served %+v", judged, metrics, checks, segHits)
 }
 
@@ -219,7 +222,7 @@ func runReference(t *testing.T, bin, src string, env []string, userArgs ...strin
 	if err := json.Unmarshal(raw, &sum); err != nil {
 		t.Fatalf("k6 summary: %v", err)
 	}
-	if failed := sum.failedThresholds(); (code == 99) != (failed > 0) {
+	if failed := failedThresholds(sum); (code == 99) != (failed > 0) {
 		t.Errorf("k6 exited %d with %d failed thresholds in its summary", code, failed)
 	}
 	e, err := results.ExtractEnvelope(out)
@@ -454,34 +457,14 @@ func k6Command(ctx context.Context, bin, home string, out *bytes.Buffer, env []s
 	return cmd
 }
 
-// k6Summary is the part of k6's handleSummary data the test compares.
-type k6Summary struct {
-	Metrics   map[string]k6Metric `json:"metrics"`
-	RootGroup k6Group             `json:"root_group"`
-}
+// k6Summary is k6's handleSummary data; fleetbench's full result has the same shape.
+type (
+	k6Summary = report.K6Summary
+	k6Metric  = report.K6Metric
+)
 
-type k6Metric struct {
-	Type     string `json:"type"`
-	Contains string `json:"contains"`
-	// Values: counters count/rate, rates rate/passes/fails, gauges value/min/max, trends the
-	// trendStats.
-	Values     map[string]float64 `json:"values"`
-	Thresholds map[string]struct {
-		OK bool `json:"ok"`
-	} `json:"thresholds"`
-}
-
-type k6Group struct {
-	Path   string    `json:"path"`
-	Groups []k6Group `json:"groups"`
-	Checks []struct {
-		Name   string `json:"name"`
-		Passes uint64 `json:"passes"`
-		Fails  uint64 `json:"fails"`
-	} `json:"checks"`
-}
-
-func (s *k6Summary) failedThresholds() int {
+// failedThresholds counts the thresholds k6 says failed.
+func failedThresholds(s k6Summary) int {
 	n := 0
 	for _, m := range s.Metrics {
 		for _, th := range m.Thresholds {
@@ -510,7 +493,7 @@ func compareThresholds(t *testing.T, label string, ref k6Summary, s *results.Sum
 	t.Helper()
 	ours := map[string]results.ThresholdResult{}
 	for _, r := range s.Thresholds {
-		ours[canonicalKey(r.Metric)+" "+r.Expression] = r
+		ours[fidelity.CanonicalKey(r.Metric)+" "+r.Expression] = r
 	}
 	for _, name := range sortedKeys(ref.Metrics) {
 		m := ref.Metrics[name]
@@ -520,7 +503,7 @@ func compareThresholds(t *testing.T, label string, ref k6Summary, s *results.Sum
 			if !ok {
 				failing++
 			}
-			r, found := ours[canonicalKey(name)+" "+expr]
+			r, found := ours[fidelity.CanonicalKey(name)+" "+expr]
 			switch {
 			case !found:
 				t.Errorf("%s: threshold %s %q: k6 ok=%v, fleetbench has no result", label, name, expr, ok)
@@ -688,8 +671,8 @@ func compareChecks(t *testing.T, label string, ref k6Summary, s *results.Summary
 	t.Helper()
 	type counts struct{ passes, fails uint64 }
 	want := map[string]counts{}
-	var walk func(g k6Group)
-	walk = func(g k6Group) {
+	var walk func(g report.K6Group)
+	walk = func(g report.K6Group) {
 		for _, c := range g.Checks {
 			want[g.Path+" / "+c.Name] = counts{c.Passes, c.Fails}
 		}
@@ -733,21 +716,6 @@ func compareHits(t *testing.T, label string, s *results.Summary, hits served) {
 	}
 }
 
-// canonicalKey writes a threshold key or sub-metric name with sorted, unquoted tags, so
-// `http_reqs{ name: 'home' }` (as written) and k6's `http_reqs{name: 'home'}` compare equal.
-func canonicalKey(key string) string {
-	name, filter, err := results.ParseMetricSelector(key)
-	if err != nil || filter == nil {
-		return key
-	}
-	kv := make([]string, 0, len(filter))
-	for k, v := range filter {
-		kv = append(kv, k+":"+v)
-	}
-	sort.Strings(kv)
-	return name + "{" + strings.Join(kv, ",") + "}"
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -757,76 +725,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// fidelityTarget is the system under test for the corpus: an HTTP server with a few routes and,
-// for gRPC scripts, a gRPC server with the standard health service and reflection. Both count
-// what they serve.
+// fidelityTarget is the system under test for the corpus: the shared HTTP routes
+// (test/fidelity) and, for gRPC scripts, a gRPC server with the standard health service and
+// reflection. Both count what they serve.
 type fidelityTarget struct {
 	http      *httptest.Server
-	httpHits  atomic.Int64
+	routes    *fidelity.Server
 	grpcCalls atomic.Int64
 }
 
-const fidelityToken = "fidelity-token"
-
 func newFidelityTarget(t *testing.T) *fidelityTarget {
-	tg := &fidelityTarget{}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/ok", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }) //nolint:errcheck
-	mux.HandleFunc("/fail", func(w http.ResponseWriter, _ *http.Request) {
-		http.Error(w, "unavailable", http.StatusServiceUnavailable)
-	})
-	mux.HandleFunc("/status/{code}", func(w http.ResponseWriter, r *http.Request) {
-		code, err := strconv.Atoi(r.PathValue("code"))
-		if err != nil || code < 200 || code > 599 {
-			http.Error(w, "bad status", http.StatusBadRequest)
-			return
-		}
-		w.WriteHeader(code)
-		fmt.Fprintf(w, "status %d", code)
-	})
-	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		writeJSON(w, map[string]string{"method": r.Method, "query": r.URL.RawQuery, "body": string(body)})
-	})
-	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
-		ms, _ := strconv.Atoi(r.URL.Query().Get("ms"))
-		time.Sleep(time.Duration(min(max(ms, 0), 1000)) * time.Millisecond)
-		io.WriteString(w, "slow") //nolint:errcheck
-	})
-	mux.HandleFunc("POST /login", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]string{"token": fidelityToken})
-	})
-	mux.HandleFunc("POST /logout", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	mux.HandleFunc("GET /items", func(w http.ResponseWriter, _ *http.Request) {
-		items := make([]map[string]any, 25)
-		for i := range items {
-			items[i] = map[string]any{"id": i + 1, "price": 5 * (i + 1)}
-		}
-		writeJSON(w, items)
-	})
-	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+fidelityToken {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		id, err := strconv.Atoi(r.PathValue("id"))
-		if err != nil {
-			http.NotFound(w, r)
-			return
-		}
-		writeJSON(w, map[string]int{"id": id})
-	})
-	tg.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tg.httpHits.Add(1)
-		mux.ServeHTTP(w, r)
-	}))
+	tg := &fidelityTarget{routes: fidelity.NewServer()}
+	tg.http = httptest.NewServer(tg.routes)
 	t.Cleanup(tg.http.Close)
 	return tg
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v) //nolint:errcheck
 }
 
 // startGRPC serves grpc.health.v1.Health (with reflection, so k6 needs no proto files) on
@@ -857,5 +769,5 @@ type served struct{ HTTP, GRPC int64 }
 
 // reset returns what was served since the last reset.
 func (tg *fidelityTarget) reset() served {
-	return served{HTTP: tg.httpHits.Swap(0), GRPC: tg.grpcCalls.Swap(0)}
+	return served{HTTP: tg.routes.Reset().HTTP, GRPC: tg.grpcCalls.Swap(0)}
 }

@@ -29,34 +29,6 @@ func runPreflight(t *testing.T, bin, dir, js string, env, userArgs []string) res
 	return report
 }
 
-// The option shapes k6 run accepts and `k6 inspect --execution-requirements` refused (no vus:
-// k6 run defaults to 1 VU), and a load given only as flags in spec.args, go through the
-// pre-flight, then run split in three with the same counts as one k6 process.
-func TestFidelityThroughThePreflight(t *testing.T) {
-	bin := buildRunner(t)
-	const body = "\nexport default function () {\n  http.get(`${__ENV.TARGET}/ok`);\n  sleep(SLEEP);\n}\n"
-	script := func(options, sleep string) string {
-		return "// Source: k6 documentation, options reference (https://grafana.com/docs/k6/latest/using-k6/k6-options/reference/).\n" +
-			"import http from 'k6/http';\nimport { sleep } from 'k6';\nexport const options = " + options + ";\n" +
-			strings.Replace(body, "SLEEP", sleep, 1)
-	}
-	for _, tc := range []struct {
-		name, src string
-		args      []string
-	}{
-		{name: "iterations only", src: script("{ iterations: 5 }", "0")},
-		// 1 VU for 3s, an iteration every 1.2s: three start (0, 1.2, 2.4s), far from the end.
-		{name: "duration only", src: script("{ duration: '3s' }", "1.2")},
-		{name: "iterations and duration", src: script("{ iterations: 10, duration: '30s' }", "0")},
-		{name: "flags only", src: script("{}", "0"), args: []string{"--vus", "3", "--iterations", "30"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			checkFidelityArgs(t, bin, tc.src, tc.args)
-		})
-	}
-}
-
 // The pre-flight refuses what k6 run refuses, with k6's words, and no load is sent.
 func TestPreflightRefusesWhatK6Refuses(t *testing.T) {
 	bin := buildRunner(t)

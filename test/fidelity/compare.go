@@ -1,0 +1,119 @@
+package fidelity
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/results"
+)
+
+// Compare says where a fleet's result (got, in k6's summary shape) differs from one k6
+// process's own summary (want) of a separate execution of the same script: every threshold
+// verdict, every counter's count, every rate's passes and fails, every check's passes and fails.
+// Timings and byte counts are not compared: separate executions differ in them (the byte counts
+// by the Host header and each process's own connections). Gauges are last values, which a
+// fleet sums, so they are not compared either.
+func Compare(want, got report.K6Summary) []string {
+	var diffs []string
+	gotMetrics := map[string]report.K6Metric{}
+	for name, m := range got.Metrics {
+		gotMetrics[CanonicalKey(name)] = m
+	}
+	for _, name := range sortedKeys(want.Metrics) {
+		w := want.Metrics[name]
+		g, found := gotMetrics[CanonicalKey(name)]
+		for _, expr := range sortedKeys(w.Thresholds) {
+			ok := w.Thresholds[expr].OK
+			if gth, judged := g.Thresholds[expr]; !judged {
+				diffs = append(diffs, fmt.Sprintf("threshold %s %q: k6 ok=%v, the fleet judged nothing", name, expr, ok))
+			} else if gth.OK != ok {
+				diffs = append(diffs, fmt.Sprintf("threshold %s %q: k6 ok=%v, the fleet ok=%v", name, expr, ok, gth.OK))
+			}
+		}
+		base, _, _ := strings.Cut(name, "{")
+		switch {
+		case base == "data_sent" || base == "data_received":
+		case w.Type == "counter":
+			if g.Values["count"] != w.Values["count"] {
+				diffs = append(diffs, fmt.Sprintf("%s count: k6 %g, the fleet %g (found %v)", name, w.Values["count"], g.Values["count"], found))
+			}
+		case w.Type == "rate":
+			if g.Values["passes"] != w.Values["passes"] || g.Values["fails"] != w.Values["fails"] {
+				diffs = append(diffs, fmt.Sprintf("%s passes/fails: k6 %g/%g, the fleet %g/%g (found %v)",
+					name, w.Values["passes"], w.Values["fails"], g.Values["passes"], g.Values["fails"], found))
+			}
+		}
+	}
+	for _, name := range sortedKeys(got.Metrics) {
+		m := got.Metrics[name]
+		for expr := range m.Thresholds {
+			if !hasThreshold(want, name, expr) {
+				diffs = append(diffs, fmt.Sprintf("threshold %s %q: judged by the fleet, not by k6", name, expr))
+			}
+		}
+	}
+	wantChecks, gotChecks := checkCounts(want.RootGroup), checkCounts(got.RootGroup)
+	for _, k := range sortedKeys(wantChecks) {
+		if g, ok := gotChecks[k]; !ok || g != wantChecks[k] {
+			diffs = append(diffs, fmt.Sprintf("check %q: k6 %d passes/%d fails, the fleet %d/%d (found %v)",
+				k, wantChecks[k][0], wantChecks[k][1], g[0], g[1], ok))
+		}
+	}
+	for _, k := range sortedKeys(gotChecks) {
+		if _, ok := wantChecks[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("check %q: the fleet has it, k6 does not", k))
+		}
+	}
+	return diffs
+}
+
+func hasThreshold(s report.K6Summary, name, expr string) bool {
+	for n, m := range s.Metrics {
+		if _, ok := m.Thresholds[expr]; ok && CanonicalKey(n) == CanonicalKey(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkCounts maps "group path / check name" to its passes and fails.
+func checkCounts(root report.K6Group) map[string][2]uint64 {
+	out := map[string][2]uint64{}
+	var walk func(g report.K6Group)
+	walk = func(g report.K6Group) {
+		for _, c := range g.Checks {
+			out[g.Path+" / "+c.Name] = [2]uint64{c.Passes, c.Fails}
+		}
+		for _, sub := range g.Groups {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return out
+}
+
+// CanonicalKey writes a threshold key or sub-metric name with sorted, unquoted tags, so
+// `http_reqs{ name: 'home' }` (as written) and k6's `http_reqs{name: 'home'}` compare equal.
+func CanonicalKey(key string) string {
+	name, filter, err := results.ParseMetricSelector(key)
+	if err != nil || filter == nil {
+		return key
+	}
+	kv := make([]string, 0, len(filter))
+	for k, v := range filter {
+		kv = append(kv, k+":"+v)
+	}
+	sort.Strings(kv)
+	return name + "{" + strings.Join(kv, ",") + "}"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
