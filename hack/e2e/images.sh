@@ -6,7 +6,8 @@
 #   fleetbench/nginx:dev    (hack/images/nginx.sh)    bin/images/nginx.tar     (the demo stops here)
 #   the sample device backend and the other built-in targets (hack/images/*.sh): sut,
 #   postgresql, mariadb, apache, prosody, ejabberd; fbget, the e2e tests' HTTP client; and
-#   hostile, the stand-in for a hostile tenant's runner image
+#   hostile, the stand-in for a hostile tenant's runner image; fidelity-target, the server the
+#   fidelity corpus runs against
 # Cached: Go builds use the build cache, and a tarball is repacked only when the binary (or,
 # for Debian images, its inputs) changed. Images are imported every time: up.sh starts with an
 # empty containerd, and importing an unchanged image is a cheap no-op.
@@ -71,7 +72,7 @@ built=("$images/manager.tar" "$images/runner.tar" "$images/nginx.tar")
 
 if ! [[ " $* " == *" --demo "* ]]; then
   # The sample system under test and every built-in target engine (issue 6).
-  for image in sut postgresql mariadb apache prosody ejabberd fbget hostile; do
+  for image in sut postgresql mariadb apache prosody ejabberd fbget hostile fidelity-target; do
     hack/images/$image.sh
     built+=("$images/$image.tar")
   done

@@ -16,22 +16,11 @@ import (
 // by the Host header and each process's own connections). Gauges are last values, which a
 // fleet sums, so they are not compared either.
 func Compare(want, got report.K6Summary) []string {
-	var diffs []string
-	gotMetrics := map[string]report.K6Metric{}
-	for name, m := range got.Metrics {
-		gotMetrics[CanonicalKey(name)] = m
-	}
+	diffs := CompareVerdicts(want, got)
+	gotMetrics := canonicalMetrics(got)
 	for _, name := range sortedKeys(want.Metrics) {
 		w := want.Metrics[name]
 		g, found := gotMetrics[CanonicalKey(name)]
-		for _, expr := range sortedKeys(w.Thresholds) {
-			ok := w.Thresholds[expr].OK
-			if gth, judged := g.Thresholds[expr]; !judged {
-				diffs = append(diffs, fmt.Sprintf("threshold %s %q: k6 ok=%v, the fleet judged nothing", name, expr, ok))
-			} else if gth.OK != ok {
-				diffs = append(diffs, fmt.Sprintf("threshold %s %q: k6 ok=%v, the fleet ok=%v", name, expr, ok, gth.OK))
-			}
-		}
 		base, _, _ := strings.Cut(name, "{")
 		switch {
 		case base == "data_sent" || base == "data_received":
@@ -43,14 +32,6 @@ func Compare(want, got report.K6Summary) []string {
 			if g.Values["passes"] != w.Values["passes"] || g.Values["fails"] != w.Values["fails"] {
 				diffs = append(diffs, fmt.Sprintf("%s passes/fails: k6 %g/%g, the fleet %g/%g (found %v)",
 					name, w.Values["passes"], w.Values["fails"], g.Values["passes"], g.Values["fails"], found))
-			}
-		}
-	}
-	for _, name := range sortedKeys(got.Metrics) {
-		m := got.Metrics[name]
-		for expr := range m.Thresholds {
-			if !hasThreshold(want, name, expr) {
-				diffs = append(diffs, fmt.Sprintf("threshold %s %q: judged by the fleet, not by k6", name, expr))
 			}
 		}
 	}
@@ -67,6 +48,42 @@ func Compare(want, got report.K6Summary) []string {
 		}
 	}
 	return diffs
+}
+
+// CompareVerdicts says where the fleet's threshold verdicts differ from k6's: each threshold
+// k6 judged has the same verdict, and the fleet judged no other. It is all that compares for a
+// script that stops early on purpose, as how much ran before the stop differs.
+func CompareVerdicts(want, got report.K6Summary) []string {
+	var diffs []string
+	gotMetrics := canonicalMetrics(got)
+	for _, name := range sortedKeys(want.Metrics) {
+		w := want.Metrics[name]
+		g := gotMetrics[CanonicalKey(name)]
+		for _, expr := range sortedKeys(w.Thresholds) {
+			ok := w.Thresholds[expr].OK
+			if gth, judged := g.Thresholds[expr]; !judged {
+				diffs = append(diffs, fmt.Sprintf("threshold %s %q: k6 ok=%v, the fleet judged nothing", name, expr, ok))
+			} else if gth.OK != ok {
+				diffs = append(diffs, fmt.Sprintf("threshold %s %q: k6 ok=%v, the fleet ok=%v", name, expr, ok, gth.OK))
+			}
+		}
+	}
+	for _, name := range sortedKeys(got.Metrics) {
+		for _, expr := range sortedKeys(got.Metrics[name].Thresholds) {
+			if !hasThreshold(want, name, expr) {
+				diffs = append(diffs, fmt.Sprintf("threshold %s %q: judged by the fleet, not by k6", name, expr))
+			}
+		}
+	}
+	return diffs
+}
+
+func canonicalMetrics(s report.K6Summary) map[string]report.K6Metric {
+	out := make(map[string]report.K6Metric, len(s.Metrics))
+	for name, m := range s.Metrics {
+		out[CanonicalKey(name)] = m
+	}
+	return out
 }
 
 func hasThreshold(s report.K6Summary, name, expr string) bool {
