@@ -66,6 +66,7 @@ const (
 	exitThresholdsFailed = 99
 	exitStopped          = 103
 	exitExternalAbort    = 105
+	exitScriptAborted    = 108
 	exitMarkedAsFailed   = 110
 )
 
@@ -81,7 +82,7 @@ var k6ExitMeaning = map[int32]string{
 	exitExternalAbort:             "aborted from outside (SIGTERM or SIGINT)",
 	106:                           "could not start its REST API",
 	107:                           "script error",
-	108:                           "aborted by the script (test.abort())",
+	exitScriptAborted:             "aborted by the script (test.abort())",
 	109:                           "k6 panicked",
 	exitMarkedAsFailed:            "marked as failed by the script (test.fail())",
 }
@@ -101,6 +102,9 @@ type runnerView struct {
 	imageProblem string
 	// markedFailed: the script called test.fail(); the runner's results are whole, the verdict is not PASSED.
 	markedFailed bool
+	// scriptAborted: the script called test.abort(); its results are whole up to there, the
+	// verdict is not PASSED, and the rest of the fleet stops as one k6 process would.
+	scriptAborted bool
 }
 
 // name is the pod's name, or the runner's number before it has one.
@@ -171,6 +175,8 @@ func classifyEnded(v *runnerView) {
 		v.class = runnerSucceeded
 	case exit == exitMarkedAsFailed:
 		v.class, v.markedFailed = runnerSucceeded, true
+	case exit == exitScriptAborted:
+		v.class, v.scriptAborted = runnerSucceeded, true
 	case exit == exitStopped:
 		v.class = runnerStopped
 	case exit == exitExternalAbort || killedBySignal(exit):

@@ -27,6 +27,8 @@ func TestClassifyRunner(t *testing.T) {
 		// says is part of why, where the user must read it.
 		says         string
 		markedFailed bool
+		// scriptAborted: the script called test.abort().
+		scriptAborted bool
 		// final is the clean final envelope the runner handed over.
 		final *results.Envelope
 	}{
@@ -45,6 +47,7 @@ func TestClassifyRunner(t *testing.T) {
 		{name: "exit 0", job: job, pod: runnerPod().Terminated(0, "Completed"), want: runnerSucceeded},
 		{name: "exit 99: its share failed a threshold", job: job, pod: runnerPod().Terminated(99, "Error"), want: runnerSucceeded},
 		{name: "exit 110: test.fail()", job: job, pod: runnerPod().Terminated(110, "Error"), want: runnerSucceeded, markedFailed: true},
+		{name: "exit 108: test.abort()", job: job, pod: runnerPod().Terminated(108, "Error"), want: runnerSucceeded, scriptAborted: true},
 		{name: "exit 103: stopped by the operator", job: job, pod: runnerPod().Terminated(103, "Error"), want: runnerStopped, says: "stopped through the REST API"},
 		{name: "exit 100: setup timeout", job: job, pod: runnerPod().Terminated(100, "Error"), want: runnerFailed, says: "setup() timed out"},
 		{name: "exit 101: teardown timeout", job: job, pod: runnerPod().Terminated(101, "Error"), want: runnerFailed, says: "teardown() timed out"},
@@ -56,7 +59,6 @@ func TestClassifyRunner(t *testing.T) {
 		{name: "exit 107 says k6's error", job: job, want: runnerFailed,
 			pod:  runnerPod().Terminated(107, "Error").TerminationMessage(k6ScriptErrorLog),
 			says: "script error), reason Error: TypeError: Cannot read property 'id' of undefined or null at default (file:///fleetbench/script/test.js:7:20(12))"},
-		{name: "exit 108: test.abort()", job: job, pod: runnerPod().Terminated(108, "Error"), want: runnerFailed, says: "test.abort()"},
 		{name: "exit 109: k6 panicked", job: job, pod: runnerPod().Terminated(109, "Error"), want: runnerFailed, says: "panicked"},
 		{name: "exit 1: unknown error", job: job, pod: runnerPod().Terminated(1, "Error"), want: runnerFailed, says: "exited with code 1"},
 		{name: "OOM killed", job: job, pod: runnerPod().Terminated(137, "OOMKilled"), want: runnerOOMKilled, says: "limits.memory"},
@@ -78,8 +80,9 @@ func TestClassifyRunner(t *testing.T) {
 				rs.pod = tc.pod.Obj()
 			}
 			v := classifyRunner(rs)
-			if v.class != tc.want || v.markedFailed != tc.markedFailed {
-				t.Errorf("class %s markedFailed %v, want %s %v (%s)", v.class, v.markedFailed, tc.want, tc.markedFailed, v.why)
+			if v.class != tc.want || v.markedFailed != tc.markedFailed || v.scriptAborted != tc.scriptAborted {
+				t.Errorf("class %s markedFailed %v scriptAborted %v, want %s %v %v (%s)", v.class, v.markedFailed, v.scriptAborted,
+					tc.want, tc.markedFailed, tc.scriptAborted, v.why)
 			}
 			if !strings.Contains(v.why, tc.says) {
 				t.Errorf("why %q lacks %q", v.why, tc.says)

@@ -34,13 +34,15 @@ type fakeRunnerAPI struct {
 	finals map[string]chan results.Envelope
 	// hold (hotloop_test.go) holds setup() or teardown's end in a namespace: see holdOf.
 	hold holds
+	// aborted pods' scripts called test.abort(): their load ended Interrupted.
+	aborted map[string]bool
 }
 
 func newFakeRunnerAPI() *fakeRunnerAPI {
 	return &fakeRunnerAPI{resumed: map[string][]time.Time{}, stopped: map[string]int{}, failResume: map[string]bool{},
 		live: map[string]func() results.Envelope{}, stoppedAt: map[string]time.Time{},
 		setups: map[string]int{}, teardowns: map[string]int{}, releases: map[string]int{}, setupData: map[string]string{}, failSetup: map[string]string{},
-		finals: map[string]chan results.Envelope{}}
+		finals: map[string]chan results.Envelope{}, aborted: map[string]bool{}}
 }
 
 // Setup answers as k6 does for a setup() returning {"token":"t-<pod>"}, or with the error set
@@ -69,6 +71,13 @@ func (f *fakeRunnerAPI) SetSetupData(_ context.Context, pod *corev1.Pod, data js
 // made its namespace's runners never end (hold.neverEnd).
 func (f *fakeRunnerAPI) Ended(_ context.Context, pod *corev1.Pod) (bool, error) {
 	return f.hold.ended(pod.Namespace), nil
+}
+
+// Interrupted: the test says which pods' scripts called test.abort() (aborted).
+func (f *fakeRunnerAPI) Interrupted(_ context.Context, pod *corev1.Pod) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.aborted[key(pod)], nil
 }
 
 func (f *fakeRunnerAPI) Teardown(ctx context.Context, pod *corev1.Pod) error {

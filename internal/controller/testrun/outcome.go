@@ -81,6 +81,9 @@ func outcome(c collected) ending {
 		if v.markedFailed {
 			also = append(also, fmt.Sprintf("the script marked the test failed on %s (test.fail())", v.name()))
 		}
+		if v.scriptAborted {
+			also = append(also, fmt.Sprintf("the script aborted the test on %s (test.abort())", v.name()))
+		}
 	}
 	if len(also) > 0 {
 		e.verdict = v1alpha1.VerdictFailed

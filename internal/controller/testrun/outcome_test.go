@@ -57,6 +57,8 @@ func TestOutcome(t *testing.T) {
 			report: mergedReport(t, fast, 2, load, load)}, phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: v1alpha1.VerdictPassed},
 		{name: "test.fail() (110)", in: collected{runners: runnersOf(done, runnerPod().Terminated(110, "Error")), report: mergedReport(t, fast, 2, load, load)},
 			phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: v1alpha1.VerdictFailed, says: "test.fail()"},
+		{name: "test.abort() (108), the others stopped", in: collected{runners: runnersOf(done, runnerPod().Terminated(108, "Error")), report: mergedReport(t, fast, 2, load, load)},
+			phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: v1alpha1.VerdictFailed, says: "aborted the test on"},
 		{name: "generator-bound", in: collected{runners: runnersOf(done), report: mergedReport(t, fast, 1,
 			tw.RunnerLoad{Runner: "r0", Requests: 100, DroppedIterations: 7, Start: start, Duration: 10 * time.Second})},
 			phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: v1alpha1.VerdictInconclusive, says: "the load generator was the limit"},

@@ -22,8 +22,8 @@ import (
 
 // reconcileRun waits for every runner to end, sampling the target and judging peak steps
 // meanwhile. A runner that fails stops the others (the load it carried is gone, and the rest
-// would measure something nobody asked for); so do the run deadline, a peak's breaking point
-// and an abortOnFail threshold failing on the merged data. A runner whose own share failed a
+// would measure something nobody asked for); so do the run deadline, a peak's breaking point,
+// an abortOnFail threshold failing on the merged data and the script's test.abort(). A runner whose own share failed a
 // threshold (exit 99) has not failed: thresholds are judged on the merged data.
 func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
@@ -50,7 +50,8 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 	f := s.summary.runFailure()
 	peakStop, nextStep := r.evaluatePeak(ctx, s)
 	abortStop, nextAbort := r.evaluateAbort(ctx, s)
-	if f != nil || peakStop != "" || abortStop != "" || rc.Expired(s.now, deadline) {
+	scriptStop := r.scriptAbortStop(ctx, s)
+	if f != nil || peakStop != "" || abortStop != "" || scriptStop != "" || rc.Expired(s.now, deadline) {
 		why := fmt.Sprintf("the load ran past its deadline %s", deadline.UTC().Format(time.RFC3339))
 		switch {
 		case f != nil:
@@ -59,6 +60,8 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 			why = peakStop
 		case abortStop != "":
 			why = abortStop
+		case scriptStop != "":
+			why = scriptStop
 		}
 		r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonStoppingRunners, why+"; stopping the other runners")
 		// Stopped runners flush their results and exit; a minute past the deadline they are deleted.

@@ -38,6 +38,9 @@ type RunnerAPI interface {
 	SetSetupData(ctx context.Context, pod *corev1.Pod, data json.RawMessage) error
 	// Ended says whether the runner's load is over (it may linger for teardown()).
 	Ended(ctx context.Context, pod *corev1.Pod) (bool, error)
+	// Interrupted says whether the runner's load ended interrupted: by the script's
+	// test.abort(), or by a Stop.
+	Interrupted(ctx context.Context, pod *corev1.Pod) (bool, error)
 	// Teardown runs the script's teardown() on the runner with the setup data.
 	Teardown(ctx context.Context, pod *corev1.Pod) error
 	// Release ends the linger of a runner whose teardown() ran, so it prints its results and exits.
@@ -274,17 +277,34 @@ func (k *k6API) SetSetupData(ctx context.Context, pod *corev1.Pod, data json.Raw
 }
 
 func (k *k6API) Ended(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	status, err := k.executionStatus(ctx, pod)
+	return status >= k6StatusEnded, err
+}
+
+func (k *k6API) Interrupted(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	status, err := k.executionStatus(ctx, pod)
+	return status == k6StatusInterrupted, err
+}
+
+// k6's lib.ExecutionStatus values the manager reads: Ended (9), Interrupted (10); MarkedAsFailed
+// (11) is past the end too.
+const (
+	k6StatusEnded       = 9
+	k6StatusInterrupted = 10
+)
+
+// executionStatus is k6's lib.ExecutionStatus of the runner.
+func (k *k6API) executionStatus(ctx context.Context, pod *corev1.Pod) (int, error) {
 	b, err := k.status(ctx, pod)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	var st k6Status
 	if err := json.Unmarshal(b, &st); err != nil {
-		return false, fmt.Errorf("runner %s: status answer: %w", pod.Name, err)
+		return 0, fmt.Errorf("runner %s: status answer: %w", pod.Name, err)
 	}
-	// k6's lib.ExecutionStatus: Ended (9), Interrupted (10), MarkedAsFailed (11).
 	status, _ := st.Data.Attributes["status"].(float64)
-	return status >= 9, nil
+	return int(status), nil
 }
 
 func (k *k6API) Teardown(ctx context.Context, pod *corev1.Pod) error {
