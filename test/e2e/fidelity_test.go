@@ -90,19 +90,11 @@ func (e *env) checkFidelityOnCluster(t *testing.T, bin, corpusDir string, s fide
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(e.ctx, 2*time.Minute)
 	defer cancel()
-	ref, out, err := fidelity.Reference(ctx, bin, t.TempDir(), corpusDir, s, srv.URL)
+	k6, err := fidelity.Reference(ctx, bin, t.TempDir(), corpusDir, s, srv.URL)
 	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+		t.Fatalf("%v\n%s", err, k6.Output)
 	}
-	refServed := local.Reset().HTTP
-	refFailed := 0
-	for _, m := range ref.Metrics {
-		for _, th := range m.Thresholds {
-			if !th.OK {
-				refFailed++
-			}
-		}
-	}
+	ref, refServed := k6.Summary, local.Reset().HTTP
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "script", Namespace: ns}, Data: map[string]string{"test.js": s.Text}}
 	if s.Config != "" {
@@ -128,11 +120,14 @@ func (e *env) checkFidelityOnCluster(t *testing.T, bin, corpusDir string, s fide
 		got := e.run(t, run, 4*time.Minute)
 		label := fmt.Sprintf("parallelism %d", parallelism)
 		if got.Status.Phase != v1alpha1.PhaseSucceeded {
-			t.Errorf("%s: %s/%s: %s; k6 ran it (%d failed thresholds)", label, got.Status.Phase, got.Status.Reason, got.Status.Message, refFailed)
+			t.Errorf("%s: %s/%s: %s; k6 ran it (failed: %v)", label, got.Status.Phase, got.Status.Reason, got.Status.Message, k6.Failed())
 			continue
 		}
-		if wantFailed := refFailed > 0; (got.Status.Verdict == v1alpha1.VerdictFailed) != wantFailed {
-			t.Errorf("%s: verdict %s, k6 had %d failed thresholds", label, got.Status.Verdict, refFailed)
+		if (got.Status.Verdict == v1alpha1.VerdictFailed) != k6.Failed() {
+			t.Errorf("%s: verdict %s, k6 failed the test: %v (aborted by the script: %v)", label, got.Status.Verdict, k6.Failed(), k6.Aborted)
+		}
+		if k6.Aborted && !strings.Contains(got.Status.Message, "test.abort()") {
+			t.Errorf("%s: k6 says the script aborted the test; the status does not: %s", label, got.Status.Message)
 		}
 		summary, _, err := plugin.FullResult(e.ctx, e.c, got)
 		if err != nil || summary == nil {

@@ -29,15 +29,36 @@ const (
 	exitScriptAborted    = 108
 )
 
+// Run is what one plain k6 process made of a script.
+type Run struct {
+	// Summary is k6's own end-of-test summary.
+	Summary report.K6Summary
+	// Output is what k6 printed.
+	Output []byte
+	// Aborted: the script called test.abort() (exit 108); the test failed, thresholds or not.
+	Aborted bool
+}
+
+// Failed says whether k6 failed the test: a threshold failed, or the script aborted it.
+func (r Run) Failed() bool {
+	for _, m := range r.Summary.Metrics {
+		for _, th := range m.Thresholds {
+			if !th.OK {
+				return true
+			}
+		}
+	}
+	return r.Aborted
+}
+
 // Reference runs the script as one plain k6 process: bin is the runner binary (k6 v2.2.0 with
 // fleetbench's output linked, which stays off here), run in dir against target (TARGET) with the
-// script's flags, environment and config from corpusDir. It returns k6's own summary and what
-// k6 printed.
-func Reference(ctx context.Context, bin, dir, corpusDir string, s Script, target string) (report.K6Summary, []byte, error) {
-	var sum report.K6Summary
+// script's flags, environment and config from corpusDir.
+func Reference(ctx context.Context, bin, dir, corpusDir string, s Script, target string) (Run, error) {
+	var run Run
 	js := filepath.Join(dir, s.Name+".reference.js")
 	if err := os.WriteFile(js, []byte(s.Text+summaryHook), 0o644); err != nil {
-		return sum, nil, err
+		return run, err
 	}
 	summaryPath := filepath.Join(dir, s.Name+".k6-summary.json")
 	args := append([]string{"run", "--quiet", "--summary-trend-stats", TrendStats}, s.RunArgs(corpusDir)...)
@@ -48,16 +69,17 @@ func Reference(ctx context.Context, bin, dir, corpusDir string, s Script, target
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	run.Output = out.Bytes()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && (exit.ExitCode() == exitThresholdsFailed || exit.ExitCode() == exitScriptAborted) {
-		err = nil
+		run.Aborted, err = exit.ExitCode() == exitScriptAborted, nil
 	}
 	if err != nil {
-		return sum, out.Bytes(), fmt.Errorf("k6 run %s: %w", s.Name, err)
+		return run, fmt.Errorf("k6 run %s: %w", s.Name, err)
 	}
 	raw, err := os.ReadFile(summaryPath)
 	if err != nil {
-		return sum, out.Bytes(), fmt.Errorf("k6's summary of %s: %w", s.Name, err)
+		return run, fmt.Errorf("k6's summary of %s: %w", s.Name, err)
 	}
-	return sum, out.Bytes(), json.Unmarshal(raw, &sum)
+	return run, json.Unmarshal(raw, &run.Summary)
 }
