@@ -15,9 +15,9 @@ import (
 // internal/controller/testrun/warnings.go does, and runners.PerRunnerNumbering on the script),
 // and holds the corpus to them: a script marked split-differs must draw a warning that says its
 // split differs from one k6; any other script, whose split matches k6 exactly, must draw none.
-// A VU-based scenario with fewer VUs than runners leaves runners idle without changing what
-// the test does (each VU's iterations, or a shared total, are the same): that warning is about
-// waste, so it is logged and allowed either way.
+// A scenario with fewer VUs than runners leaves runners idle without changing what the test
+// does (each VU's iterations, a shared total, an arrival rate split by maxVUs are the same):
+// that warning is about waste, so it is logged and allowed either way.
 func checkSplitWarnings(t *testing.T, fr fidelityRun, plan results.CheckReport) {
 	t.Helper()
 	const parallelism = 3
@@ -25,21 +25,32 @@ func checkSplitWarnings(t *testing.T, fr fidelityRun, plan results.CheckReport) 
 	if !ok {
 		t.Fatalf("the pre-flight's plan has no scenarios: %+v", plan)
 	}
-	var arrival, vuBased []runners.ScenarioVUs
-	for _, sc := range scenarios {
+	// A runner with none of a scenario's VUs (none of its maxVUs, for an arrival rate) gets none
+	// of its work either: k6 splits an arrival rate by the segments of maxVUs. Only a runner with
+	// some maxVUs but no pre-allocated VU does its share differently (it drops iterations while
+	// it allocates), so the warnings are told apart by asking again as if every VU were
+	// pre-allocated: what remains are the idle runners.
+	name := func(i int) string { return fmt.Sprintf("runner-%d", i) }
+	idle := map[string]bool{}
+	asIfPreallocated := make([]runners.ScenarioVUs, len(scenarios))
+	for i, sc := range scenarios {
 		if strings.HasSuffix(sc.Executor, "arrival-rate") {
-			arrival = append(arrival, sc)
-		} else {
-			vuBased = append(vuBased, sc)
+			sc.VUs = sc.MaxVUs
+		}
+		asIfPreallocated[i] = sc
+	}
+	for _, w := range runners.ZeroVUWarnings(asIfPreallocated, parallelism, name) {
+		idle[w] = true
+		t.Logf("warning before the run (idle runners, same work): %s", w)
+	}
+	var differs []string
+	for _, w := range runners.ZeroVUWarnings(scenarios, parallelism, name) {
+		if !idle[w] {
+			differs = append(differs, w)
 		}
 	}
-	name := func(i int) string { return fmt.Sprintf("runner-%d", i) }
-	differs := runners.ZeroVUWarnings(arrival, parallelism, name)
 	if globals := runners.PerRunnerNumbering(fr.src); len(globals) > 0 {
 		differs = append(differs, "the script reads "+strings.Join(globals, " and "))
-	}
-	for _, w := range runners.ZeroVUWarnings(vuBased, parallelism, name) {
-		t.Logf("warning before the run (idle runners, same work): %s", w)
 	}
 	switch {
 	case fr.splitDiffers && len(differs) == 0:
