@@ -17,7 +17,8 @@ import (
 const (
 	// sourcePrefix names where the script comes from (required): a public page or repository.
 	sourcePrefix = "// Source:"
-	// directivePrefix starts a directive: "verdicts-only", "cluster", "args …", "env …", "config FILE".
+	// directivePrefix starts a directive: "verdicts-only", "cluster", "split-differs", "args …",
+	// "env …", "config FILE", "file FILE…".
 	directivePrefix = "// fidelity:"
 )
 
@@ -33,11 +34,19 @@ type Script struct {
 	Env []string
 	// Config is a k6 config file in the corpus directory, passed with --config.
 	Config string
+	// Files are data files in the corpus directory that the script open()s by a relative path:
+	// a driver puts them beside the script.
+	Files []string
 	// VerdictsOnly: the script stops early on purpose (abortOnFail, test.abort()), so a split
 	// run is compared with k6 on its verdicts only.
 	VerdictsOnly bool
 	// Cluster: make e2e runs it as TestRuns too (the representative subset).
 	Cluster bool
+	// SplitDiffers: split into execution segments, the script legitimately does other work than
+	// one k6 process (a segment with no VU of a scenario, numbering by __VU or __ITER), as
+	// several plain k6 processes would. Its split run is not held to k6's counts; instead the
+	// operator's pre-run warnings must flag it. Every other script must draw no such warning.
+	SplitDiffers bool
 }
 
 // Load reads every *.js in dir. A script without a Source header or with an unknown directive
@@ -59,9 +68,12 @@ func Load(dir string) ([]Script, error) {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		s.Path = p
-		if s.Config != "" {
-			if _, err := os.Stat(filepath.Join(dir, s.Config)); err != nil {
-				return nil, fmt.Errorf("%s: config: %w", p, err)
+		for _, f := range append([]string{s.Config}, s.Files...) {
+			if f == "" {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				return nil, fmt.Errorf("%s: %w", p, err)
 			}
 		}
 		scripts = append(scripts, s)
@@ -93,6 +105,8 @@ func parse(file, text string) (Script, error) {
 			s.VerdictsOnly = true
 		case kind == "cluster" && len(values) == 0:
 			s.Cluster = true
+		case kind == "split-differs" && len(values) == 0:
+			s.SplitDiffers = true
 		case kind == "args" && len(values) > 0:
 			s.Args = append(s.Args, values...)
 		case kind == "env" && len(values) > 0:
@@ -102,16 +116,32 @@ func parse(file, text string) (Script, error) {
 				}
 			}
 			s.Env = append(s.Env, values...)
-		case kind == "config" && len(values) == 1 && filepath.Base(values[0]) == values[0]:
+		case kind == "config" && len(values) == 1 && plainName(values[0]):
 			s.Config = values[0]
+		case kind == "file" && len(values) > 0 && all(values, plainName):
+			s.Files = append(s.Files, values...)
 		default:
-			return s, fmt.Errorf("unknown directive %q (want verdicts-only, cluster, args FLAGS, env NAME=value…, config FILE)", line)
+			return s, fmt.Errorf("unknown directive %q (want verdicts-only, cluster, split-differs, args FLAGS, env NAME=value…, config FILE, file FILE…)", line)
 		}
 	}
 	if s.Origin == "" {
 		return s, fmt.Errorf("no %q header naming the script's public source", sourcePrefix)
 	}
 	return s, nil
+}
+
+// plainName: a file name in the corpus directory itself, not a path out of it.
+func plainName(name string) bool {
+	return filepath.Base(name) == name && name != "." && name != ".." && !strings.HasSuffix(name, ".js")
+}
+
+func all(values []string, ok func(string) bool) bool {
+	for _, v := range values {
+		if !ok(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // RunArgs are the k6 run flags of the script: its Args, and --config with the config file

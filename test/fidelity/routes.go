@@ -76,6 +76,31 @@ func NewServer() *Server {
 		}
 		writeJSON(w, map[string]int{"id": id})
 	})
+	// Cookies and redirects, in the shape of httpbin's (which k6's cookie examples call).
+	mux.HandleFunc("GET /cookies/set", func(w http.ResponseWriter, r *http.Request) {
+		for name, values := range r.URL.Query() {
+			http.SetCookie(w, &http.Cookie{Name: name, Value: values[0], Path: "/"})
+		}
+		http.Redirect(w, r, "/cookies", http.StatusFound)
+	})
+	mux.HandleFunc("GET /cookies", func(w http.ResponseWriter, r *http.Request) {
+		cookies := map[string]string{}
+		for _, c := range r.Cookies() {
+			cookies[c.Name] = c.Value
+		}
+		writeJSON(w, map[string]any{"cookies": cookies})
+	})
+	mux.HandleFunc("GET /redirect/{n}", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.PathValue("n"))
+		switch {
+		case err != nil || n < 0 || n > 20:
+			http.Error(w, "bad count", http.StatusBadRequest)
+		case n == 0:
+			http.Redirect(w, r, "/ok", http.StatusFound)
+		default:
+			http.Redirect(w, r, "/redirect/"+strconv.Itoa(n-1), http.StatusFound)
+		}
+	})
 	return &Server{routes: mux}
 }
 

@@ -113,35 +113,11 @@ func (r *Reconciler) knownScenarios(ctx context.Context, s *scope, pods []corev1
 // VUs summed over the segments it printed; false without a report that has them.
 func checkScenarios(out string) ([]runners.ScenarioVUs, bool) {
 	report, ok := results.ParseCheckReport(out)
-	if !ok || len(report.Segments) == 0 {
+	if !ok {
 		return nil, false
 	}
-	var order []string
-	total := map[string]*runners.ScenarioVUs{}
-	for _, seg := range report.Segments {
-		for _, sc := range seg.Scenarios {
-			t := total[sc.Name]
-			if t == nil {
-				if len(order) == maxCheckScenarios {
-					continue
-				}
-				t = &runners.ScenarioVUs{Name: sc.Name, Executor: sc.Executor}
-				total[sc.Name] = t
-				order = append(order, sc.Name)
-			}
-			t.VUs += int64(min(sc.VUs, 1<<40))
-			t.MaxVUs += int64(min(sc.MaxVUs, 1<<40))
-		}
-	}
-	scenarios := make([]runners.ScenarioVUs, 0, len(order))
-	for _, name := range order {
-		scenarios = append(scenarios, *total[name])
-	}
-	return scenarios, len(scenarios) > 0
+	return runners.ScenariosFromCheckReport(report)
 }
-
-// maxCheckScenarios bounds what is read of a (tenant-made) report, as ScenariosFromOptions does.
-const maxCheckScenarios = 64
 
 var optionsExport = regexp.MustCompile(`export\s+(const|let|var)\s+options\b|export\s*\{[^}]*\boptions\b`)
 

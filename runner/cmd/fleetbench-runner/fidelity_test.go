@@ -27,8 +27,13 @@ package main
 //     (deterministic: its percentiles are compared in the 3-segment run too), one declared with
 //     isTime holds timings;
 //   - thresholds on timings are far from the measured values, so both verdicts are stable;
-//   - a script containing the line "// fidelity: verdicts-only" stops early on purpose
-//     (abortOnFail): its 3-segment run is compared on verdicts only.
+//   - a script marked "// fidelity: verdicts-only" stops early on purpose (abortOnFail,
+//     test.abort()): its 3-segment run is compared on verdicts only, and teardown() must have
+//     run exactly as often as in k6 (checkTeardownOnce, by its "teardown ran" check);
+//   - a script marked "// fidelity: split-differs" does other work split into segments than in
+//     one k6 process (k6's execution segments, as three plain k6 processes would): its 3-segment
+//     counts are not held to k6's, but the operator's pre-run warnings must flag it, and every
+//     other script must draw no such warning (checkSplitWarnings).
 
 import (
 	"bytes"
@@ -102,20 +107,42 @@ func TestFidelity(t *testing.T) {
 			if strings.Contains(script.Text, "handleSummary") {
 				t.Fatal("corpus scripts must not define handleSummary: the test appends its own")
 			}
-			abs, err := filepath.Abs(fidelityDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkFidelityRun(t, bin, script.Text, script.RunArgs(abs), script.Env, script.VerdictsOnly)
+			checkFidelityScript(t, bin, script)
 		})
 	}
 }
 
-// checkFidelityRun runs one script both ways, with the k6 run flags of spec.args and the
-// runners' environment, and compares.
-func checkFidelityRun(t *testing.T, bin, src string, userArgs, userEnv []string, onlyVerdicts bool) {
+// checkFidelityScript runs one corpus script both ways, with the k6 run flags of spec.args,
+// the runners' environment and the data files beside it, and compares.
+func checkFidelityScript(t *testing.T, bin string, script fidelity.Script) {
+	abs, err := filepath.Abs(fidelityDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, f := range script.Files {
+		if files[f], err = os.ReadFile(filepath.Join(abs, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkFidelityRun(t, bin, fidelityRun{src: script.Text, userArgs: script.RunArgs(abs), userEnv: script.Env, files: files,
+		onlyVerdicts: script.VerdictsOnly, splitDiffers: script.SplitDiffers})
+}
+
+// fidelityRun is one script and how it runs.
+type fidelityRun struct {
+	src               string
+	userArgs, userEnv []string
+	files             map[string][]byte // written beside the script
+	onlyVerdicts      bool              // it ends early on purpose: 3 segments are compared on verdicts
+	splitDiffers      bool              // its split legitimately differs from one k6: the warnings must say so
+}
+
+// checkFidelityRun runs one script both ways and compares.
+func checkFidelityRun(t *testing.T, bin string, fr fidelityRun) {
+	src, onlyVerdicts := fr.src, fr.onlyVerdicts
 	tg := newFidelityTarget(t)
-	env := append([]string{"TARGET=" + tg.http.URL}, userEnv...)
+	env := append([]string{"TARGET=" + tg.http.URL}, fr.userEnv...)
 	if strings.Contains(src, "k6/net/grpc") {
 		env = append(env, "GRPC_ADDR="+tg.startGRPC(t))
 	}
@@ -123,17 +150,18 @@ func checkFidelityRun(t *testing.T, bin, src string, userArgs, userEnv []string,
 	var (
 		ref              k6Summary
 		refEnv           results.Envelope
-		envs             []results.Envelope
+		fleet            fleetResult
 		refHits, segHits served
 	)
 	for attempt := 1; ; attempt++ {
 		// Reference: k6 judges the thresholds; the same process prints an envelope.
-		ref, refEnv = runReference(t, bin, src, env, userArgs...)
+		ref, refEnv = runReference(t, bin, fr, env)
 		refHits = tg.reset()
 		// A fleet of three runners, run as the operator runs it.
-		envs = runFleet(t, bin, src, env, userArgs...)
+		fleet = runFleet(t, bin, fr, env)
 		segHits = tg.reset()
-		if onlyVerdicts || refHits == segHits {
+		// A split that differs from one k6 does other work by design.
+		if onlyVerdicts || fr.splitDiffers || refHits == segHits {
 			break
 		}
 		// The servers, not fleetbench, say the two executions did different work. Arrival-rate
@@ -164,23 +192,40 @@ func checkFidelityRun(t *testing.T, bin, src string, userArgs, userEnv []string,
 	t.Logf("1 segment: %d thresholds (%d failing in k6), %d metrics, %d checks compared; served %+v",
 		judged, failing, metrics, checks, refHits)
 
-	three, err := results.Merge(envs...)
+	three, err := results.Merge(fleet.envs...)
 	if err != nil {
 		t.Fatalf("merge 3 envelopes: %v", err)
 	}
-	checkEnvelopes(t, "3 segments", envs...)
+	checkEnvelopes(t, "3 segments", fleet.envs...)
+	checkSplitWarnings(t, fr, fleet.report)
+	checkTeardownOnce(t, ref, &one, &three)
+	if fr.splitDiffers {
+		// Split into segments the script does other work than one k6 (checkSplitWarnings made
+		// sure the operator says so before the run), as three plain k6 processes with these
+		// segments would. What fleetbench adds must still be exact: the merged counts are
+		// what the servers saw. The differences from k6 are logged for the README.
+		compareHits(t, "3 segments", &three, segHits)
+		for _, d := range fidelity.Compare(ref, report.BuildK6Summary(&three, three.Thresholds)) {
+			t.Logf("3 segments differ from one k6, as documented: %s", d)
+		}
+		return
+	}
 	judged, _ = compareThresholds(t, "3 segments", ref, &three)
 	if onlyVerdicts {
-		// k6 stopped the reference when the abortOnFail threshold tripped (at its first
-		// evaluation, after about 2 s); the segments judge no thresholds and run to the end,
-		// so their counts are larger by however much ran after that moment. Only the verdicts
-		// are comparable; the 1-segment comparison above checked counts on the same execution.
-		// That the abort happened is what makes this script worth running.
-		if it := three.Metrics["iterations"]; !refEnv.Aborted || it == nil || ref.Metrics["iterations"].Values["count"] >= it.Stats.Sum {
-			t.Errorf("the reference run was not cut short: aborted=%v, k6 iterations %v, 3 segments %v",
-				refEnv.Aborted, ref.Metrics["iterations"].Values, it)
+		// k6 stopped the reference early: an abortOnFail threshold tripped (at its first
+		// evaluation, after about 2 s), or the script called test.abort(). The segments judge
+		// no thresholds and run to the end; on test.abort() the fleet stops as k6 does, at
+		// another moment. Either way the counts differ by however much ran after that moment:
+		// only the verdicts are comparable; the 1-segment comparison above checked counts on
+		// the same execution. That the abort happened is what makes the script worth running.
+		it := three.Metrics["iterations"]
+		switch {
+		case !refEnv.Aborted || it == nil:
+			t.Errorf("the reference run was not cut short: aborted=%v, 3 segments' iterations %v", refEnv.Aborted, it)
+		case !fleet.scriptAborted && ref.Metrics["iterations"].Values["count"] >= it.Stats.Sum:
+			t.Errorf("the reference run was not cut short: k6 iterations %v, 3 segments %v", ref.Metrics["iterations"].Values, it)
 		}
-		t.Logf("3 segments: %d thresholds compared (verdicts only); served %+v", judged, segHits)
+		t.Logf("3 segments: %d thresholds compared (verdicts only; test.abort() in the fleet: %v); served %+v", judged, fleet.scriptAborted, segHits)
 		return
 	}
 	metrics = compareMetrics(t, "3 segments", ref, &three, false)
@@ -196,13 +241,11 @@ func checkFidelityRun(t *testing.T, bin, src string, userArgs, userEnv []string,
 
 // runReference runs the script with k6's thresholds on and returns k6's end-of-test data and
 // the envelope the same process printed.
-func runReference(t *testing.T, bin, src string, env []string, userArgs ...string) (k6Summary, results.Envelope) {
+func runReference(t *testing.T, bin string, fr fidelityRun, env []string) (k6Summary, results.Envelope) {
 	t.Helper()
+	userArgs := fr.userArgs
 	dir := t.TempDir()
-	js := filepath.Join(dir, "reference.js")
-	if err := os.WriteFile(js, []byte(src+summaryHook), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	js := writeScript(t, dir, "reference.js", fr.src+summaryHook, fr.files)
 	summaryPath := filepath.Join(dir, "k6-summary.json")
 	env = append(env, "FIDELITY_SUMMARY="+summaryPath, "K6_FLEETBENCH_RUNNER=reference")
 	args := append([]string{"run", "--quiet", "--out", "fleetbench", "--summary-trend-stats", trendStats}, userArgs...)
@@ -210,8 +253,9 @@ func runReference(t *testing.T, bin, src string, env []string, userArgs ...strin
 	if err != nil {
 		t.Fatalf("reference run: %v\n%s", err, out)
 	}
-	// 99 is k6's exit code for failed thresholds: expected for scripts with failing ones.
-	if code != 0 && code != 99 {
+	// 99 is k6's exit code for failed thresholds: expected for scripts with failing ones; 108
+	// is test.abort()'s, expected of a script that ends early on purpose.
+	if code != 0 && code != 99 && (code != exitScriptAborted || !fr.onlyVerdicts) {
 		t.Fatalf("reference run exited %d\n%s", code, out)
 	}
 	raw, err := os.ReadFile(summaryPath)
@@ -222,7 +266,7 @@ func runReference(t *testing.T, bin, src string, env []string, userArgs ...strin
 	if err := json.Unmarshal(raw, &sum); err != nil {
 		t.Fatalf("k6 summary: %v", err)
 	}
-	if failed := failedThresholds(sum); (code == 99) != (failed > 0) {
+	if failed := failedThresholds(sum); code != exitScriptAborted && (code == 99) != (failed > 0) {
 		t.Errorf("k6 exited %d with %d failed thresholds in its summary", code, failed)
 	}
 	e, err := results.ExtractEnvelope(out)
@@ -232,21 +276,36 @@ func runReference(t *testing.T, bin, src string, env []string, userArgs ...strin
 	return sum, e
 }
 
+// fleetResult is what a fleet of three runners left: their envelopes, the pre-flight's check
+// report, and whether the script called test.abort() on one of them.
+type fleetResult struct {
+	envs          []results.Envelope
+	report        results.CheckReport
+	scriptAborted bool
+}
+
+// exitScriptAborted is k6's exit code after test.abort(); exitStopped after a stop through the
+// REST API.
+const (
+	exitScriptAborted = 108
+	exitStopped       = 103
+)
+
 // runFleet runs the script as a fleet of three runners, the way the operator runs one: the
 // flags of pkg/runners.Job for 3 runners and the steps of internal/controller/testrun (once.go).
 // Each k6 starts paused with its REST API and without its own setup() and teardown(), which k6
 // would otherwise run in every process; setup() runs once, on runner 0, and its data goes to
 // the others; all resume; once every runner's load has ended, teardown() runs on runner 0, and
-// its live endpoint releases it from its linger. Before any of that, the pre-flight must accept
-// the test with runner 0's arguments, as the operator's does. It returns the three envelopes.
-func runFleet(t *testing.T, bin, src string, env []string, userArgs ...string) []results.Envelope {
+// its live endpoint releases it from its linger. When the script calls test.abort() on a
+// runner, the others are stopped, as one k6 stops all its VUs, and teardown() still runs once,
+// as k6 runs it. Before any of that, the pre-flight must accept the test with runner 0's
+// arguments, as the operator's does.
+func runFleet(t *testing.T, bin string, fr fidelityRun, env []string) fleetResult {
 	t.Helper()
 	dir := t.TempDir()
-	js := filepath.Join(dir, "script.js")
-	if err := os.WriteFile(js, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	runPreflight(t, bin, dir, js, env, userArgs)
+	js := writeScript(t, dir, "script.js", fr.src, fr.files)
+	userArgs := fr.userArgs
+	report := runPreflight(t, bin, dir, js, env, userArgs)
 	ctx, cancel := context.WithTimeout(context.Background(), k6ProcessTimeout)
 	defer cancel()
 	fleet := make([]*fleetRunner, len(threeSegments))
@@ -317,15 +376,45 @@ func runFleet(t *testing.T, bin, src string, env []string, userArgs ...string) [
 			fail("resume runner %d: %v", i, err)
 		}
 	}
-	for i, r := range fleet[1:] {
-		select {
-		case <-r.exited:
-		case <-ctx.Done():
-			fail("runner %d did not end", i+1)
+	// Until runners 1..n-1 exited and runner 0's load ended; a test.abort() stops the others.
+	scriptAborted := false
+	for {
+		ended := true
+		for i, r := range fleet {
+			select {
+			case <-r.exited:
+				if exitCode(r.err) != exitScriptAborted || scriptAborted {
+					continue
+				}
+				if i == 0 {
+					fail("runner 0 called test.abort(): the corpus aborts on another runner, so runner 0 can run teardown()")
+				}
+				scriptAborted = true
+				stop := []byte(`{"data":{"type":"status","id":"default","attributes":{"stopped":true}}}`)
+				for _, other := range fleet {
+					select {
+					case <-other.exited:
+					default:
+						_, _ = k6Call(ctx, http.MethodPatch, other.api+"/v1/status", stop) // it may have just ended
+					}
+				}
+			default:
+				if i > 0 {
+					ended = false
+				}
+			}
 		}
-	}
-	if err := fleet[0].waitStatus(ctx, statusEnded); err != nil {
-		fail("runner 0 did not end its load: %v", err)
+		if ended {
+			if err := fleet[0].waitStatus(ctx, statusEnded); err != nil {
+				fail("runner 0 did not end its load: %v", err)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			fail("the runners did not end")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	if _, err := k6Call(ctx, http.MethodPost, fleet[0].api+"/v1/teardown", nil); err != nil {
 		fail("teardown() on runner 0: %v", err)
@@ -341,17 +430,48 @@ func runFleet(t *testing.T, bin, src string, env []string, userArgs ...string) [
 
 	envs := make([]results.Envelope, len(fleet))
 	for i, r := range fleet {
-		if r.err != nil {
+		// After test.abort(), its runner exits 108 and those stopped 103; otherwise all exit 0.
+		if code := exitCode(r.err); r.err != nil && (!scriptAborted || (code != exitScriptAborted && code != exitStopped)) {
 			fail("runner %d: %v", i, r.err)
 		}
 		if envs[i], err = results.ExtractEnvelope(r.out.Bytes()); err != nil {
 			fail("runner %d envelope: %v", i, err)
 		}
-		if envs[i].Aborted {
+		if envs[i].Aborted && !scriptAborted {
 			fail("runner %d was aborted (%s): the release must end runner 0's linger cleanly", i, envs[i].Error)
 		}
 	}
-	return envs
+	if scriptAborted && !fr.onlyVerdicts {
+		fail("the script called test.abort(): mark it // fidelity: verdicts-only")
+	}
+	return fleetResult{envs: envs, report: report, scriptAborted: scriptAborted}
+}
+
+// exitCode is a finished process's exit code (0 without an error, -1 when it did not exit).
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// writeScript writes the script and its data files into dir and returns the script's path.
+func writeScript(t *testing.T, dir, name, src string, files map[string][]byte) string {
+	t.Helper()
+	for f, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	js := filepath.Join(dir, name)
+	if err := os.WriteFile(js, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return js
 }
 
 // k6's lib.ExecutionStatus values the fleet waits for.

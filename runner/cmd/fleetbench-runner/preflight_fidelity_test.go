@@ -43,6 +43,11 @@ func TestPreflightRefusesWhatK6Refuses(t *testing.T) {
 		{name: "missing module", src: "import x from './nope.js';\nexport default function () {}", code: 107, says: "couldn't be found on local disk"},
 		{name: "missing extension", src: "import x from 'k6/x/nope';\nexport default function () {}", code: 107, says: "unknown modules"},
 		{name: "bad options", src: "export const options = { vus: -1 };\nexport default function () {}", code: 104, says: "the number of VUs must be more than 0"},
+		// Shortcuts next to scenarios: k6 v2.2.0 refuses these three (vus alone overrides the
+		// scenarios, see testdata/fidelity/shortcut_vus_with_scenarios.js).
+		{name: "duration and scenarios", src: shortcutWithScenarios("duration: '10s'"), code: 104, says: "using `duration` and `scenarios` options simultaneously is not allowed"},
+		{name: "iterations and scenarios", src: shortcutWithScenarios("iterations: 7"), code: 104, says: "using `iterations` and `scenarios` options simultaneously is not allowed"},
+		{name: "stages and scenarios", src: shortcutWithScenarios("stages: [{ duration: '1s', target: 2 }]"), code: 104, says: "using `stages` and `scenarios` options simultaneously is not allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			js := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".js")
@@ -67,6 +72,12 @@ func TestPreflightRefusesWhatK6Refuses(t *testing.T) {
 	if err := exec.Command(bin, "check", "inspect", js).Run(); err == nil {
 		t.Error("check accepts only k6 run's arguments")
 	}
+}
+
+// shortcutWithScenarios is a script whose options put a top-level shortcut next to scenarios.
+func shortcutWithScenarios(shortcut string) string {
+	return "export const options = { " + shortcut + ", scenarios: { a: { executor: 'shared-iterations', vus: 2, iterations: 4 } } };\n" +
+		"export default function () {}"
 }
 
 func writeFile(t *testing.T, path, text string) {

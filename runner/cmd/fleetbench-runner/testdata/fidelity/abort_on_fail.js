@@ -1,5 +1,7 @@
+// Source: k6 documentation, "Thresholds": abort a test when a threshold is crossed (https://grafana.com/docs/k6/latest/using-k6/thresholds/#abort-a-test-when-a-threshold-is-crossed).
 // Covers: an abortOnFail threshold that trips mid-test, next to thresholds that pass and fail without aborting.
-// fidelity: verdicts-only (k6 stops when the threshold trips, so its counts depend on that moment)
+// k6 stops when the threshold trips, so its counts depend on that moment: compared on verdicts only.
+// fidelity: verdicts-only
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import exec from 'k6/execution';

@@ -1,3 +1,4 @@
+// Source: k6 documentation, "Checks": checks with thresholds (https://grafana.com/docs/k6/latest/using-k6/checks/).
 // Covers: checks that pass and fail (several per call, one on a plain value) and thresholds on all checks and on single checks by name.
 import http from 'k6/http';
 import { check } from 'k6';

@@ -1,3 +1,4 @@
+// Source: k6 documentation, "Constant arrival rate" executor (https://grafana.com/docs/k6/latest/using-k6/scenarios/executors/constant-arrival-rate/).
 // Covers: a constant-arrival-rate scenario (its count is fixed by rate x duration) with think time, and counter count and rate thresholds.
 import http from 'k6/http';
 import { sleep } from 'k6';

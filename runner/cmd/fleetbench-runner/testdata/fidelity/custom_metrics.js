@@ -1,3 +1,4 @@
+// Source: k6 documentation, "Create custom metrics" (https://grafana.com/docs/k6/latest/using-k6/metrics/create-custom-metrics/).
 // Covers: custom Trend, Counter, Rate and Gauge with thresholds on each, incl. a never-incremented Counter, never-sampled metrics, an empty sub-metric and failing ones.
 import http from 'k6/http';
 import exec from 'k6/execution';

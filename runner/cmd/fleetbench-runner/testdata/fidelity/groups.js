@@ -1,3 +1,4 @@
+// Source: k6 documentation, "Tags and Groups": groups (https://grafana.com/docs/k6/latest/using-k6/tags-and-groups/#groups).
 // Covers: groups (nested), checks inside groups, group_duration thresholds and {group:::name} thresholds on requests and checks.
 import http from 'k6/http';
 import { check, group } from 'k6';
@@ -25,7 +26,7 @@ export default function () {
     check(list, { 'items listed': (r) => r.json().length === 25 });
   });
   group('checkout', () => {
-    const cart = http.post(`${__ENV.TARGET}/echo`, JSON.stringify({ item: __ITER % 25 }), { headers });
+    const cart = http.post(`${__ENV.TARGET}/echo`, JSON.stringify({ item: exec.vu.iterationInScenario % 25 }), { headers });
     check(cart, { 'cart saved': (r) => r.status === 200 });
     group('payment', () => {
       const refused = exec.scenario.iterationInTest % 3 === 0;

@@ -1,3 +1,4 @@
+// Source: k6 documentation, k6/net/grpc "Client.healthCheck()" (https://grafana.com/docs/k6/latest/javascript-api/k6-net-grpc/client/client-health-check/).
 // Covers: gRPC unary calls with k6/net/grpc (server reflection, the standard health service), checks on the answers and grpc_req_duration thresholds.
 import grpc from 'k6/net/grpc';
 import { check } from 'k6';
@@ -23,7 +24,7 @@ export const options = {
 };
 
 export default function () {
-  if (__ITER === 0) {
+  if (exec.vu.iterationInInstance === 0) {
     client.connect(__ENV.GRPC_ADDR, { plaintext: true, reflect: true });
   }
   const service = services[exec.scenario.iterationInTest % services.length];

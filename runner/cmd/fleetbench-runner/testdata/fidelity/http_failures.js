@@ -1,3 +1,4 @@
+// Source: k6 documentation, k6/http "setResponseCallback" with expectedStatuses (https://grafana.com/docs/k6/latest/javascript-api/k6-http/set-response-callback/).
 // Covers: http_req_failed with some 503s, a response callback that expects 404s, and {expected_response:...} thresholds.
 import http from 'k6/http';
 import exec from 'k6/execution';

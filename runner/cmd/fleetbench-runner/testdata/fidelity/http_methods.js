@@ -1,6 +1,8 @@
+// Source: k6 documentation, k6/http "batch( requests )" and the HTTP methods (https://grafana.com/docs/k6/latest/javascript-api/k6-http/batch/).
 // Covers: POST/PUT/DELETE with JSON bodies, http.batch, and thresholds on the method tag.
 import http from 'k6/http';
 import { check } from 'k6';
+import exec from 'k6/execution';
 
 export const options = {
   scenarios: {
@@ -17,7 +19,7 @@ export const options = {
 
 export default function () {
   const params = { headers: { 'Content-Type': 'application/json' } };
-  const created = http.post(`${__ENV.TARGET}/echo`, JSON.stringify({ name: `item-${__VU}-${__ITER}` }), params);
+  const created = http.post(`${__ENV.TARGET}/echo`, JSON.stringify({ name: `item-${exec.vu.idInTest}-${exec.vu.iterationInScenario}` }), params);
   check(created, { 'created': (r) => r.json('method') === 'POST' });
   http.put(`${__ENV.TARGET}/echo`, JSON.stringify({ name: 'renamed' }), params);
   const responses = http.batch([

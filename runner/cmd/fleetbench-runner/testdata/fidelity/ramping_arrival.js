@@ -1,3 +1,4 @@
+// Source: k6 documentation, "Ramping arrival rate" executor (https://grafana.com/docs/k6/latest/using-k6/scenarios/executors/ramping-arrival-rate/).
 // Covers: stages, as a ramping-arrival-rate scenario (its iteration total is fixed by the stages), with count and latency thresholds.
 import http from 'k6/http';
 import { check } from 'k6';

@@ -1,6 +1,8 @@
+// Source: k6 documentation, "Scenarios": several scenarios with their own exec functions (https://grafana.com/docs/k6/latest/using-k6/scenarios/).
 // Covers: several scenarios with their own exec functions, executors, startTime and scenario tags, with {scenario:x} thresholds.
 import http from 'k6/http';
 import { check } from 'k6';
+import exec from 'k6/execution';
 
 export const options = {
   scenarios: {
@@ -33,7 +35,7 @@ export function browse() {
 }
 
 export function api() {
-  http.post(`${__ENV.TARGET}/echo`, JSON.stringify({ vu: __VU }), { headers: { 'Content-Type': 'application/json' } });
+  http.post(`${__ENV.TARGET}/echo`, JSON.stringify({ vu: exec.vu.idInTest }), { headers: { 'Content-Type': 'application/json' } });
   http.get(`${__ENV.TARGET}/status/201`);
 }
 

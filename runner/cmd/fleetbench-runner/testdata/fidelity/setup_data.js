@@ -1,3 +1,4 @@
+// Source: k6 documentation, "Test lifecycle": setup() data passed to VU code and teardown() (https://grafana.com/docs/k6/latest/using-k6/test-lifecycle/).
 // Covers: setup() logging in and returning data (a token, product ids) that every VU uses, and teardown() receiving it.
 // setup() and teardown() make requests and checks, as they usually do. k6 runs them in every process; a fleet
 // must run them once (fleetbench: on runner 0, through k6's REST API) for its counts to equal one k6's.

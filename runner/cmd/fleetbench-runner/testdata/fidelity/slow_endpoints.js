@@ -1,3 +1,4 @@
+// Source: k6 documentation, "Thresholds": thresholds on built-in timing metrics (https://grafana.com/docs/k6/latest/using-k6/thresholds/).
 // Covers: timing thresholds (http_req_duration by name, http_req_waiting, iteration_duration, http_req_connecting) on a slow endpoint, set far from the measured values.
 import http from 'k6/http';
 

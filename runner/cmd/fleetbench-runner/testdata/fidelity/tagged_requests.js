@@ -1,3 +1,4 @@
+// Source: k6 documentation, "HTTP Requests": URL grouping with name tags and http.url (https://grafana.com/docs/k6/latest/using-k6/http-requests/#url-grouping).
 // Covers: request tags (name, a custom tag via params.tags, an http.url template) and thresholds tagged by name, status and the custom tag.
 import http from 'k6/http';
 import exec from 'k6/execution';

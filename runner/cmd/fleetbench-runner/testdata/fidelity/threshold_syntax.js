@@ -1,3 +1,4 @@
+// Source: k6 documentation, "Thresholds": threshold syntax (https://grafana.com/docs/k6/latest/using-k6/thresholds/#threshold-syntax).
 // Covers: threshold syntax variants: spaces around operators, quoted tag values, p(99.9), === and !=, several expressions on one metric.
 import http from 'k6/http';
 import exec from 'k6/execution';
