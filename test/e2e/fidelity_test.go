@@ -97,12 +97,16 @@ func (e *env) checkFidelityOnCluster(t *testing.T, bin, corpusDir string, s fide
 	ref, refServed := k6.Summary, local.Reset().HTTP
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "script", Namespace: ns}, Data: map[string]string{"test.js": s.Text}}
-	if s.Config != "" {
-		raw, err := os.ReadFile(filepath.Join(corpusDir, s.Config))
+	// The script's config and data files go beside it, as a user's ConfigMap holds them.
+	for _, f := range append(s.Files, s.Config) {
+		if f == "" {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(corpusDir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		cm.Data[s.Config] = string(raw)
+		cm.Data[f] = string(raw)
 	}
 	if err := e.c.Create(e.ctx, cm); err != nil {
 		t.Fatal(err)

@@ -1,5 +1,6 @@
 // Source: k6 documentation, "Tags and Groups": groups (https://grafana.com/docs/k6/latest/using-k6/tags-and-groups/#groups).
 // Covers: groups (nested), checks inside groups, group_duration thresholds and {group:::name} thresholds on requests and checks.
+// fidelity: cluster
 import http from 'k6/http';
 import { check, group } from 'k6';
 import exec from 'k6/execution';

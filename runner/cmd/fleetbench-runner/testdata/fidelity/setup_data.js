@@ -2,6 +2,7 @@
 // Covers: setup() logging in and returning data (a token, product ids) that every VU uses, and teardown() receiving it.
 // setup() and teardown() make requests and checks, as they usually do. k6 runs them in every process; a fleet
 // must run them once (fleetbench: on runner 0, through k6's REST API) for its counts to equal one k6's.
+// fidelity: cluster
 import http from 'k6/http';
 import { check } from 'k6';
 import exec from 'k6/execution';

@@ -1,5 +1,6 @@
 // Source: k6 documentation, k6/data "SharedArray" and "open()" (https://grafana.com/docs/k6/latest/javascript-api/k6-data/sharedarray/, https://grafana.com/docs/k6/latest/javascript-api/init-context/open/).
 // Covers: open() of a JSON data file beside the script, in a SharedArray; each iteration takes the user of its number.
+// fidelity: cluster
 // fidelity: file shared_array_users.json
 import http from 'k6/http';
 import { check } from 'k6';

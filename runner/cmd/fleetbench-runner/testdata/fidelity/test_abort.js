@@ -1,6 +1,7 @@
 // Source: k6 documentation, k6/execution "test.abort()" (https://grafana.com/docs/k6/latest/javascript-api/k6-execution/#test), and k6-operator's e2e script https://github.com/grafana/k6-operator/blob/main/e2e/tests/abort-one-runner.js
 // Covers: test.abort() mid-run by one VU: k6 stops every VU and still runs teardown() once, whose request and check show it.
 // k6 stops when the script aborts, so its counts depend on that moment: compared on verdicts only.
+// fidelity: cluster
 // fidelity: verdicts-only
 import http from 'k6/http';
 import { check, sleep } from 'k6';
