@@ -172,15 +172,21 @@ type Row struct {
 	// Values are a plan row's sweep values by dimension name (columns of their own in a
 	// plan's tables, named by the plan).
 	Values map[string]string
+	// Plan: the row is a CapacityPlan's, which carries only the columns marked Row.
+	Plan bool
 }
 
 // RunRow is the row of one TestRun.
 func RunRow(run *v1alpha1.TestRun) Row { return Row{Run: run} }
 
-// Cell is the row's value of c: a key the row sets, else c's value of its run.
+// Cell is the row's value of c: a key the row sets, else c's value of its run; blank when the
+// row is a plan's and c is not one a plan's row carries.
 func (r Row) Cell(c Column) string {
 	if v, ok := r.Keys[c.ID]; ok {
 		return v
+	}
+	if r.Plan && !c.Row {
+		return ""
 	}
 	return c.Value(r.Run)
 }

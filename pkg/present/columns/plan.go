@@ -19,7 +19,7 @@ func FromRow(row *v1alpha1.CapacityRow) *v1alpha1.TestRun {
 	// A row keeps counts, not whether they were measured: a finished row's zeros are counts,
 	// an unfinished row's are none.
 	if row.Phase == v1alpha1.PhaseSucceeded || row.RequestsAccepted != 0 || row.RequestsDropped != 0 || row.DroppedPercent != "" {
-		res.Requests = &v1alpha1.RequestCounts{Total: row.RequestsAccepted + row.RequestsDropped, Accepted: row.RequestsAccepted,
+		res.Requests = &v1alpha1.RequestCounts{Accepted: row.RequestsAccepted,
 			Dropped: row.RequestsDropped, DroppedPercent: row.DroppedPercent}
 	}
 	if row.RequestsPerSecond != "" || row.ReceivedMbps != "" || row.SentMbps != "" {
@@ -30,7 +30,6 @@ func FromRow(row *v1alpha1.CapacityRow) *v1alpha1.TestRun {
 		s.Results = res
 	}
 	if row.MemoryPeakMiB != 0 || row.CPUPerCore != "" {
-		// Restarts and per-device memory are not kept in a row: a plan's row has no target.
 		s.Target = &v1alpha1.TargetUsage{}
 		if row.MemoryPeakMiB != 0 {
 			s.Target.Memory = &v1alpha1.MemoryUsage{PeakMiB: row.MemoryPeakMiB}
@@ -72,7 +71,7 @@ func PlanRows(p *v1alpha1.CapacityPlan) []Row {
 				test = append(test, d.Name()+"="+v)
 			}
 		}
-		out = append(out, Row{Run: FromRow(r), Values: r.Values, Keys: map[string]string{
+		out = append(out, Row{Run: FromRow(r), Values: r.Values, Plan: true, Keys: map[string]string{
 			Test: strings.Join(test, "-"), Handlers: handlers, Repetition: fmt.Sprint(max(r.Repetition, 1)),
 		}})
 	}
