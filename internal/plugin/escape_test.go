@@ -12,6 +12,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/present/columns"
 )
 
 // hostile are strings a tenant's script, target or runner can get into a TestRun's status
@@ -93,9 +94,9 @@ func TestOutputsEscapeControlCharacters(t *testing.T) {
 	}
 
 	var table bytes.Buffer
-	row := testRunCSVRow(run)
-	row[1] = hostile["clear screen"]
-	if err := writeCSV(&table, []csvRow{row}); err != nil {
+	row := columns.RunRow(run)
+	row.Keys = map[string]string{columns.Test: hostile["clear screen"]}
+	if err := writeCSV(&table, []columns.Row{row}); err != nil {
 		t.Fatal(err)
 	}
 	controlFree(t, "csv", table.String())

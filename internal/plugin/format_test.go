@@ -58,25 +58,6 @@ func TestExitCode(t *testing.T) {
 	}
 }
 
-func TestVerdictCell(t *testing.T) {
-	for _, tc := range []struct {
-		phase   v1alpha1.TestRunPhase
-		verdict v1alpha1.Verdict
-		reason  string
-		want    string
-	}{
-		{v1alpha1.PhaseFailed, v1alpha1.VerdictFailed, "TargetNotReady", "Failed (TargetNotReady)"},
-		{v1alpha1.PhaseFailed, "", "", "Failed"},
-		{"", "", "", "Pending"},
-		{v1alpha1.PhaseRunning, "", "", "Running"},
-		{v1alpha1.PhaseSucceeded, v1alpha1.VerdictInconclusive, "GeneratorBound", "INCONCLUSIVE"},
-	} {
-		if got := verdictCell(tc.phase, tc.verdict, tc.reason); got != tc.want {
-			t.Errorf("verdictCell(%q, %q, %q) = %q, want %q", tc.phase, tc.verdict, tc.reason, got, tc.want)
-		}
-	}
-}
-
 func TestRunCase(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

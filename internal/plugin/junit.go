@@ -7,6 +7,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/htmlreport"
+	"fleetbench.dev/fleetbench/pkg/present/columns"
 	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
@@ -107,17 +108,8 @@ func junitTestRun(run *v1alpha1.TestRun) junitSuites {
 			s.Time = fmt.Sprintf("%.3f", ct.Sub(st.Time).Seconds())
 		}
 	}
-	s.Properties = []junitProperty{{"type", string(run.Spec.Type)}, {"profile", run.Spec.Profile}, {"phase", string(run.Status.Phase)}, {"verdict", string(run.Status.Verdict)}}
+	s.Properties = junitProperties(run)
 	if r := run.Status.Results; r != nil {
-		if r.Requests != nil {
-			s.Properties = append(s.Properties, junitProperty{"requests", fmt.Sprint(r.Requests.Total)}, junitProperty{"droppedPercent", r.Requests.DroppedPercent})
-		}
-		if r.Throughput != nil {
-			s.Properties = append(s.Properties, junitProperty{"requestsPerSecond", r.Throughput.RequestsPerSecond})
-		}
-		if r.Latency != nil {
-			s.Properties = append(s.Properties, junitProperty{"p95", r.Latency.P95})
-		}
 		for _, t := range r.Thresholds {
 			c := junitCase{Name: t.Metric + ": " + t.Expression, Classname: "fleetbench.thresholds." + run.Name}
 			if !t.Passed {
@@ -130,6 +122,18 @@ func junitTestRun(run *v1alpha1.TestRun) junitSuites {
 	c.Time = s.Time
 	s.Cases = append(s.Cases, c)
 	return s.wrap()
+}
+
+// junitProperties are the run's JUnit columns (pkg/present/columns), named by their IDs: the
+// key columns always, the results the run has.
+func junitProperties(run *v1alpha1.TestRun) []junitProperty {
+	var out []junitProperty
+	for _, c := range columns.For(columns.JUnit) {
+		if v := c.Value(run); c.Key || v != "" {
+			out = append(out, junitProperty{c.Header(columns.JUnit), v})
+		}
+	}
+	return out
 }
 
 // junitPlan is a suite with a testcase per sizing-table row.

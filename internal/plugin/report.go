@@ -20,6 +20,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/htmlreport"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/present/columns"
 	"fleetbench.dev/fleetbench/pkg/report"
 )
 
@@ -137,9 +138,9 @@ func writeReport(ctx context.Context, c client.Client, w io.Writer, obj object, 
 		return err
 	case formatCSV:
 		if obj.run != nil {
-			return writeCSV(w, []csvRow{testRunCSVRow(obj.run)})
+			return writeCSV(w, []columns.Row{columns.RunRow(obj.run)})
 		}
-		return writeCSV(w, planCSVRows(obj.plan))
+		return writeCSV(w, columns.PlanRows(obj.plan))
 	}
 	return fmt.Errorf("unknown format %q", format)
 }

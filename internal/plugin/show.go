@@ -12,6 +12,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/htmlreport"
+	"fleetbench.dev/fleetbench/pkg/present/columns"
 	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
@@ -266,31 +267,7 @@ func writePlan(w io.Writer, p *v1alpha1.CapacityPlan, describe bool) {
 	}
 	section(w, "", head)
 
-	names := htmlreport.DimensionNames(p)
-	header := append([]string{"PROFILE"}, upper(names)...)
-	header = append(header, "REP", "PHASE", "VERDICT", "ACCEPTED", "DROPPED", "DROPPED%", "REQ/S", "PUSHES/S", "P95", "IDEAL MAX", "SAFE MAX", "SAFE BY MEM", "TESTRUN")
-	rows := [][]string{header}
-	for _, r := range s.Table {
-		row := []string{r.Profile}
-		for _, n := range names {
-			row = append(row, orDash(r.Values[n]))
-		}
-		p95 := ""
-		if r.Latency != nil {
-			p95 = r.Latency.P95
-		}
-		verdict := string(r.Verdict)
-		if r.Reason != "" && r.Verdict != v1alpha1.VerdictPassed {
-			verdict = strings.TrimSpace(verdict + " " + r.Reason)
-		}
-		if r.GeneratorBound {
-			verdict = strings.TrimSpace(verdict + " (generator-bound)")
-		}
-		row = append(row, fmt.Sprint(max(r.Repetition, 1)), orDash(string(r.Phase)), orDash(verdict), fmt.Sprint(r.RequestsAccepted), fmt.Sprint(r.RequestsDropped),
-			orDash(r.DroppedPercent), orDash(r.RequestsPerSecond), orDash(r.PushesPerSecond), orDash(p95), count(r.IdealMaxDevices), count(r.SafeMaxDevices),
-			count(r.MaxSafeDevicesByMemory), orDash(r.TestRun))
-		rows = append(rows, row)
-	}
+	rows := sizingTable(htmlreport.DimensionNames(p), columns.PlanRows(p))
 	if len(s.Table) == 0 {
 		rows = append(rows, []string{"(no rows yet)"})
 	}
@@ -307,6 +284,43 @@ func writePlan(w io.Writer, p *v1alpha1.CapacityPlan, describe bool) {
 	if describe {
 		writeConditions(w, s.Conditions)
 	}
+}
+
+// sizingTable is the plugin's table of rows: a header and a line each, in the Table columns of
+// pkg/present/columns, with the plan's sweep dimensions after the profile.
+func sizingTable(dims []string, rows []columns.Row) [][]string {
+	cols := columns.For(columns.Table)
+	var header []string
+	for _, c := range cols {
+		header = append(header, c.Header(columns.Table))
+		if c.ID == columns.Profile {
+			header = append(header, upper(dims)...)
+		}
+	}
+	out := [][]string{header}
+	for _, r := range rows {
+		var line []string
+		for _, c := range cols {
+			v := r.Cell(c)
+			if c.ID == columns.Verdict {
+				// The terminal has no colour for a failed or generator-bound row: say it.
+				if st := r.Run.Status; st.Reason != "" && st.Verdict != v1alpha1.VerdictPassed {
+					v = strings.TrimSpace(v + " " + st.Reason)
+				}
+				if r.Run.Status.GeneratorBound {
+					v = strings.TrimSpace(v + " (generator-bound)")
+				}
+			}
+			line = append(line, orDash(v))
+			if c.ID == columns.Profile {
+				for _, d := range dims {
+					line = append(line, orDash(r.Values[d]))
+				}
+			}
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 func upper(in []string) []string {

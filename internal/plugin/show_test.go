@@ -244,7 +244,7 @@ func TestGetPlan(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args, res.code, res.stderr)
 		}
 		header := cells(lineWith(t, res.stdout, "PROFILE WORKERS"))
-		wantHeader := []string{"PROFILE", "WORKERS", "WEB.TLS", "REP", "PHASE", "VERDICT", "ACCEPTED", "DROPPED", "DROPPED%", "REQ/S", "PUSHES/S", "P95",
+		wantHeader := []string{"PROFILE", "WORKERS", "WEB.TLS", "REP", "PHASE", "VERDICT", "ACCEPTED", "DROPPED", "DROPPED%", "RPS", "PUSHES/S", "P95",
 			"IDEAL MAX", "SAFE MAX", "SAFE BY MEM", "TESTRUN"}
 		if !slices.Equal(header, wantHeader) {
 			t.Errorf("%v: header %q, want %q", args, header, wantHeader)
@@ -252,7 +252,7 @@ func TestGetPlan(t *testing.T) {
 		for prefix, want := range map[string][]string{
 			"C1 1 true":  {"C1", "1", "true", "1", "Succeeded", "PASSED", "12000", "0", "0.00", "125.53", "125.53", "31ms", "25106", "20085", "-", "bench-6-c1-1-true"},
 			"C2 1 true":  {"C2", "1", "true", "1", "Succeeded", "FAILED", "11800", "200", "1.67", "237.45", "237.45", "120ms", "47490", "37992", "-", "bench-6-c2-1-true"},
-			"C2 4 false": {"C2", "4", "false", "1", "Failed", "FAILED TargetNotReady", "0", "0", "-", "-", "-", "-", "-", "-", "-", "bench-6-c2-4-false"},
+			"C2 4 false": {"C2", "4", "false", "1", "Failed", "FAILED TargetNotReady", "-", "-", "-", "-", "-", "-", "-", "-", "-", "bench-6-c2-4-false"},
 		} {
 			if got := cells(lineWith(t, res.stdout, prefix)); !slices.Equal(got, want) {
 				t.Errorf("%v: row %q, want %q", args, got, want)

@@ -66,18 +66,20 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"utc":     utc,
 	"percent": percent,
 	"mib":     func(f float64) string { return fmt.Sprintf("%.1f", f) },
-	"verdictClass": func(v v1alpha1.Verdict) string {
-		switch v {
-		case v1alpha1.VerdictPassed:
-			return "pass"
-		case v1alpha1.VerdictFailed:
-			return "fail"
-		case v1alpha1.VerdictInconclusive:
-			return "warn"
-		}
-		return "none"
-	},
+	"verdictClass": verdictClass,
 }).ParseFS(templateFS, "templates/*.html"))
+
+func verdictClass(v v1alpha1.Verdict) string {
+	switch v {
+	case v1alpha1.VerdictPassed:
+		return "pass"
+	case v1alpha1.VerdictFailed:
+		return "fail"
+	case v1alpha1.VerdictInconclusive:
+		return "warn"
+	}
+	return "none"
+}
 
 func utc(t any) string {
 	switch t := t.(type) {
@@ -141,7 +143,8 @@ type testRunPage struct {
 	Run        *v1alpha1.TestRun
 	Status     *v1alpha1.TestRunStatus
 	Results    *v1alpha1.Results
-	Headline   []stat
+	Headline   []cell
+	Key        map[string]cell
 	Runners    []runnerRow
 	Checks     []v1alpha1.NamedCheck
 	Timeline   *report.Timeline
@@ -166,7 +169,7 @@ func WriteTestRun(w io.Writer, in TestRunInput) error {
 		return err
 	}
 	v := testRunPage{page: pg, Run: run, Status: &run.Status, Results: run.Status.Results,
-		Headline: headline(run.Status.Results), Runners: runnerRows(in.Timeline),
+		Headline: headline(run), Key: keyCells(run), Runners: runnerRows(in.Timeline),
 		Checks: checkRows(run.Status.Results, in.Summary), Timeline: in.Timeline, NoTimeline: in.Timeline == nil}
 	if run.Status.StartTime != nil {
 		v.Started = utc(run.Status.StartTime.Time)
@@ -183,16 +186,9 @@ func WriteTestRun(w io.Writer, in TestRunInput) error {
 // planPage is the view of one CapacityPlan.
 type planPage struct {
 	page
-	Plan       *v1alpha1.CapacityPlan
-	Dimensions []string
-	Rows       []planRow
-	Peaks      []v1alpha1.TestRun
-}
-
-type planRow struct {
-	v1alpha1.CapacityRow
-	Values []string
-	Href   string
+	Plan  *v1alpha1.CapacityPlan
+	Table planTable
+	Peaks []v1alpha1.TestRun
 }
 
 // WritePlan writes the report of a CapacityPlan.
@@ -205,17 +201,7 @@ func WritePlan(w io.Writer, in PlanInput) error {
 	if err != nil {
 		return err
 	}
-	v := planPage{page: pg, Plan: p, Dimensions: DimensionNames(p)}
-	for _, r := range p.Status.Table {
-		row := planRow{CapacityRow: r}
-		for _, d := range v.Dimensions {
-			row.Values = append(row.Values, r.Values[d])
-		}
-		if in.ChildHref != nil && r.TestRun != "" {
-			row.Href = in.ChildHref(r.TestRun)
-		}
-		v.Rows = append(v.Rows, row)
-	}
+	v := planPage{page: pg, Plan: p, Table: newPlanTable(p, DimensionNames(p), in.ChildHref)}
 	for _, c := range in.Children {
 		if c.Status.Peak != nil && len(c.Status.Peak.Steps) > 0 {
 			v.Peaks = append(v.Peaks, c)

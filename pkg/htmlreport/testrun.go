@@ -135,35 +135,6 @@ func histogramChart(tl *report.Timeline) Chart {
 	return c
 }
 
-// stat is one headline number.
-type stat struct{ Label, Value, Note string }
-
-func headline(r *v1alpha1.Results) []stat {
-	if r == nil {
-		return nil
-	}
-	var out []stat
-	if q := r.Requests; q != nil {
-		out = append(out,
-			stat{"Requests", fmt.Sprint(q.Total), r.Protocol},
-			stat{"Accepted", fmt.Sprint(q.Accepted), ""},
-			stat{"Dropped", fmt.Sprint(q.Dropped), q.DroppedPercent + " %"})
-	}
-	if t := r.Throughput; t != nil {
-		out = append(out, stat{"Throughput", t.RequestsPerSecond, "req/s"})
-		if t.ReceivedMbps != "" || t.SentMbps != "" {
-			out = append(out, stat{"Data", t.ReceivedMbps + " / " + t.SentMbps, "Mb/s received / sent"})
-		}
-	}
-	if l := r.Latency; l != nil {
-		out = append(out, stat{"p50", l.P50, "latency"}, stat{"p95", l.P95, "latency"}, stat{"p99", l.P99, "latency"})
-	}
-	if c := r.Checks; c != nil {
-		out = append(out, stat{"Checks", fmt.Sprintf("%d / %d", c.Passed, c.Passed+c.Failed), "passed"})
-	}
-	return out
-}
-
 // runnerRow is one runner line of the report.
 type runnerRow struct {
 	report.RunnerRow
