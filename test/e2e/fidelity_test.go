@@ -148,7 +148,9 @@ func (e *env) checkFidelityOnCluster(t *testing.T, bin, corpusDir string, s fide
 				diffs = append(diffs, fmt.Sprintf("the target served %d requests, k6's %d", served, refServed))
 			}
 		}
-		if counted := requestsOf(summary); counted != float64(served) {
+		// A script that stops early may leave a request in flight: it reaches the target and is
+		// never measured, in one k6 process too.
+		if counted := requestsOf(summary); counted != float64(served) && (!s.VerdictsOnly || counted > float64(served)) {
 			diffs = append(diffs, fmt.Sprintf("the run counted %g requests, the target served %d", counted, served))
 		}
 		for _, d := range diffs {

@@ -60,6 +60,16 @@ func Reference(ctx context.Context, bin, dir, corpusDir string, s Script, target
 	if err := os.WriteFile(js, []byte(s.Text+summaryHook), 0o644); err != nil {
 		return run, err
 	}
+	// Data files go beside the script, where it open()s them.
+	for _, f := range s.Files {
+		raw, err := os.ReadFile(filepath.Join(corpusDir, f))
+		if err != nil {
+			return run, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), raw, 0o644); err != nil {
+			return run, err
+		}
+	}
 	summaryPath := filepath.Join(dir, s.Name+".k6-summary.json")
 	args := append([]string{"run", "--quiet", "--summary-trend-stats", TrendStats}, s.RunArgs(corpusDir)...)
 	cmd := exec.CommandContext(ctx, bin, append(args, js)...)
