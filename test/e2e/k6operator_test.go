@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -58,6 +59,7 @@ func TestConvertedK6OperatorManifests(t *testing.T) {
 	converted := map[string]*unstructured.Unstructured{}
 	for _, f := range files {
 		name := filepath.Base(f)
+		e.applyUnconverted(t, f, ns, targetURL)
 		run, notes, err := convertK6Operator(e.ctx, f, targetURL)
 		if want, refused := convertRefusals[name]; refused {
 			if err == nil || !strings.Contains(err.Error(), want) {
@@ -110,7 +112,7 @@ func TestConvertedK6OperatorManifests(t *testing.T) {
 		// args: --tag with spaces and quotes, -e with $$ and $(BASE_URL) from runner.env.
 		{file: "testrun_with_args.yaml", configMap: "k6-test", scripts: map[string]string{"test.js": k6opScript(2, 10, false,
 			`'--tag note': () => exec.test.options.tags.note === 'nightly run of "checkout" flow'`,
-			`'-e PRICE_LABEL': () => __ENV.PRICE_LABEL === 'WRONG'`,
+			`'-e PRICE_LABEL': () => __ENV.PRICE_LABEL === '$100 and up'`,
 			`'-e BASE_URL=$(BASE_URL)': () => __ENV.BASE_URL === 'https://test.k6.io'`)},
 			runners: 2, served: 10, iterations: 10, checks: 30},
 		// A script that imports a second file of its ConfigMap, on 3 runners.
@@ -219,6 +221,43 @@ func (e *env) runConverted(t *testing.T, ns, target string, run *unstructured.Un
 	var pods corev1.PodList
 	if err := e.c.List(e.ctx, &pods, client.InNamespace(ns), client.MatchingLabels(runners.RunnerLabels(typed))); err != nil || len(pods.Items) != tc.runners {
 		t.Errorf("%d runner pods (%v), want parallelism's %d", len(pods.Items), err, tc.runners)
+	}
+}
+
+// applyUnconverted creates file's TestRun with only its apiVersion changed and a target added,
+// as a user migrating by hand would, the way a GitOps tool does (a server-side dry run, field
+// validation Ignore): it is stored with every field it has, or refused naming the field;
+// `cleanup: post` is refused naming spec.ttlSecondsAfterFinished.
+func (e *env) applyUnconverted(t *testing.T, file, ns, targetURL string) {
+	t.Helper()
+	name := filepath.Base(file)
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(raw, &u.Object); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if u.GetKind() != "TestRun" {
+		return
+	}
+	u.SetAPIVersion(v1alpha1.GroupVersion.String())
+	u.SetNamespace(ns)
+	if err := unstructured.SetNestedField(u.Object, targetURL, "spec", "target", "external", "url"); err != nil {
+		t.Fatal(err)
+	}
+	want := u.DeepCopy()
+	err = e.c.Create(e.ctx, u, client.DryRunAll, client.FieldValidation(metav1.FieldValidationIgnore))
+	switch {
+	case name == "testrun-cleanup.yaml" && (err == nil || !strings.Contains(err.Error(), "spec.ttlSecondsAfterFinished: 0")):
+		t.Errorf("%s unconverted: got %v, want cleanup: post refused naming spec.ttlSecondsAfterFinished: 0", name, err)
+	case err != nil && !strings.Contains(err.Error(), "spec."):
+		t.Errorf("%s unconverted: refused without naming a field: %v", name, err)
+	case err == nil:
+		if d := k6convert.Dropped(want.Object["spec"], u.Object["spec"]); len(d) > 0 {
+			t.Errorf("%s unconverted: admitted but not stored as written: %q", name, d)
+		}
 	}
 }
 
