@@ -157,7 +157,7 @@ type TestRunSpec struct {
 	Timeouts *TimeoutsSpec `json:"timeouts,omitempty"`
 
 	// cleanup says what happens to the provisioned target when the test ends. (k6-operator's
-	// `cleanup: post` is spec.ttlSecondsAfterFinished: 0 here.)
+	// `cleanup: post` is spec.ttlSecondsAfterFinished: 0 here, and is refused saying so.)
 	// +optional
 	Cleanup *CleanupSpec `json:"cleanup,omitempty"`
 

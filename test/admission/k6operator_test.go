@@ -2,6 +2,8 @@ package admission
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/k6convert"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -69,6 +72,10 @@ func TestK6OperatorFieldsAreRefusedNamingTheEquivalent(t *testing.T) {
 		{"runner mount at /test", `runner: {volumes: [{name: d, emptyDir: {}}], volumeMounts: [{name: d, mountPath: /test}]}`, "spec.runner volumeMounts must not use /test"},
 		{"init container mount under /test", `runner: {volumes: [{name: d, emptyDir: {}}], initContainers: [{image: busybox, volumeMounts: [{name: d, mountPath: /test/data}]}]}`, "must not use /test"},
 		{"root without runAsNonRoot false", `runner: {securityContext: {runAsUser: 0}}`, "set runAsNonRoot: false too"},
+		// k6-operator's string form of cleanup, which fleetbench's cleanup (an object) would refuse
+		// with a type error.
+		{"cleanup post", `cleanup: post`, "spec.cleanup: Invalid value: \"post\": spec.cleanup in body should match '" + cleanupHint},
+		{"cleanup another string", `cleanup: "yes"`, cleanupHint},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := dryRunSpec(t, tc.spec)
@@ -158,5 +165,89 @@ func TestRunnerPodsWithUserSecurityPassRestricted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// cleanupHint is what admission says to k6-operator's `cleanup: post`.
+const cleanupHint = "k6-operator's `cleanup: post` is spec.ttlSecondsAfterFinished: 0 here (spec.cleanup.target says what happens to the target)"
+
+// spec.cleanup admits k6-operator's string form only to refuse it (hack/crdpatch): its object
+// form keeps target's enum and default, and every other value, or a key that is not target, is
+// refused too, also when a client's field validation would only have dropped an unknown key.
+func TestCleanupKeepsItsObjectForm(t *testing.T) {
+	for spec, want := range map[string]v1alpha1.TargetCleanupPolicy{
+		`cleanup: {target: KeepUntilDeleted}`: v1alpha1.TargetKeepUntilDeleted,
+		`cleanup: {}`:                         v1alpha1.TargetDeleteAfterRun,
+	} {
+		run, err := dryRunSpec(t, spec)
+		if err != nil || run.Spec.Cleanup == nil || run.Spec.Cleanup.Target != want {
+			t.Errorf("%s: got %+v, %v; want admitted with target %s", spec, run.Spec.Cleanup, err, want)
+		}
+	}
+	for spec, want := range map[string]string{
+		`cleanup: {target: Later}`:            `spec.cleanup.target: Unsupported value: "Later"`,
+		`cleanup: {targte: KeepUntilDeleted}`: "spec.cleanup: Too many",
+		`cleanup: 0`:                          "spec.cleanup",
+		`cleanup: true`:                       "spec.cleanup",
+		`cleanup: [post]`:                     "spec.cleanup",
+		`cleanup: ""`:                         cleanupHint,
+	} {
+		if _, err := dryRunSpec(t, spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want a refusal containing %q", spec, err, want)
+		}
+	}
+	// A GitOps tool's field validation (Ignore) would have had the typo pruned and the default
+	// put in its place.
+	spec := map[string]any{}
+	if err := yaml.Unmarshal([]byte(k6Base+`cleanup: {targte: KeepUntilDeleted}`), &spec); err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "TestRun",
+		"metadata": map[string]any{"name": "k6op", "namespace": ns}, "spec": spec,
+	}}
+	if err := env.Client.Create(context.Background(), u, client.DryRunAll, client.FieldValidation(metav1.FieldValidationIgnore)); err == nil {
+		t.Errorf("cleanup.targte under field validation Ignore: admitted as %v", u.Object["spec"].(map[string]any)["cleanup"])
+	}
+}
+
+// k6-operator v1.6's own sample and e2e TestRuns with only their apiVersion changed and a target
+// added, as a user migrating by hand would, created as a GitOps tool does (field validation
+// Ignore: an unknown field is dropped without a word). Each is stored with every field it has,
+// or refused naming the field: none is silently changed.
+func TestUnconvertedK6OperatorManifestsLoseNothing(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "internal", "plugin", "testdata", "k6operator", "*.yaml"))
+	if err != nil || len(files) < 35 {
+		t.Fatalf("%d manifests (%v)", len(files), err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(raw, &u.Object); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if u.GetKind() != "TestRun" {
+			continue
+		}
+		u.SetAPIVersion(v1alpha1.GroupVersion.String())
+		u.SetNamespace(ns)
+		if err := unstructured.SetNestedField(u.Object, "http://sut.example:8080", "spec", "target", "external", "url"); err != nil {
+			t.Fatal(err)
+		}
+		want := u.DeepCopy()
+		err = env.Client.Create(context.Background(), u, client.DryRunAll, client.FieldValidation(metav1.FieldValidationIgnore))
+		if err != nil {
+			if !strings.Contains(err.Error(), "spec.") {
+				t.Errorf("%s: refused without naming a field: %v", filepath.Base(f), err)
+			}
+			t.Logf("%s: refused: %v", filepath.Base(f), err)
+			continue
+		}
+		if d := k6convert.Dropped(want.Object["spec"], u.Object["spec"]); len(d) > 0 {
+			t.Errorf("%s: admitted but not stored as written: %q", filepath.Base(f), d)
+		}
 	}
 }

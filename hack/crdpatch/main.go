@@ -1,0 +1,91 @@
+// crdpatch makes TestRun's spec.cleanup in the generated CRD admit k6-operator's string form
+// (`cleanup: post`) at the OpenAPI level, so that admission refuses it with a message naming
+// fleetbench's equivalent instead of "must be of type object". `make manifests` runs it after
+// controller-gen, which cannot express the schema.
+//
+// Why not CEL: the API server gives CEL no type for a node that is neither an object nor a
+// string (only x-kubernetes-int-or-string is dynamic, and that refuses objects), and a type
+// error stops CEL from running. So the node is untyped with x-kubernetes-preserve-unknown-fields,
+// keeps the object form's properties (target's enum and default), and refuses every other JSON
+// type with a plain OpenAPI check: strings by a pattern that never matches and reads as the hint,
+// numbers, arrays and booleans by bounds they cannot meet, and unknown keys by maxProperties 1
+// (target is always there, defaulted). The controller decodes only what is admitted: an object.
+// Only the TestRun CRD is patched: CapacityPlan's CEL reads spec.template.cleanup.target, which
+// needs the typed object.
+//
+//	go run ./hack/crdpatch config/crd/bases/fleetbench.dev_testruns.yaml
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"sigs.k8s.io/yaml"
+)
+
+// CleanupStringHint is the pattern the string form fails: the hint, then `$^`, which no string
+// matches (the end of the text cannot be followed by its start).
+const CleanupStringHint = "k6-operator's `cleanup: post` is spec.ttlSecondsAfterFinished: 0 here " +
+	"(spec.cleanup.target says what happens to the target)$^"
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: crdpatch CRD.yaml")
+		os.Exit(2)
+	}
+	if err := patch(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "crdpatch:", err)
+		os.Exit(1)
+	}
+}
+
+func patch(path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var crd map[string]any
+	// controller-gen writes one document with a leading ---; it marshals with the same library,
+	// so an unchanged node writes back byte for byte.
+	if err := yaml.Unmarshal(bytes.TrimPrefix(raw, []byte("---\n")), &crd); err != nil {
+		return err
+	}
+	versions, _ := dig(crd, "spec", "versions").([]any)
+	if len(versions) == 0 {
+		return fmt.Errorf("%s: no spec.versions", path)
+	}
+	for _, v := range versions {
+		props, ok := dig(v, "schema", "openAPIV3Schema", "properties", "spec", "properties").(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: no spec properties", path)
+		}
+		node, ok := props["cleanup"].(map[string]any)
+		if !ok || dig(node, "properties", "target") == nil {
+			return fmt.Errorf("%s: spec.cleanup is not the object with target it is patched from", path)
+		}
+		delete(node, "type")
+		node["x-kubernetes-preserve-unknown-fields"] = true
+		node["pattern"] = CleanupStringHint
+		node["maxProperties"] = 1
+		node["maximum"], node["minimum"] = -1, 0
+		node["maxItems"], node["minItems"] = 0, 1
+		node["not"] = map[string]any{"enum": []any{true, false}}
+	}
+	out, err := yaml.Marshal(crd)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append([]byte("---\n"), out...), 0o644)
+}
+
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
