@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -357,10 +358,16 @@ func stripTimestamp(l string) string {
 }
 
 // filterBody drops lines that cannot belong to an envelope body (log lines
-// of other writers) while keeping the header and the body lines.
+// of other writers, which may come before the header too) while keeping the
+// header and the body lines. Without an "encoding=" line the first line stays,
+// so the header error names what was there.
 func filterBody(body []string) []string {
-	out := make([]string, 0, len(body))
-	for k, l := range body {
+	start := slices.IndexFunc(body, func(l string) bool { return strings.HasPrefix(l, "encoding=") })
+	if start < 0 {
+		start = 0
+	}
+	out := make([]string, 0, len(body)-start)
+	for k, l := range body[start:] {
 		if k == 0 || strings.HasPrefix(l, "encoding=") || strings.HasPrefix(l, "{") || isBase64(l) {
 			out = append(out, l)
 		}

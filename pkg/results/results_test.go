@@ -215,6 +215,14 @@ func TestExtractEnvelopeFromLogTail(t *testing.T) {
 		t.Fatalf("got %q, %v", e.Runner, err)
 	}
 
+	// k6's stderr may land between the begin marker and the header too (seen on a runner
+	// with no VU, whose warning and envelope are written at the same moment).
+	lines := strings.Split(strings.TrimSpace(string(final)), "\n")
+	early := strings.Join(append([]string{lines[0], `time="2025-01-02T03:04:05Z" level=warning msg="no VU" script=test.js`}, lines[1:]...), "\n") + "\n"
+	if e, err := ExtractEnvelope([]byte(early)); err != nil || e.Runner != "final" {
+		t.Fatalf("a log line before the header: got %q, %v", e.Runner, err)
+	}
+
 	// A runner killed while printing its final envelope leaves the checkpoint.
 	cut := append(append([]byte{}, checkpoint...), final[:len(final)/2]...)
 	e, err = ExtractEnvelope(cut)
