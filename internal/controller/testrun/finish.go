@@ -100,7 +100,7 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, run *v1alpha1.TestRu
 }
 
 func targetPolicy(run *v1alpha1.TestRun) v1alpha1.TargetCleanupPolicy {
-	if run.Spec.Cleanup == nil || run.Spec.Cleanup.Target == "" {
+	if run.Spec.Cleanup == nil || run.Spec.Cleanup.Target == "" || refusedByPreflight(run) {
 		return v1alpha1.TargetDeleteAfterRun
 	}
 	return run.Spec.Cleanup.Target

@@ -1,0 +1,60 @@
+package testrun
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+)
+
+// The pre-flight runs alongside provisioning, not before it: reconcilePreflight creates its Job
+// and the same reconcile goes on to the target (after the target limit, which still comes
+// before anything in the target namespace) and the runner Jobs. A test that passes does not
+// wait for it: k6 loads the script in the pre-flight pod while the target's and the runners'
+// pods start. Nothing starts before its verdict: the runners start k6 --paused and send nothing
+// until the operator's start signal, and setup() runs only through the operator (reconcileStart,
+// which awaitPreflight precedes).
+//
+// A refused test costs seconds of target time and no load: finish deletes the runner Jobs (none
+// started) and the next reconcile deletes the target (reconcileFinished, whatever
+// spec.cleanup.target says, see refusedByPreflight). The target lived only while k6 loaded the
+// script in the pre-flight pod, usually less than the target itself takes to become Ready.
+
+// awaitPreflight holds the start until k6 run accepted the test in the pre-flight. A refusal
+// ends the run in reconcilePreflight, on the reconcile the pre-flight pod's end wakes.
+func (r *Reconciler) awaitPreflight(_ context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	if s.started() || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionScriptChecked) {
+		return ctrl.Result{}, nil
+	}
+	msg := "waiting for the script pre-flight (k6 run's checks)"
+	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionScriptChecked); c != nil && c.Message != "" {
+		msg = c.Message
+	}
+	msg += "; the target and runners are ready, and the load starts once k6 run accepted the test"
+	return r.waitOrFail(s, s.provisioningDeadline(), 0, run.Status.Phase, v1alpha1.ReasonCheckingScript,
+		v1alpha1.ReasonRunnerFailedBeforeStart, msg, preflightTooLong(s)), nil
+}
+
+// preflightTooLong is the fix for a pre-flight that had no verdict by the provisioning deadline.
+func preflightTooLong(s *scope) string {
+	return fmt.Sprintf("; the pre-flight did not finish within spec.timeouts.provisioning (%s): see its pod's events "+
+		"(kubectl describe pod -l fleetbench.dev/role=preflight), or raise the timeout", s.timeouts.Provisioning)
+}
+
+// refusedByPreflight: the run ended on the pre-flight's verdict (ScriptChecked False for a
+// reason other than still checking), before any start. Its target, provisioned alongside the
+// pre-flight, never saw a request and holds nothing to inspect: it is released even under
+// spec.cleanup.target KeepUntilDeleted, as if it had never been made (it was not, before the
+// pre-flight ran in parallel).
+func refusedByPreflight(run *v1alpha1.TestRun) bool {
+	if !isFinished(run) || run.Status.StartTime != nil {
+		return false
+	}
+	c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionScriptChecked)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason != v1alpha1.ReasonCheckingScript
+}
