@@ -32,6 +32,9 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, phaseResult ctrl.Resu
 	}
 	if !s.started() {
 		r.deleteActiveJobs(ctx, s)
+		if err := r.deleteUnfinishedPreflight(ctx, s); err != nil {
+			logf.FromContext(ctx).Info("could not delete the pre-flight Job", "error", err.Error())
+		}
 	}
 	r.releaseOnFailure(ctx, s)
 	run := s.run

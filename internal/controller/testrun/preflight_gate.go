@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
 // The pre-flight runs alongside provisioning, not before it: reconcilePreflight creates its Job
@@ -57,4 +62,22 @@ func refusedByPreflight(run *v1alpha1.TestRun) bool {
 	}
 	c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionScriptChecked)
 	return c != nil && c.Status == metav1.ConditionFalse && c.Reason != v1alpha1.ReasonCheckingScript
+}
+
+// deleteUnfinishedPreflight deletes the pre-flight Job of a run that failed for another reason
+// (its target, a runner) while the pre-flight ran alongside: its verdict no longer matters. A
+// pre-flight that gave its verdict is not touched (a refused one keeps its Job for kubectl logs;
+// a passed one was deleted). Only the Job this run controls is deleted.
+func (r *Reconciler) deleteUnfinishedPreflight(ctx context.Context, s *scope) error {
+	run := s.run
+	c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionScriptChecked)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonCheckingScript {
+		return nil
+	}
+	job := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.PreflightJob(run.Name)}, job)
+	if err != nil || !controlledBy(job, run.UID) {
+		return client.IgnoreNotFound(err)
+	}
+	return rc.DeleteExact(ctx, r.Client, job)
 }
