@@ -48,7 +48,7 @@ func judgePreflight(job *batchv1.Job, pods []corev1.Pod) preflight {
 		pod := &pods[i]
 		exit, _ := exitOf(pod)
 		switch {
-		case !terminated(pod):
+		case !preflightEnded(pod):
 			if img := imageProblem(pod); img != "" {
 				return preflight{failReason: v1alpha1.ReasonRunnerImageNotPresent, failMessage: "the script pre-flight cannot start: " + img}
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
 // The pre-flight runs alongside provisioning, not before it: reconcilePreflight creates its Job
@@ -80,4 +82,22 @@ func (r *Reconciler) deleteUnfinishedPreflight(ctx context.Context, s *scope) er
 		return client.IgnoreNotFound(err)
 	}
 	return rc.DeleteExact(ctx, r.Client, job)
+}
+
+// preflightEnded: the pre-flight pod's k6 container has ended, with its exit code and
+// termination message final. The kubelet reports that about a second before the pod's phase
+// turns Succeeded or Failed (it first stops the pod's sandbox), a second the verdict, and so
+// the start, need not wait. The container never runs again: callers pass only the pod of the
+// pre-flight Job this run controls, whose template (immutable in a Job) says restartPolicy
+// Never (runners.Job); the cache keeps no pod spec to check it on.
+func preflightEnded(pod *corev1.Pod) bool {
+	if terminated(pod) {
+		return true
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == runners.ContainerName && cs.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -9,6 +9,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -120,5 +122,82 @@ func TestPreflightRefusalAfterProvisioningReleasesAll(t *testing.T) {
 				return client.IgnoreNotFound(err)
 			})
 		})
+	}
+}
+
+// The verdict is read from the pre-flight's k6 container as soon as it ended: the kubelet
+// reports the pod's phase Succeeded or Failed only after it stopped the pod's sandbox, about a
+// second later, on the path to the first request.
+func TestPreflightVerdictFromTheEndedContainer(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		exit  int32
+		check func(t *testing.T, run *v1alpha1.TestRun)
+	}{
+		{"passed", 0, func(t *testing.T, run *v1alpha1.TestRun) {
+			eventually(t, "the script checked", func() error {
+				got := &v1alpha1.TestRun{}
+				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+					return err
+				}
+				if !meta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionScriptChecked) {
+					return fmt.Errorf("ScriptChecked %+v", meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionScriptChecked))
+				}
+				return nil
+			})
+		}},
+		{"refused", exitScriptException, func(t *testing.T, run *v1alpha1.TestRun) {
+			waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonScriptInvalid)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := setup(t)
+			run := tw.MakeTestRun("ended-"+tc.name, ns).Annotation(manualPreflight, "true").Obj()
+			create(t, run)
+			k := newKubelet(t, run)
+			job := k.preflightJob()
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-pod", Namespace: ns, Labels: job.Spec.Template.Labels,
+					OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}},
+				Spec: job.Spec.Template.Spec,
+			}
+			if err := env.Client.Create(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+			// The container ended; the pod is still Running while its sandbox is stopped.
+			pod.Status.Phase = corev1.PodRunning
+			pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: runners.ContainerName, State: corev1.ContainerState{
+				Terminated: &corev1.ContainerStateTerminated{ExitCode: tc.exit, Reason: "Completed", FinishedAt: metav1.Now(),
+					Message: `level=error msg="could not initialize 'test.js': Line 1:1 Unexpected token"`}}}}
+			if err := env.Client.Status().Update(ctx, pod); err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, run)
+		})
+	}
+}
+
+func TestPreflightEnded(t *testing.T) {
+	ended := corev1.ContainerStatus{Name: runners.ContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}
+	running := corev1.ContainerStatus{Name: runners.ContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	other := corev1.ContainerStatus{Name: "sidecar", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}
+	pod := func(phase corev1.PodPhase, cs ...corev1.ContainerStatus) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: phase, ContainerStatuses: cs}}
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"k6 ended, pod still Running", pod(corev1.PodRunning, ended), true},
+		{"pod Succeeded", pod(corev1.PodSucceeded), true},
+		{"pod Failed", pod(corev1.PodFailed), true},
+		{"k6 running", pod(corev1.PodRunning, running), false},
+		{"another container ended", pod(corev1.PodRunning, other, running), false},
+		{"pending", pod(corev1.PodPending), false},
+	} {
+		if got := preflightEnded(tc.pod); got != tc.want {
+			t.Errorf("%s: preflightEnded = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
