@@ -234,10 +234,13 @@ func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, erro
 		r.reconcilePermission,
 		r.reconcileSharedNamespace,
 		r.reconcileScript,
+		// Creates the pre-flight and records its verdict without waiting for it: the target
+		// and runners are provisioned meanwhile, and awaitPreflight holds the start.
 		r.reconcilePreflight,
 		r.reconcileTargetLimit,
 		r.reconcileTarget,
 		r.reconcileRunners,
+		r.awaitPreflight,
 		r.reconcileStart,
 		r.reconcileTargetPresent,
 		r.reconcileRun,

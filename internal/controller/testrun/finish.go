@@ -32,6 +32,9 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, phaseResult ctrl.Resu
 	}
 	if !s.started() {
 		r.deleteActiveJobs(ctx, s)
+		if err := r.deleteUnfinishedPreflight(ctx, s); err != nil {
+			logf.FromContext(ctx).Info("could not delete the pre-flight Job", "error", err.Error())
+		}
 	}
 	r.releaseOnFailure(ctx, s)
 	run := s.run
@@ -100,7 +103,7 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, run *v1alpha1.TestRu
 }
 
 func targetPolicy(run *v1alpha1.TestRun) v1alpha1.TargetCleanupPolicy {
-	if run.Spec.Cleanup == nil || run.Spec.Cleanup.Target == "" {
+	if run.Spec.Cleanup == nil || run.Spec.Cleanup.Target == "" || refusedByPreflight(run) {
 		return v1alpha1.TargetDeleteAfterRun
 	}
 	return run.Spec.Cleanup.Target

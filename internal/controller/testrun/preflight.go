@@ -48,7 +48,7 @@ func judgePreflight(job *batchv1.Job, pods []corev1.Pod) preflight {
 		pod := &pods[i]
 		exit, _ := exitOf(pod)
 		switch {
-		case !terminated(pod):
+		case !preflightEnded(pod):
 			if img := imageProblem(pod); img != "" {
 				return preflight{failReason: v1alpha1.ReasonRunnerImageNotPresent, failMessage: "the script pre-flight cannot start: " + img}
 			}
@@ -137,17 +137,15 @@ func recordSkippedSteps(run *v1alpha1.TestRun, report *results.CheckReport) {
 	}
 }
 
-// reconcilePreflight has k6 run check the test before anything is provisioned, so a syntax
-// error, a missing import, bad options or bad flags fail the run in seconds with k6's words.
+// reconcilePreflight has k6 run check the test, so a syntax error, a missing import, bad
+// options or bad flags fail the run in seconds with k6's words. It creates the pre-flight and
+// records its verdict but does not wait for it: the target and the runners are provisioned
+// meanwhile, off the path to the first request, and awaitPreflight holds the start (setup(),
+// the start signal) until the verdict is in (see preflight_gate.go).
 func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
 	if s.started() || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionScriptChecked) {
 		return ctrl.Result{}, nil
-	}
-	for _, rs := range s.runners {
-		if rs.job != nil {
-			return ctrl.Result{}, nil // an earlier reconcile got past the pre-flight
-		}
 	}
 	job := runners.PreflightJob(run, r.runnerJobOptions(s))
 	if err := controllerutil.SetControllerReference(run, job, r.scheme); err != nil {
@@ -192,9 +190,11 @@ func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Res
 		return ctrl.Result{}, rc.DeleteExact(ctx, r.Client, job)
 	}
 	setCondition(run, v1alpha1.ConditionScriptChecked, metav1.ConditionFalse, v1alpha1.ReasonCheckingScript, p.waiting)
-	deadline := s.provisioningDeadline()
-	return r.waitOrFail(s, deadline, 0, v1alpha1.PhasePending, v1alpha1.ReasonCheckingScript, v1alpha1.ReasonRunnerFailedBeforeStart,
-		p.waiting, fmt.Sprintf("; the pre-flight did not finish within spec.timeouts.provisioning (%s)", s.timeouts.Provisioning)), nil
+	if rc.Expired(s.now, s.provisioningDeadline()) {
+		s.fail(v1alpha1.ReasonRunnerFailedBeforeStart, p.waiting+preflightTooLong(s))
+	}
+	// No verdict yet: the next phases provision meanwhile; the pod's end wakes the run.
+	return ctrl.Result{}, nil
 }
 
 // handleSummaryNotRun says what happens to a script's handleSummary().

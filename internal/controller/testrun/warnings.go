@@ -35,8 +35,8 @@ const (
 
 // warnBeforeRun says, once the pre-flight passed, where the split fleet will differ from one k6
 // process: in the ScriptChecked message it returns (verdict), in status.results.warnings (kept
-// through the merge) and in an event per kind. Nothing is provisioned yet, so a user can still
-// change the run.
+// through the merge) and in an event per kind. Nothing has started yet (the pre-flight runs
+// alongside provisioning, and the start waits for it), so a user can still change the run.
 func (r *Reconciler) warnBeforeRun(ctx context.Context, s *scope, pods []corev1.Pod, verdict string) string {
 	zeroVUs, numbering := r.splitWarnings(ctx, s, pods)
 	warnings := slices.Clone(zeroVUs)
@@ -80,7 +80,7 @@ func (r *Reconciler) splitWarnings(ctx context.Context, s *scope, pods []corev1.
 func (r *Reconciler) knownScenarios(ctx context.Context, s *scope, pods []corev1.Pod) ([]runners.ScenarioVUs, bool) {
 	for i := range pods {
 		pod := &pods[i]
-		if exit, _ := exitOf(pod); !terminated(pod) || exit != 0 {
+		if exit, _ := exitOf(pod); !preflightEnded(pod) || exit != 0 {
 			continue
 		}
 		// The log is the tenant's (its init code can print anything): bounded, and what it can

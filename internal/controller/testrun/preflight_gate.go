@@ -1,0 +1,103 @@
+package testrun
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// The pre-flight runs alongside provisioning, not before it: reconcilePreflight creates its Job
+// and the same reconcile goes on to the target (after the target limit, which still comes
+// before anything in the target namespace) and the runner Jobs. A test that passes does not
+// wait for it: k6 loads the script in the pre-flight pod while the target's and the runners'
+// pods start. Nothing starts before its verdict: the runners start k6 --paused and send nothing
+// until the operator's start signal, and setup() runs only through the operator (reconcileStart,
+// which awaitPreflight precedes).
+//
+// A refused test costs seconds of target time and no load: finish deletes the runner Jobs (none
+// started) and the next reconcile deletes the target (reconcileFinished, whatever
+// spec.cleanup.target says, see refusedByPreflight). The target lived only while k6 loaded the
+// script in the pre-flight pod, usually less than the target itself takes to become Ready.
+
+// awaitPreflight holds the start until k6 run accepted the test in the pre-flight. A refusal
+// ends the run in reconcilePreflight, on the reconcile the pre-flight pod's end wakes.
+func (r *Reconciler) awaitPreflight(_ context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	if s.started() || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionScriptChecked) {
+		return ctrl.Result{}, nil
+	}
+	msg := "waiting for the script pre-flight (k6 run's checks)"
+	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionScriptChecked); c != nil && c.Message != "" {
+		msg = c.Message
+	}
+	msg += "; the target and runners are ready, and the load starts once k6 run accepted the test"
+	return r.waitOrFail(s, s.provisioningDeadline(), 0, run.Status.Phase, v1alpha1.ReasonCheckingScript,
+		v1alpha1.ReasonRunnerFailedBeforeStart, msg, preflightTooLong(s)), nil
+}
+
+// preflightTooLong is the fix for a pre-flight that had no verdict by the provisioning deadline.
+func preflightTooLong(s *scope) string {
+	return fmt.Sprintf("; the pre-flight did not finish within spec.timeouts.provisioning (%s): see its pod's events "+
+		"(kubectl describe pod -l fleetbench.dev/role=preflight), or raise the timeout", s.timeouts.Provisioning)
+}
+
+// refusedByPreflight: the run ended on the pre-flight's verdict (ScriptChecked False for a
+// reason other than still checking), before any start. Its target, provisioned alongside the
+// pre-flight, never saw a request and holds nothing to inspect: it is released even under
+// spec.cleanup.target KeepUntilDeleted, as if it had never been made (it was not, before the
+// pre-flight ran in parallel).
+func refusedByPreflight(run *v1alpha1.TestRun) bool {
+	if !isFinished(run) || run.Status.StartTime != nil {
+		return false
+	}
+	c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionScriptChecked)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Reason != v1alpha1.ReasonCheckingScript
+}
+
+// deleteUnfinishedPreflight deletes the pre-flight Job of a run that failed for another reason
+// (its target, a runner) while the pre-flight ran alongside: its verdict no longer matters. A
+// pre-flight that gave its verdict is not touched (a refused one keeps its Job for kubectl logs;
+// a passed one was deleted). Only the Job this run controls is deleted.
+func (r *Reconciler) deleteUnfinishedPreflight(ctx context.Context, s *scope) error {
+	run := s.run
+	c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionScriptChecked)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonCheckingScript {
+		return nil
+	}
+	job := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.PreflightJob(run.Name)}, job)
+	if err != nil || !controlledBy(job, run.UID) {
+		return client.IgnoreNotFound(err)
+	}
+	return rc.DeleteExact(ctx, r.Client, job)
+}
+
+// preflightEnded: the pre-flight pod's k6 container has ended, with its exit code and
+// termination message final. The kubelet reports that about a second before the pod's phase
+// turns Succeeded or Failed (it first stops the pod's sandbox), a second the verdict, and so
+// the start, need not wait. The container never runs again: callers pass only the pod of the
+// pre-flight Job this run controls, whose template (immutable in a Job) says restartPolicy
+// Never (runners.Job); the cache keeps no pod spec to check it on.
+func preflightEnded(pod *corev1.Pod) bool {
+	if terminated(pod) {
+		return true
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == runners.ContainerName && cs.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
