@@ -36,13 +36,16 @@ type fakeRunnerAPI struct {
 	hold holds
 	// aborted pods' scripts called test.abort(): their load ended Interrupted.
 	aborted map[string]bool
+	// k6Down: in these namespaces k6's REST API does not answer yet.
+	k6Down map[string]bool
+	warmed map[string]int
 }
 
 func newFakeRunnerAPI() *fakeRunnerAPI {
 	return &fakeRunnerAPI{resumed: map[string][]time.Time{}, stopped: map[string]int{}, failResume: map[string]bool{},
 		live: map[string]func() results.Envelope{}, stoppedAt: map[string]time.Time{},
 		setups: map[string]int{}, teardowns: map[string]int{}, releases: map[string]int{}, setupData: map[string]string{}, failSetup: map[string]string{},
-		finals: map[string]chan results.Envelope{}, aborted: map[string]bool{}}
+		finals: map[string]chan results.Envelope{}, aborted: map[string]bool{}, k6Down: map[string]bool{}, warmed: map[string]int{}}
 }
 
 // Setup answers as k6 does for a setup() returning {"token":"t-<pod>"}, or with the error set
@@ -145,7 +148,24 @@ func (f *fakeRunnerAPI) calls(ns string) (setups, teardowns, releases int, data 
 
 func key(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
-func (f *fakeRunnerAPI) Warm(context.Context, *corev1.Pod) error { return nil }
+// Warm answers, as an up k6 does, unless the test says k6 of the pod's namespace is still
+// loading (k6Down).
+func (f *fakeRunnerAPI) Warm(_ context.Context, pod *corev1.Pod) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.warmed[pod.Namespace]++
+	if f.k6Down[pod.Namespace] {
+		return fmt.Errorf("connection refused")
+	}
+	return nil
+}
+
+// warms counts the status asks made to runners of a namespace.
+func (f *fakeRunnerAPI) warms(ns string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.warmed[ns]
+}
 
 func (f *fakeRunnerAPI) Resume(_ context.Context, pod *corev1.Pod) error {
 	f.mu.Lock()

@@ -44,7 +44,8 @@ func (r *Reconciler) reconcileRunners(ctx context.Context, s *scope) (ctrl.Resul
 		s.failure = f
 		return ctrl.Result{}, err
 	}
-	if s.summary.counts[runnerReady]+s.summary.counts[runnerSucceeded] == len(s.runners) {
+	answered, askAgain := r.k6AnsweredBeforeReady(ctx, s)
+	if answered || s.summary.counts[runnerReady]+s.summary.counts[runnerSucceeded] == len(s.runners) {
 		// Succeeded before the start: an earlier reconcile started it and its status write was lost.
 		setCondition(run, v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, "Ready", fmt.Sprintf("all %d runners are Ready and paused", len(s.runners)))
 		return ctrl.Result{}, nil
@@ -57,6 +58,9 @@ func (r *Reconciler) reconcileRunners(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	r.setPhase(run, v1alpha1.PhaseStarting, v1alpha1.ReasonWaitingForRunners, msg)
+	if askAgain {
+		return rc.After(k6AskInterval, deadline.Sub(s.now)), nil
+	}
 	return rc.WaitUntil(s.now, deadline, s.pullRecheck), nil
 }
 

@@ -1,0 +1,53 @@
+package testrun
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// k6AskInterval is how often runners whose k6 container runs are asked whether k6 is up, until
+// it is or the kubelet marks them Ready; k6 loads a script in about a second.
+const k6AskInterval = 200 * time.Millisecond
+
+// k6AnsweredBeforeReady asks the runners the kubelet has not yet marked Ready, but whose k6
+// container runs, for k6's status: answering it is what their readiness probe checks, and the
+// probe comes once a second, so asking at once takes up to a second off the start (about half
+// of one on average). answered: every runner is Ready or answered. askAgain: some k6 runs and
+// does not answer yet. Nothing is remembered: the next reconcile asks again.
+func (r *Reconciler) k6AnsweredBeforeReady(ctx context.Context, s *scope) (answered, askAgain bool) {
+	var asking []*corev1.Pod
+	for _, v := range s.summary.views {
+		switch {
+		case v.class == runnerReady:
+		case v.class == runnerPending && v.pod != nil && v.pod.Status.PodIP != "" && k6Running(v.pod):
+			asking = append(asking, v.pod)
+		default:
+			return false, false // a runner has no pod, or k6 has not started: a pod event comes
+		}
+	}
+	if len(asking) == 0 {
+		return false, false
+	}
+	failed := make([]bool, len(asking))
+	onRunners(asking, func(i int, pod *corev1.Pod) { failed[i] = r.RunnerAPI.Warm(ctx, pod) != nil })
+	for _, f := range failed {
+		if f {
+			return false, true
+		}
+	}
+	return true, false
+}
+
+// k6Running says whether the runner's k6 container has started and not ended.
+func k6Running(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == runners.ContainerName {
+			return c.State.Running != nil
+		}
+	}
+	return false
+}
