@@ -8,7 +8,10 @@ import (
 func (w *TestRunWrapper) Results(r *v1alpha1.Results) *TestRunWrapper { w.Status.Results = r; return w }
 
 // TargetUsage sets status.target.
-func (w *TestRunWrapper) TargetUsage(t *v1alpha1.TargetUsage) *TestRunWrapper { w.Status.Target = t; return w }
+func (w *TestRunWrapper) TargetUsage(t *v1alpha1.TargetUsage) *TestRunWrapper {
+	w.Status.Target = t
+	return w
+}
 
 // CapacityResult sets status.capacity.
 func (w *TestRunWrapper) CapacityResult(c *v1alpha1.CapacityResult) *TestRunWrapper {
