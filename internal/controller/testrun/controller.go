@@ -100,8 +100,9 @@ type Options struct {
 	Workers int
 }
 
-// DefaultWorkers: a reconcile can block on a runner for up to scriptTimeout
-// (setup(), teardown()), and with one worker every other tenant's run would wait behind it.
+// DefaultWorkers: the long calls (setup(), teardown(), runner, kubelet and log reads) run off
+// the workers (scriptCalls, asyncCalls); several workers keep one run's API writes from
+// queueing another's.
 const DefaultWorkers = 4
 
 // DefaultPodSecurityLevel is Kubernetes' own default is privileged, but fleetbench assumes the
