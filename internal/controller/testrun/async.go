@@ -70,6 +70,8 @@ type asyncCall struct {
 	// cancel ends the call; nil for an action that must reach the runners even once its run
 	// ended (Stop, Release), which its own deadline bounds.
 	cancel context.CancelFunc
+	// expire drops the result if nobody reads it (keepUnread); stopped once it is read.
+	expire *time.Timer
 }
 
 // asyncCalls runs the fleet's long calls (runner REST and live calls, kubelet summaries, log
@@ -140,8 +142,8 @@ func (c *asyncCalls) start(run *v1alpha1.TestRun, kind callKind, limit time.Dura
 			return // forgotten meanwhile: nobody reads it
 		}
 		call.done, call.res = true, callResult{val: val, err: err, at: at}
+		call.expire = time.AfterFunc(keepUnread, func() { c.drop(uid, kind, call) })
 		c.mu.Unlock()
-		time.AfterFunc(keepUnread, func() { c.drop(uid, kind, call) })
 		select {
 		case c.wake <- event.TypedGenericEvent[*v1alpha1.TestRun]{Object: owner}:
 		case <-base.Done():
@@ -201,6 +203,9 @@ func (c *asyncCalls) drop(run types.UID, kind callKind, call *asyncCall) {
 }
 
 func (c *asyncCalls) deleteLocked(run types.UID, kind callKind) {
+	if call := c.calls[run][kind]; call != nil && call.expire != nil {
+		call.expire.Stop()
+	}
 	delete(c.calls[run], kind)
 	if len(c.calls[run]) == 0 {
 		delete(c.calls, run)
@@ -215,6 +220,9 @@ func (c *asyncCalls) forget(run types.UID) {
 	for _, call := range c.calls[run] {
 		if !call.done && call.cancel != nil {
 			call.cancel()
+		}
+		if call.expire != nil {
+			call.expire.Stop()
 		}
 	}
 	delete(c.calls, run)
