@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -31,7 +32,10 @@ func (r *Reconciler) evaluateAbort(ctx context.Context, s *scope) (stop string, 
 	case w != nil && len(w.Thresholds) == 0:
 		return "", 0 // the script marks none: nothing to watch
 	}
-	envs, err := r.liveEnvelopes(ctx, s)
+	envs, err := r.liveEnvelopes(ctx, s, s.now.Add(-abortInterval))
+	if errors.Is(err, errPending) {
+		return "", liveLimit // its end wakes the run
+	}
 	if err != nil {
 		logf.FromContext(ctx).Info("reading the runners' live results for abortOnFail failed; trying again", "error", err.Error())
 		return "", abortInterval

@@ -100,8 +100,9 @@ type Options struct {
 	Workers int
 }
 
-// DefaultWorkers: a reconcile can block on a runner for up to scriptTimeout
-// (setup(), teardown()), and with one worker every other tenant's run would wait behind it.
+// DefaultWorkers: the long calls (setup(), teardown(), runner, kubelet and log reads) run off
+// the workers (scriptCalls, asyncCalls); several workers keep one run's API writes from
+// queueing another's.
 const DefaultWorkers = 4
 
 // DefaultPodSecurityLevel is Kubernetes' own default is privileged, but fleetbench assumes the
@@ -126,6 +127,8 @@ type Reconciler struct {
 	slots targetSlots
 	// scripts runs setup() and teardown() off the reconcile workers.
 	scripts *scriptCalls
+	// calls runs the fleet's other long calls off the reconcile workers.
+	calls *asyncCalls
 }
 
 // New builds the reconciler from the manager; main and the envtest suite both use it.
@@ -148,7 +151,7 @@ func New(mgr ctrl.Manager, opts Options) *Reconciler {
 	return &Reconciler{
 		Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(),
 		apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("fleetbench"),
-		finals: newFinalEnvelopes(opts.RunnerAPI), pulls: pullFailures{grace: opts.PullRetryGrace}, scripts: newScriptCalls(),
+		finals: newFinalEnvelopes(opts.RunnerAPI), pulls: pullFailures{grace: opts.PullRetryGrace}, scripts: newScriptCalls(), calls: newAsyncCalls(opts.Clock),
 	}
 }
 
@@ -173,6 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !run.DeletionTimestamp.IsZero() {
 		r.finals.forget(run.UID)
 		r.scripts.forget(run.UID)
+		r.calls.forget(run.UID)
 		return r.reconcileDelete(ctx, run)
 	}
 	before := run.DeepCopy()
@@ -224,6 +228,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if isFinished(run) {
 		r.finals.forget(run.UID)
 		r.scripts.forget(run.UID)
+		r.calls.forget(run.UID)
 	}
 	return result, err
 }
@@ -309,6 +314,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(r.scripts); err != nil {
 		return err
 	}
+	if err := mgr.Add(r.calls); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.TestRun{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
 		Owns(&batchv1.Job{}).
@@ -318,6 +326,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.waitingOnProfile)).
 		WatchesRawSource(source.Channel(r.finals.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
 		WatchesRawSource(source.Channel(r.scripts.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
+		WatchesRawSource(source.Channel(r.calls.wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
 		Named("testrun").
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
 		Complete(r)

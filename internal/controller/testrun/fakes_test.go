@@ -72,12 +72,18 @@ func (f *fakeRunnerAPI) SetSetupData(_ context.Context, pod *corev1.Pod, data js
 
 // Ended: a runner the test has not ended is done with its load (lingering), unless the test
 // made its namespace's runners never end (hold.neverEnd).
-func (f *fakeRunnerAPI) Ended(_ context.Context, pod *corev1.Pod) (bool, error) {
+func (f *fakeRunnerAPI) Ended(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	if err := f.hold.hang(ctx, pod.Namespace, "Ended"); err != nil {
+		return false, err
+	}
 	return f.hold.ended(pod.Namespace), nil
 }
 
 // Interrupted: the test says which pods' scripts called test.abort() (aborted).
-func (f *fakeRunnerAPI) Interrupted(_ context.Context, pod *corev1.Pod) (bool, error) {
+func (f *fakeRunnerAPI) Interrupted(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	if err := f.hold.hang(ctx, pod.Namespace, "Interrupted"); err != nil {
+		return false, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.aborted[key(pod)], nil
@@ -93,7 +99,10 @@ func (f *fakeRunnerAPI) Teardown(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-func (f *fakeRunnerAPI) Release(_ context.Context, pod *corev1.Pod) error {
+func (f *fakeRunnerAPI) Release(ctx context.Context, pod *corev1.Pod) error {
+	if err := f.hold.hang(ctx, pod.Namespace, "Release"); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.releases[key(pod)]++
@@ -177,7 +186,10 @@ func (f *fakeRunnerAPI) Resume(_ context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-func (f *fakeRunnerAPI) Stop(_ context.Context, pod *corev1.Pod) error {
+func (f *fakeRunnerAPI) Stop(ctx context.Context, pod *corev1.Pod) error {
+	if err := f.hold.hang(ctx, pod.Namespace, "Stop"); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.stopped[key(pod)]++
@@ -187,7 +199,10 @@ func (f *fakeRunnerAPI) Stop(_ context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-func (f *fakeRunnerAPI) Envelope(_ context.Context, pod *corev1.Pod) (results.Envelope, error) {
+func (f *fakeRunnerAPI) Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
+	if err := f.hold.hang(ctx, pod.Namespace, "Envelope"); err != nil {
+		return results.Envelope{}, err
+	}
 	f.mu.Lock()
 	serve := f.live[key(pod)]
 	f.mu.Unlock()
@@ -264,6 +279,30 @@ type fakeStats struct {
 	cpuSecs map[string]float64
 	// summaryErr, when set, is what the node proxy answers, as where nodes/proxy is denied.
 	summaryErr error
+	// hung nodes' summaries answer only once released or their context ends; entered counts
+	// the calls that hung.
+	hung    map[string]chan struct{}
+	entered map[string]int
+}
+
+// hangNode makes node's kubelet summary hang until the returned release is called.
+func (f *fakeStats) hangNode(node string) (release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hung == nil {
+		f.hung, f.entered = map[string]chan struct{}{}, map[string]int{}
+	}
+	gate := make(chan struct{})
+	f.hung[node] = gate
+	var once sync.Once
+	return func() { once.Do(func() { close(gate) }) }
+}
+
+// hangs counts the summaries of node that hung.
+func (f *fakeStats) hangs(node string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.entered[node]
 }
 
 func (f *fakeStats) failSummary(err error) {
@@ -293,8 +332,18 @@ func (f *fakeStats) set(ns string, rssMiB uint64, cpuSeconds float64) {
 	f.rssMiB[ns], f.cpuSecs[ns] = rssMiB, cpuSeconds
 }
 
-func (f *fakeStats) NodeSummary(_ context.Context, node string) ([]byte, error) {
+func (f *fakeStats) NodeSummary(ctx context.Context, node string) ([]byte, error) {
 	f.mu.Lock()
+	if gate := f.hung[node]; gate != nil {
+		f.entered[node]++
+		f.mu.Unlock()
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		f.mu.Lock()
+	}
 	defer f.mu.Unlock()
 	if f.summaryErr != nil {
 		return nil, f.summaryErr

@@ -23,7 +23,9 @@ import (
 // for a start that never comes, so its Job is deleted. A stop decision stops the runners and,
 // once they had their minute to flush, deletes the Jobs of those still running.
 func (r *Reconciler) finish(ctx context.Context, s *scope, phaseResult ctrl.Result) ctrl.Result {
-	r.stopRunners(ctx, s)
+	if !r.stopRunners(ctx, s) && s.failure != nil {
+		return rc.After(runnerCallLimit) // the run ends once its runners got their Stop (stop.go)
+	}
 	if s.failure == nil {
 		if s.stop.deleteJobs {
 			r.deleteActiveJobs(ctx, s)
@@ -52,21 +54,6 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, phaseResult ctrl.Resu
 // afterEnd comes back at once to a run that just ended: reconcileFinished releases its target
 // (no watch need report anything first) and counts its TTL down.
 func afterEnd() ctrl.Result { return rc.After(time.Millisecond) }
-
-// stopRunners asks every runner still running to stop, in parallel, best effort.
-func (r *Reconciler) stopRunners(ctx context.Context, s *scope) {
-	pods := make([]*corev1.Pod, len(s.runners))
-	for i, rs := range s.runners {
-		if rs.pod != nil && !terminated(rs.pod) && rs.pod.Status.PodIP != "" {
-			pods[i] = rs.pod
-		}
-	}
-	onRunners(pods, func(_ int, pod *corev1.Pod) {
-		if err := r.RunnerAPI.Stop(ctx, pod); err != nil {
-			logf.FromContext(ctx).Info("could not stop runner", "pod", pod.Name, "error", err.Error())
-		}
-	})
-}
 
 // deleteActiveJobs deletes the Jobs of runners that have not ended.
 func (r *Reconciler) deleteActiveJobs(ctx context.Context, s *scope) {

@@ -25,12 +25,59 @@ type holds struct {
 	hangTeardown map[string]bool
 	// endAsks counts Ended calls per namespace: each is one reconcile waiting on runner 0.
 	endAsks map[string]int
+	// hung makes a namespace's runners' REST and live calls (Envelope, Stop, Ended,
+	// Interrupted, Release) answer only once released or their context ends; entered counts
+	// the calls that hung, by namespace and call.
+	hung    map[string]chan struct{}
+	entered map[string]map[string]int
+}
+
+// hangRunners makes the REST and live calls to ns's runners hang until release is called.
+func (h *holds) hangRunners(ns string) (release func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.init()
+	gate := make(chan struct{})
+	h.hung[ns] = gate
+	var once sync.Once
+	return func() { once.Do(func() { close(gate) }) }
+}
+
+// hang holds call to a runner of ns while ns hangs (hangRunners).
+func (h *holds) hang(ctx context.Context, ns, call string) error {
+	h.mu.Lock()
+	h.init()
+	gate := h.hung[ns]
+	if gate != nil {
+		if h.entered[ns] == nil {
+			h.entered[ns] = map[string]int{}
+		}
+		h.entered[ns][call]++
+	}
+	h.mu.Unlock()
+	if gate == nil {
+		return nil
+	}
+	select {
+	case <-gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// hangs counts the calls of ns's runners that hung.
+func (h *holds) hangs(ns, call string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.entered[ns][call]
 }
 
 func (h *holds) init() {
 	if h.gates == nil {
 		h.gates, h.inSetup, h.neverEnd, h.endAsks = map[string]chan struct{}{}, map[string]bool{}, map[string]bool{}, map[string]int{}
 		h.hangTeardown = map[string]bool{}
+		h.hung, h.entered = map[string]chan struct{}{}, map[string]map[string]int{}
 	}
 }
 

@@ -29,6 +29,8 @@ type kubelet struct {
 	// c is the control plane's client; target the namespace the run's target goes into.
 	c      client.Client
 	target string
+	// node is where the target's pods run; node-1 when empty.
+	node string
 }
 
 func newKubelet(t *testing.T, run *v1alpha1.TestRun) *kubelet {
@@ -71,6 +73,9 @@ func (k *kubelet) targetReadyWith(restarts int32) {
 			Spec:       d.Spec.Template.Spec,
 		}
 		pod.Spec.NodeName = "node-1"
+		if k.node != "" {
+			pod.Spec.NodeName = k.node
+		}
 		if err := k.c.Create(k.ctx, pod); err != nil {
 			k.t.Fatal(err)
 		}

@@ -2,13 +2,16 @@ package testrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
 // LogReader reads the end of a container's log: a runner's, where k6 printed the result
@@ -57,3 +60,100 @@ const maxLogBytes = 2 * results.MaxWireBytes
 // logLimit is what a read of a log's last lines may take: 512 bytes a line, at most maxLogBytes
 // (a tail cut short misses the envelope at its end; the longer read that follows finds it).
 func logLimit(lines int64) int64 { return min(maxLogBytes, max(lines*512, maxSmallAnswer)) }
+
+// logRead is one runner's result envelope as read from its log, or why it could not be.
+type logRead struct {
+	env *results.Envelope
+	err error
+}
+
+// readEnvelopes reads each runner's result envelope from the end of its log, all at once, off
+// the worker (callLogs; errPending while in flight, its end waking the run). A read that found
+// every envelope is kept until the run ends, so collection's other waits do not read the logs
+// again; one with problems is dropped, so the next look reads again (logs can lag the exit).
+func (r *Reconciler) readEnvelopes(_ context.Context, s *scope) ([]results.Envelope, []string, error) {
+	res, ok := r.calls.peek(s.run.UID, callLogs)
+	if !ok {
+		r.startLogs(s)
+		r.startAfter(s) // the target's after-sample comes back with the logs
+		return nil, nil, errPending
+	}
+	read, _ := res.val.(map[types.UID]logRead)
+	var out []results.Envelope
+	var problems []string
+	for _, rs := range s.runners {
+		got, ok := logRead{}, false
+		if rs.pod != nil {
+			got, ok = read[rs.pod.UID]
+		}
+		switch {
+		case rs.pod == nil:
+			problems = append(problems, fmt.Sprintf("runner %d has no pod to read", rs.index))
+		case rs.final != nil:
+			out = append(out, *rs.final) // handed over already: no log to read
+		case !ok:
+			problems = append(problems, fmt.Sprintf("runner %s: its log is not read yet", rs.pod.Name))
+		case got.env != nil:
+			out = append(out, *got.env)
+		case errors.Is(got.err, results.ErrRejected):
+			s.rejectResult(rs.pod, got.err)
+			problems = append(problems, fmt.Sprintf("runner %s: its result envelope was refused", rs.pod.Name))
+		default:
+			problems = append(problems, fmt.Sprintf("runner %s: %v", rs.pod.Name, got.err))
+		}
+	}
+	if len(problems) > 0 {
+		r.calls.discard(s.run.UID, callLogs)
+	}
+	return out, problems, nil
+}
+
+// startLogs reads the logs of the runners that handed over no final envelope, off the worker.
+func (r *Reconciler) startLogs(s *scope) {
+	var pods []*corev1.Pod
+	for _, rs := range s.runners {
+		if rs.pod != nil && rs.final == nil {
+			pods = append(pods, rs.pod.DeepCopy()) // the cache's pods must not be read after this reconcile
+		}
+	}
+	limits := envelopeLimits(len(s.runners))
+	r.calls.start(s.run, callLogs, logsLimit, false, func(ctx context.Context) (any, error) {
+		reads := make([]logRead, len(pods))
+		onRunners(pods, func(i int, pod *corev1.Pod) { reads[i] = r.readEnvelope(ctx, pod, limits) })
+		out := make(map[types.UID]logRead, len(pods))
+		for i, pod := range pods {
+			out[pod.UID] = reads[i]
+		}
+		return out, nil
+	})
+}
+
+// readEnvelope reads one runner's envelope from the end of its log: it ends the log, unless k6
+// logged much after it, and then much more is read.
+func (r *Reconciler) readEnvelope(ctx context.Context, pod *corev1.Pod, limits results.Limits) logRead {
+	var err error
+	for _, lines := range []int64{runnerLogLines, runnerLogLinesAll} {
+		// The log and the envelope decoded from it are held within wireMemory: a fleet of
+		// runners with long logs is read a few at a time, not all at once.
+		waitCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		release, aerr := wireMemory.Acquire(waitCtx, logLimit(lines))
+		cancel()
+		if aerr != nil {
+			return logRead{err: fmt.Errorf("no memory free to read its log yet: %w", aerr)}
+		}
+		var tail []byte
+		tail, err = r.Logs.Tail(ctx, pod, runners.ContainerName, lines, false)
+		if err == nil {
+			var env results.Envelope
+			if env, err = results.ExtractEnvelopeWithin(tail, limits); err == nil {
+				release()
+				return logRead{env: &env}
+			}
+		}
+		release()
+		if errors.Is(err, results.ErrRejected) {
+			return logRead{err: err}
+		}
+	}
+	return logRead{err: err}
+}

@@ -120,8 +120,10 @@ func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Re
 	// pre-flight); runner 0 is only released.
 	if meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTeardownDone) == nil {
 		if !r.scripts.started(run.UID, "teardown") {
-			ended, err := r.RunnerAPI.Ended(ctx, first)
-			if err != nil || !ended {
+			// Asked off the worker: the answer's arrival wakes the run.
+			pod := first.DeepCopy()
+			res, done := poll(r.calls, run, callEnded, runnerCallLimit, func(ctx context.Context) (bool, error) { return r.RunnerAPI.Ended(ctx, pod) })
+			if !done || res.err != nil || !res.val {
 				// Runner 0 is finishing its own share; nothing else tells when it is done. The run
 				// deadline, checked before this wait (reconcileRun), bounds it.
 				return rc.After(endPoll(s.now.Sub(lastEnd(s)))), true
@@ -145,7 +147,11 @@ func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Re
 			setCondition(run, v1alpha1.ConditionTeardownDone, metav1.ConditionTrue, "RanOnce", note)
 		}
 	}
-	if err := r.RunnerAPI.Release(ctx, first); err != nil && !errors.Is(err, syscall.ECONNREFUSED) {
+	res, done := r.release(run, first)
+	if !done {
+		return rc.After(runnerCallLimit), true // its answer wakes the run
+	}
+	if err := res.err; err != nil && !errors.Is(err, syscall.ECONNREFUSED) {
 		// Refused: the live endpoint closed, which it does only once k6's linger ended (an
 		// earlier release reached it, and pod status does not show the exit yet).
 		logf.FromContext(ctx).Info("could not release runner 0 from its linger; retrying", "pod", first.Name, "error", err.Error())
@@ -154,14 +160,34 @@ func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Re
 	return ctrl.Result{}, false
 }
 
+// release ends runner 0's linger off the worker: the answer comes with a later reconcile. It is
+// an action (callRelease): it reaches the runner even if the run ends meanwhile.
+func (r *Reconciler) release(run *v1alpha1.TestRun, first *corev1.Pod) (res callResult, done bool) {
+	if res, ok := r.calls.take(run.UID, callRelease); ok {
+		return res, true
+	}
+	pod := first.DeepCopy()
+	r.calls.start(run, callRelease, runnerCallLimit, true, func(ctx context.Context) (any, error) {
+		return nil, r.RunnerAPI.Release(ctx, pod)
+	})
+	return callResult{}, false
+}
+
 // releaseOnFailure ends runner 0's linger when the run fails: teardown() does not run then.
 func (r *Reconciler) releaseOnFailure(ctx context.Context, s *scope) {
 	if !runners.OnceForTheFleet(len(s.runners)) || len(s.runners) == 0 {
 		return
 	}
 	if pod := s.runners[0].pod; pod != nil && !terminated(pod) && pod.Status.PodIP != "" {
-		if err := r.RunnerAPI.Release(ctx, pod); err != nil {
-			logf.FromContext(ctx).Info("could not release runner 0", "pod", pod.Name, "error", err.Error())
-		}
+		// Best effort, off the worker; the runner's Job deadline ends a linger this misses.
+		log := logf.FromContext(ctx)
+		pod := pod.DeepCopy()
+		r.calls.start(s.run, callRelease, runnerCallLimit, true, func(ctx context.Context) (any, error) {
+			err := r.RunnerAPI.Release(ctx, pod)
+			if err != nil {
+				log.Info("could not release runner 0", "pod", pod.Name, "error", err.Error())
+			}
+			return nil, err
+		})
 	}
 }

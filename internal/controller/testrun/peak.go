@@ -12,7 +12,6 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/report"
-	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -54,7 +53,10 @@ func (r *Reconciler) evaluatePeak(ctx context.Context, s *scope) (stop string, n
 	if len(due) == 0 {
 		return "", next
 	}
-	envs, err := r.liveEnvelopes(ctx, s)
+	envs, err := r.liveEnvelopes(ctx, s, start.Add(due[len(due)-1].To+stepGrace))
+	if errors.Is(err, errPending) {
+		return "", liveLimit // its end wakes the run
+	}
 	if err != nil {
 		logf.FromContext(ctx).Info("reading the runners' live results failed; trying again", "error", err.Error())
 		return "", 2 * time.Second
@@ -87,38 +89,4 @@ func (r *Reconciler) evaluatePeak(ctx context.Context, s *scope) (stop string, n
 func peakStopMessage(p *v1alpha1.PeakResult) string {
 	return fmt.Sprintf("the breaking point is reached: the step of %d devices broke (%s), the last that held had %d",
 		p.FirstFailedDevices, p.StopRule, p.LastHeldDevices)
-}
-
-// liveEnvelopes reads every running runner's envelope so far, in parallel, once per reconcile:
-// the peak and abortOnFail judgements share it. One missing runner would leave its share out
-// of the merge, so any failure fails the read.
-func (r *Reconciler) liveEnvelopes(ctx context.Context, s *scope) ([]results.Envelope, error) {
-	if !s.live.read {
-		s.live.envs, s.live.err = r.readLive(ctx, s)
-		s.live.read = true
-		for _, err := range joined(s.live.err) {
-			if errors.Is(err, results.ErrRejected) {
-				s.rejectResult(nil, err)
-				break
-			}
-		}
-	}
-	return s.live.envs, s.live.err
-}
-
-func (r *Reconciler) readLive(ctx context.Context, s *scope) ([]results.Envelope, error) {
-	var running []*corev1.Pod
-	for _, v := range s.summary.views {
-		if v.class == runnerReady {
-			running = append(running, v.pod)
-		}
-	}
-	if len(running) == 0 {
-		return nil, errors.New("no runner is running")
-	}
-	envs := make([]results.Envelope, len(running))
-	errs := make([]error, len(running))
-	ctx = withEnvelopeLimits(ctx, envelopeLimits(len(s.runners)))
-	onRunners(running, func(i int, pod *corev1.Pod) { envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod) })
-	return envs, errors.Join(errs...)
 }

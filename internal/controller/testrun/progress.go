@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -28,7 +29,10 @@ func (r *Reconciler) refreshProgress(ctx context.Context, s *scope) time.Duratio
 			return r.ProgressInterval - since
 		}
 	}
-	envs, err := r.liveEnvelopes(ctx, s)
+	envs, err := r.liveEnvelopes(ctx, s, s.now.Add(-r.ProgressInterval))
+	if errors.Is(err, errPending) {
+		return liveLimit // its end wakes the run
+	}
 	if err == nil {
 		var summary results.Summary
 		if summary, err = results.Merge(envs...); err == nil {

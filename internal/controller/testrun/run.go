@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -101,7 +100,10 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		r.setPhase(run, v1alpha1.PhaseCollecting, v1alpha1.ReasonCollecting, "reading and merging the runners' results")
 	}
 	ended := lastEnd(s)
-	envs, problems := r.readEnvelopes(ctx, s)
+	envs, problems, err := r.readEnvelopes(ctx, s)
+	if err != nil {
+		return rc.After(logsLimit), nil // errPending: read off the worker, its end wakes the run
+	}
 	if s.failure != nil {
 		return ctrl.Result{}, nil // an envelope was refused: its runner's results cannot be had
 	}
@@ -110,7 +112,9 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		setCondition(run, v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "Reading", strings.Join(problems, "; "))
 		return rc.After(500 * time.Millisecond), nil
 	}
-	if err := r.measureAfter(ctx, s); err != nil {
+	if err := r.measureAfter(ctx, s); errors.Is(err, errPending) {
+		return rc.After(logsLimit), nil // read off the worker, its end wakes the run
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -166,62 +170,6 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	run.Status.CompletionTime = &now
 	r.setPhase(run, v1alpha1.PhaseSucceeded, e.reason, e.message)
 	return afterEnd(), nil
-}
-
-// readEnvelopes reads each runner's result envelope from the end of its log, all at once.
-func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]results.Envelope, []string) {
-	pods := make([]*corev1.Pod, len(s.runners))
-	for i, rs := range s.runners {
-		pods[i] = rs.pod
-	}
-	envs := make([]*results.Envelope, len(pods))
-	errs := make([]error, len(pods))
-	for i, rs := range s.runners {
-		if rs.final != nil {
-			envs[i], pods[i] = rs.final, nil // handed over already: no log to read
-		}
-	}
-	onRunners(pods, func(i int, pod *corev1.Pod) {
-		// The envelope ends the log, unless k6 logged much after it: then read much more.
-		for _, lines := range []int64{runnerLogLines, runnerLogLinesAll} {
-			// The log and the envelope decoded from it are held within wireMemory: a fleet of
-			// runners with long logs is read a few at a time, not all at once.
-			waitCtx, cancel := context.WithTimeout(ctx, callTimeout)
-			release, err := wireMemory.Acquire(waitCtx, logLimit(lines))
-			cancel()
-			if err != nil {
-				errs[i] = fmt.Errorf("no memory free to read its log yet: %w", err)
-				return
-			}
-			tail, err := r.Logs.Tail(ctx, pod, runners.ContainerName, lines, false)
-			if err == nil {
-				var env results.Envelope
-				if env, err = results.ExtractEnvelopeWithin(tail, envelopeLimits(len(s.runners))); err == nil {
-					envs[i] = &env
-				}
-			}
-			release()
-			if errs[i] = err; err == nil || errors.Is(err, results.ErrRejected) {
-				return
-			}
-		}
-	})
-	var out []results.Envelope
-	var problems []string
-	for i, rs := range s.runners {
-		switch {
-		case rs.pod == nil:
-			problems = append(problems, fmt.Sprintf("runner %d has no pod to read", rs.index))
-		case envs[i] != nil:
-			out = append(out, *envs[i])
-		case errors.Is(errs[i], results.ErrRejected):
-			s.rejectResult(rs.pod, errs[i])
-			problems = append(problems, fmt.Sprintf("runner %s: its result envelope was refused", rs.pod.Name))
-		default:
-			problems = append(problems, fmt.Sprintf("runner %s: %v", rs.pod.Name, errs[i]))
-		}
-	}
-	return out, problems
 }
 
 // lastEnd is when the last runner's container ended, from pod status, or its load, from the

@@ -56,6 +56,7 @@ type scope struct {
 		read bool
 		envs []results.Envelope
 		err  error
+		at   time.Time // when the read began; zero: none this reconcile
 	}
 
 	// failure, once recorded by a phase, ends the run Failed in finish().

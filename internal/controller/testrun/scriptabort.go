@@ -24,12 +24,19 @@ func (r *Reconciler) scriptAbortStop(ctx context.Context, s *scope) string {
 		return ""
 	}
 	first := s.runners[0].pod
-	interrupted, err := r.RunnerAPI.Interrupted(ctx, first)
-	if err != nil {
-		logf.FromContext(ctx).V(1).Info("reading runner 0's status for test.abort() failed; asking again next time", "pod", first.Name, "error", err.Error())
+	// Off the worker: the answer comes with the next reconcile, which its end wakes.
+	pod := first.DeepCopy()
+	res, done := poll(r.calls, s.run, callInterrupted, runnerCallLimit, func(ctx context.Context) (bool, error) {
+		return r.RunnerAPI.Interrupted(ctx, pod)
+	})
+	if !done {
 		return ""
 	}
-	if !interrupted {
+	if res.err != nil {
+		logf.FromContext(ctx).V(1).Info("reading runner 0's status for test.abort() failed; asking again next time", "pod", first.Name, "error", res.err.Error())
+		return ""
+	}
+	if !res.val {
 		return ""
 	}
 	return fmt.Sprintf("the script called test.abort() on runner %s", first.Name)

@@ -26,6 +26,9 @@ func (r *Reconciler) reconcileStart(ctx context.Context, s *scope) (ctrl.Result,
 	}
 	if run.Status.Target == nil {
 		err := r.measureBefore(ctx, s)
+		if errors.Is(err, errPending) {
+			return rc.After(sampleLimit), nil // sampled off the worker; its end wakes the run
+		}
 		ready := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTargetReady)
 		if errors.Is(err, errNotScrapedYet) && ready != nil && s.now.Before(ready.LastTransitionTime.Add(beforeSampleGrace)) {
 			r.setPhase(run, v1alpha1.PhaseStarting, v1alpha1.ReasonWaitingForTargetSample, err.Error()+"; the load starts once the idle target is sampled")

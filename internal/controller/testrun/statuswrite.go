@@ -39,6 +39,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, before, run *v1alpha1.Test
 	summarize(run)
 	r.finals.forget(run.UID)
 	r.scripts.forget(run.UID)
+	r.calls.forget(run.UID)
 	// The load must not go on unwatched; the target goes as for any ended run (reconcileFinished).
 	if derr := r.deleteOwnJobs(ctx, run); derr != nil {
 		logf.FromContext(ctx).Info("deleting the runner Jobs of a run whose status was refused failed", "error", derr.Error())

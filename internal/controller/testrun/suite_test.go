@@ -125,9 +125,13 @@ func startManagerIn(e *testenv.Env, ns controller.Namespaces) (*testenv.Manager,
 			// The kubelet's retries are played, not waited for.
 			PullRetryGrace:  5 * time.Second,
 			TargetNamespace: ns.Target,
+			Workers:         testWorkers,
 		}).SetupWithManager(mgr)
 	})
 }
+
+// testWorkers is the manager's reconcile workers; DefaultWorkers when zero (see oneWorker).
+var testWorkers int
 
 // restartManager stops the manager and starts a fresh one, with empty caches and queues.
 func restartManager(t *testing.T) { t.Helper(); manager = manager.Restart(t) }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -95,31 +96,67 @@ func (r *Reconciler) sampleInterval(run *v1alpha1.TestRun) time.Duration {
 // nextSample is how long until the next target sample is due.
 func (r *Reconciler) nextSample(s *scope) time.Duration {
 	interval := r.sampleInterval(s.run)
+	if r.calls.busy(s.run.UID, callSample) {
+		return sampleLimit // its end wakes the run
+	}
 	if t := s.run.Status.Target; t != nil && t.LastSampleTime != nil {
 		return max(interval-s.now.Sub(t.LastSampleTime.Time), time.Millisecond)
 	}
 	return interval
 }
 
+// sampleInput is what a target sample reads, copied out of the scope for the call off the
+// worker (the cache's pods must not be read after the reconcile).
+type sampleInput struct {
+	source string
+	nodes  []string
+	pods   targetstats.Pods
+	ns     string
+}
+
+func (s *scope) sampleInput() sampleInput {
+	in := sampleInput{pods: s.measuredPods(), ns: s.targetNS}
+	if t := s.run.Status.Target; t != nil {
+		in.source = t.Source
+	}
+	seen := map[string]bool{}
+	for _, p := range s.targetPods {
+		if n := p.Spec.NodeName; n != "" && !seen[n] {
+			seen[n] = true
+			in.nodes = append(in.nodes, n)
+		}
+	}
+	return in
+}
+
+// sampleNow is the target sample taken off the worker (callSample), and errPending while it is
+// in flight: its end wakes the run. sample.At is when the call began.
+func (r *Reconciler) sampleNow(s *scope) (targetstats.Sample, error) {
+	in := s.sampleInput()
+	res, done := poll(r.calls, s.run, callSample, sampleLimit, func(ctx context.Context) (targetstats.Sample, error) {
+		return r.sampleTarget(ctx, in, r.Clock.Now())
+	})
+	if !done {
+		return targetstats.Sample{}, errPending
+	}
+	return res.val, res.err
+}
+
 // sampleTarget sums the target's containers from the source this run measures with; the first
 // sample picks it (see TargetMetricsAuto) and status.target.source keeps it, so every column of
 // one run comes from one source.
-func (r *Reconciler) sampleTarget(ctx context.Context, s *scope) (targetstats.Sample, error) {
-	source := ""
-	if t := s.run.Status.Target; t != nil {
-		source = t.Source
-	}
+func (r *Reconciler) sampleTarget(ctx context.Context, in sampleInput, at time.Time) (targetstats.Sample, error) {
 	switch {
-	case source == targetstats.SourceKubeletSummary || (source == "" && r.TargetMetrics == TargetMetricsKubelet):
-		return r.sampleKubelet(ctx, s)
-	case source == targetstats.SourceMetricsAPI || (source == "" && r.TargetMetrics == TargetMetricsMetricsAPI):
-		return r.sampleMetricsAPI(ctx, s)
+	case in.source == targetstats.SourceKubeletSummary || (in.source == "" && r.TargetMetrics == TargetMetricsKubelet):
+		return r.sampleKubelet(ctx, in, at)
+	case in.source == targetstats.SourceMetricsAPI || (in.source == "" && r.TargetMetrics == TargetMetricsMetricsAPI):
+		return r.sampleMetricsAPI(ctx, in, at)
 	}
-	sample, err := r.sampleKubelet(ctx, s)
+	sample, err := r.sampleKubelet(ctx, in, at)
 	if err == nil || errors.Is(err, errKubeletNoContainers) {
 		return sample, err // the summary is readable: it is the source
 	}
-	fallback, ferr := r.sampleMetricsAPI(ctx, s)
+	fallback, ferr := r.sampleMetricsAPI(ctx, in, at)
 	if ferr != nil {
 		return sample, fmt.Errorf("%w; metrics.k8s.io: %w", err, ferr)
 	}
@@ -128,44 +165,38 @@ func (r *Reconciler) sampleTarget(ctx context.Context, s *scope) (targetstats.Sa
 }
 
 // sampleKubelet reads the kubelet summary of every node a target pod runs on.
-func (r *Reconciler) sampleKubelet(ctx context.Context, s *scope) (targetstats.Sample, error) {
-	sample := targetstats.Sample{At: s.now, Source: targetstats.SourceKubeletSummary}
-	nodes := map[string]bool{}
-	for _, p := range s.targetPods {
-		if p.Spec.NodeName != "" {
-			nodes[p.Spec.NodeName] = true
-		}
-	}
-	if len(nodes) == 0 {
+func (r *Reconciler) sampleKubelet(ctx context.Context, in sampleInput, at time.Time) (targetstats.Sample, error) {
+	sample := targetstats.Sample{At: at, Source: targetstats.SourceKubeletSummary}
+	if len(in.nodes) == 0 {
 		return sample, fmt.Errorf("no target pod is on a node yet")
 	}
-	for node := range nodes {
+	for _, node := range in.nodes {
 		raw, err := r.Stats.NodeSummary(ctx, node)
 		if err != nil {
 			return sample, fmt.Errorf("kubelet summary of node %s: %w", node, err)
 		}
-		if err := sample.Add(raw, s.measuredPods()); err != nil {
+		if err := sample.Add(raw, in.pods); err != nil {
 			return sample, err
 		}
 	}
 	if sample.Containers == 0 {
-		return sample, fmt.Errorf("namespace %s: %w", s.targetNS, errKubeletNoContainers)
+		return sample, fmt.Errorf("namespace %s: %w", in.ns, errKubeletNoContainers)
 	}
 	return sample, nil
 }
 
 // sampleMetricsAPI reads the target namespace's pod metrics from metrics.k8s.io.
-func (r *Reconciler) sampleMetricsAPI(ctx context.Context, s *scope) (targetstats.Sample, error) {
-	sample := targetstats.Sample{At: s.now, Source: targetstats.SourceMetricsAPI}
-	raw, err := r.Stats.PodMetrics(ctx, s.targetNS)
+func (r *Reconciler) sampleMetricsAPI(ctx context.Context, in sampleInput, at time.Time) (targetstats.Sample, error) {
+	sample := targetstats.Sample{At: at, Source: targetstats.SourceMetricsAPI}
+	raw, err := r.Stats.PodMetrics(ctx, in.ns)
 	if err != nil {
-		return sample, fmt.Errorf("metrics.k8s.io pod metrics of namespace %s: %w", s.targetNS, err)
+		return sample, fmt.Errorf("metrics.k8s.io pod metrics of namespace %s: %w", in.ns, err)
 	}
-	if err := sample.AddPodMetrics(raw, s.measuredPods()); err != nil {
+	if err := sample.AddPodMetrics(raw, in.pods); err != nil {
 		return sample, err
 	}
 	if sample.Containers == 0 {
-		return sample, fmt.Errorf("namespace %s: %w", s.targetNS, errNotScrapedYet)
+		return sample, fmt.Errorf("namespace %s: %w", in.ns, errNotScrapedYet)
 	}
 	return sample, nil
 }
@@ -200,7 +231,10 @@ func (r *Reconciler) measureBefore(ctx context.Context, s *scope) error {
 	if s.targetNS == "" {
 		return nil
 	}
-	sample, err := r.sampleTarget(ctx, s)
+	sample, err := r.sampleNow(s)
+	if errors.Is(err, errPending) {
+		return err
+	}
 	if err != nil {
 		setCondition(s.run, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", err.Error())
 		return err
@@ -228,7 +262,10 @@ func (r *Reconciler) measureDuring(ctx context.Context, s *scope) {
 	if t.LastSampleTime != nil && s.now.Sub(t.LastSampleTime.Time) < r.sampleInterval(s.run) {
 		return
 	}
-	sample, err := r.sampleTarget(ctx, s)
+	sample, err := r.sampleNow(s)
+	if errors.Is(err, errPending) {
+		return // nextSample waits for it
+	}
 	at := metav1.NewTime(s.now)
 	if err != nil {
 		t.LastSampleTime = &at
@@ -255,8 +292,12 @@ func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 	if s.targetNS == "" || t == nil || t.Memory == nil || t.Memory.AfterMiB != 0 {
 		return nil
 	}
-	sample, err := r.sampleTarget(ctx, s)
+	after, err := r.afterLoad(s)
 	if err != nil {
+		return err // errPending: its end wakes the run
+	}
+	sample := after.sample
+	if err := after.err; err != nil {
 		setCondition(s.run, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", "after the load: "+err.Error())
 		return nil
 	}
@@ -294,36 +335,15 @@ func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 		t.CPU.AverageCoresPerCore = capacity.Format(capacity.LoadPerCore(avg, s.profile.Spec.CPU.AsApproximateFloat64()), 2)
 	}
 
-	pods := s.targetPods
-	var logs [][]byte
-	read := 0
-	for i := range pods {
-		for _, cs := range pods[i].Status.ContainerStatuses {
+	for i := range s.targetPods {
+		for _, cs := range s.targetPods[i].Status.ContainerStatuses {
 			t.Restarts += cs.RestartCount
 			if term := cs.LastTerminationState.Terminated; term != nil && term.Reason == "OOMKilled" {
 				t.OOMKills++
 			}
-			// The kubelet keeps the log of the instance before the last restart, where a
-			// crash is written; older instances are gone.
-			for _, previous := range []bool{false, true} {
-				if previous && cs.RestartCount == 0 {
-					continue
-				}
-				if read >= maxTargetLogBytes {
-					// The target's image writes these logs: what they may take is bounded.
-					logf.FromContext(ctx).Info("target logs past the limit are not searched", "pod", pods[i].Name, "container", cs.Name, "limit", maxTargetLogBytes)
-					continue
-				}
-				tail, err := r.Logs.Tail(ctx, &pods[i], cs.Name, targetLogLines, previous)
-				read += len(tail)
-				if err != nil {
-					logf.FromContext(ctx).Info("reading a target log failed", "pod", pods[i].Name, "container", cs.Name, "previous", previous, "error", err.Error())
-					continue
-				}
-				logs = append(logs, tail)
-			}
 		}
 	}
+	logs := after.logs
 	findings, err := targetstats.CountPatterns(logs, logPatterns(run))
 	if err != nil {
 		return err
@@ -348,3 +368,71 @@ func logPatterns(run *v1alpha1.TestRun) []targetstats.Pattern {
 }
 
 func mib(b uint64) int64 { return int64(targetstats.MiB(b) + 0.5) }
+
+// afterSample is what the target showed after the load: a sample, and its containers' logs.
+type afterSample struct {
+	sample targetstats.Sample
+	err    error
+	logs   [][]byte
+}
+
+// afterLoad is the sample and log reads of measureAfter, made off the worker (callAfter): the
+// logs are up to maxTargetLogBytes from the target's image. errPending while in flight.
+func (r *Reconciler) afterLoad(s *scope) (afterSample, error) {
+	if res, ok := r.calls.take(s.run.UID, callAfter); ok {
+		a, _ := res.val.(afterSample)
+		return a, nil
+	}
+	r.startAfter(s)
+	return afterSample{}, errPending
+}
+
+// startAfter starts measureAfter's reads unless they are in flight or measureAfter has
+// nothing to do; collection starts them with its log reads, so both come back together.
+func (r *Reconciler) startAfter(s *scope) {
+	t := s.run.Status.Target
+	if s.targetNS == "" || t == nil || t.Memory == nil || t.Memory.AfterMiB != 0 {
+		return
+	}
+	in := s.sampleInput()
+	pods := make([]corev1.Pod, len(s.targetPods))
+	for i := range s.targetPods {
+		s.targetPods[i].DeepCopyInto(&pods[i])
+	}
+	r.calls.start(s.run, callAfter, logsLimit, false, func(ctx context.Context) (any, error) {
+		sample, err := r.sampleTarget(ctx, in, r.Clock.Now())
+		if err != nil {
+			return afterSample{sample: sample, err: err}, nil
+		}
+		return afterSample{sample: sample, logs: r.targetLogs(ctx, pods)}, nil
+	})
+}
+
+// targetLogs reads the end of every target container's log, and of its instance before the
+// last restart, where a crash is written (older instances are gone).
+func (r *Reconciler) targetLogs(ctx context.Context, pods []corev1.Pod) [][]byte {
+	var logs [][]byte
+	read := 0
+	for i := range pods {
+		for _, cs := range pods[i].Status.ContainerStatuses {
+			for _, previous := range []bool{false, true} {
+				if previous && cs.RestartCount == 0 {
+					continue
+				}
+				if read >= maxTargetLogBytes {
+					// The target's image writes these logs: what they may take is bounded.
+					logf.FromContext(ctx).Info("target logs past the limit are not searched", "pod", pods[i].Name, "container", cs.Name, "limit", maxTargetLogBytes)
+					continue
+				}
+				tail, err := r.Logs.Tail(ctx, &pods[i], cs.Name, targetLogLines, previous)
+				read += len(tail)
+				if err != nil {
+					logf.FromContext(ctx).Info("reading a target log failed", "pod", pods[i].Name, "container", cs.Name, "previous", previous, "error", err.Error())
+					continue
+				}
+				logs = append(logs, tail)
+			}
+		}
+	}
+	return logs
+}
