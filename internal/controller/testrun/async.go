@@ -26,6 +26,8 @@ const (
 	callEnded callKind = "ended"
 	// callInterrupted asks runner 0 whether its load ended interrupted (the script's test.abort()).
 	callInterrupted callKind = "interrupted"
+	// callK6Up asks runners not yet Ready whether k6 is up, before the start.
+	callK6Up callKind = "k6up"
 	// callStop stops every runner still running.
 	callStop callKind = "stop"
 	// callRelease ends runner 0's linger.

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +25,7 @@ func (r *Reconciler) k6AnsweredBeforeReady(ctx context.Context, s *scope) (answe
 		switch {
 		case v.class == runnerReady:
 		case v.class == runnerPending && v.pod != nil && v.pod.Status.PodIP != "" && k6Running(v.pod):
-			asking = append(asking, v.pod)
+			asking = append(asking, v.pod.DeepCopy())
 		default:
 			return false, false // a runner has no pod, or k6 has not started: a pod event comes
 		}
@@ -32,14 +33,27 @@ func (r *Reconciler) k6AnsweredBeforeReady(ctx context.Context, s *scope) (answe
 	if len(asking) == 0 {
 		return false, false
 	}
-	failed := make([]bool, len(asking))
-	onRunners(asking, func(i int, pod *corev1.Pod) { failed[i] = r.RunnerAPI.Warm(ctx, pod) != nil })
-	for _, f := range failed {
-		if f {
-			return false, true
-		}
+	// Off the worker: a tenant's runner image may accept the connection and never answer.
+	res, done := poll(r.calls, s.run, callK6Up, runnerCallLimit, func(ctx context.Context) (bool, error) {
+		var mu sync.Mutex
+		all := true
+		onRunners(asking, func(_ int, pod *corev1.Pod) {
+			if r.RunnerAPI.Warm(ctx, pod) != nil {
+				mu.Lock()
+				all = false
+				mu.Unlock()
+			}
+		})
+		return all, nil
+	})
+	switch {
+	case !done: // the call's end wakes the run
+		return false, false
+	case res.val:
+		return true, false
+	default:
+		return false, true
 	}
-	return true, false
 }
 
 // k6Running says whether the runner's k6 container has started and not ended.
