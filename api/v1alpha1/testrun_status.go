@@ -107,6 +107,12 @@ type TestRunStatus struct {
 	// +optional
 	Progress *Progress `json:"progress,omitempty"`
 
+	// profile is the Profile this run measures, copied at its first provisioning step: its
+	// name, the generation copied and the size. The run uses this copy only, so a Profile
+	// edited or deleted mid-run changes nothing for it.
+	// +optional
+	Profile *ProfileSnapshot `json:"profile,omitempty"`
+
 	// targetNamespace is the namespace the target was provisioned in.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63

@@ -65,6 +65,12 @@ func ScriptConfigMap(testRun string) string {
 	return withSuffix(testRun, "-script", 253)
 }
 
+// ScriptCopyConfigMap names the ConfigMap holding the copy of a TestRun's script ConfigMap
+// (spec.script.configMap), taken when the run starts: the runners mount the copy.
+func ScriptCopyConfigMap(testRun string) string {
+	return withSuffix(testRun, "-script-copy", 253)
+}
+
 // ResultConfigMap names the ConfigMap holding a TestRun's full merged result.
 func ResultConfigMap(testRun string) string {
 	return withSuffix(testRun, "-results", 253)

@@ -18,6 +18,7 @@ func TestNamesAreDeterministicAndFit(t *testing.T) {
 		{"long runner", RunnerJob(long, 12), 63},
 		{"long target namespace", TargetNamespace("team-a", long), 63},
 		{"script", ScriptConfigMap(long), 253},
+		{"script copy", ScriptCopyConfigMap(long), 253},
 	}
 	for _, tc := range cases {
 		if len(tc.got) > tc.max {
@@ -35,6 +36,7 @@ func TestNamesAreDeterministicAndFit(t *testing.T) {
 		RunnerJob(long, 12):             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-0f45e858-runner-12",
 		TargetNamespace("team-a", long): "fb-team-a-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-7f99ce27c2be9440",
 		ScriptConfigMap("quick"):        "quick-script",
+		ScriptCopyConfigMap("quick"):    "quick-script-copy",
 		TargetWorkload("stack"):         "target-stack",
 	} {
 		if got != want {

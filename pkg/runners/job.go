@@ -48,6 +48,9 @@ type JobOptions struct {
 	ConfigMap string
 	// HasConfig says the ConfigMap holds a k6 config to pass with --config.
 	HasConfig bool
+	// ScriptCopy is the ConfigMap holding the copy of spec.script.configMap, which runners
+	// mount instead of the user's: an edit of the user's mid-run reaches no runner.
+	ScriptCopy string
 	// TargetEnv points the script at the target (TARGET_URL, TARGET_<NAME>_URL, …).
 	TargetEnv []corev1.EnvVar
 	// TargetNamespace holds the target's pods, which runners are kept away from.
@@ -96,7 +99,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		pullPolicy = corev1.PullIfNotPresent
 	}
 
-	volumes, mounts, scriptPath := scriptVolumes(spec, opts.ConfigMap)
+	volumes, mounts, scriptPath := scriptVolumes(spec, opts.ConfigMap, opts.ScriptCopy)
 	testMounts := slices.DeleteFunc(slices.Clone(mounts), func(m corev1.VolumeMount) bool { return m.MountPath != TestDir })
 	args := []string{"run",
 		"--execution-segment", seg.Segment,
@@ -263,7 +266,7 @@ func RunnerLabels(tr *v1alpha1.TestRun) map[string]string {
 
 // scriptVolumes mounts the script source and the generated config, and says where the script is.
 // The script's volume is also at /test, where k6-operator mounts it.
-func scriptVolumes(spec *v1alpha1.TestRunSpec, generated string) ([]corev1.Volume, []corev1.VolumeMount, string) {
+func scriptVolumes(spec *v1alpha1.TestRunSpec, generated, scriptCopy string) ([]corev1.Volume, []corev1.VolumeMount, string) {
 	volumes := []corev1.Volume{
 		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: generated}}}},
 		// k6 writes nothing we need, but some modules expect a writable /tmp.
@@ -285,8 +288,12 @@ func scriptVolumes(spec *v1alpha1.TestRunSpec, generated string) ([]corev1.Volum
 		mounts = append(mounts, corev1.VolumeMount{Name: "config", MountPath: TestDir, ReadOnly: true})
 		return volumes, mounts, configDir + "/" + ScriptKey
 	case script.ConfigMap != nil:
+		source := script.ConfigMap.Name
+		if scriptCopy != "" {
+			source = scriptCopy
+		}
 		volumes = append(volumes, corev1.Volume{Name: "script", VolumeSource: corev1.VolumeSource{
-			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: script.ConfigMap.Name}}}})
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: source}}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: "script", MountPath: scriptDir, ReadOnly: true},
 			corev1.VolumeMount{Name: "script", MountPath: TestDir, ReadOnly: true})
 		return volumes, mounts, scriptDir + "/" + file(script.ConfigMap.File)

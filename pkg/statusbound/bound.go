@@ -49,6 +49,11 @@ const (
 	MaxAbortThresholds = 64
 	MaxAbortThreshold  = 640
 	MaxAborted         = 512
+	// A Profile's snapshot: what Kubernetes accepts in a pod's nodeSelector and tolerations.
+	MaxQualifiedName = 317
+	MaxLabelValue    = 63
+	MaxTolerationOp  = 16
+	MaxTaintEffect   = 32
 )
 
 // WarningPrefix starts the one warning that says what was cut; the controller carries a
@@ -133,6 +138,9 @@ func TestRun(st *v1alpha1.TestRunStatus) []string {
 	if r := st.Runners; r != nil {
 		c.nums("status.runners.startSkew", &r.StartSkew)
 	}
+	if p := st.Profile; p != nil {
+		profile(c, p)
+	}
 	if t := st.Target; t != nil {
 		target(c, t)
 	}
@@ -163,6 +171,28 @@ func TestRun(st *v1alpha1.TestRunStatus) []string {
 	}
 	warn(c, st)
 	return c.notes
+}
+
+// profile cuts a Profile's snapshot; the controller refuses to copy a Profile outside these
+// bounds (it could not place a pod), so this only keeps the write possible.
+func profile(c *cutter, p *v1alpha1.ProfileSnapshot) {
+	c.str(&p.Name, MaxObjectName, "status.profile.name")
+	for k, v := range p.Spec.NodeSelector {
+		if len(k) > MaxQualifiedName {
+			c.notes = append(c.notes, "a status.profile.spec.nodeSelector key too long not listed")
+			delete(p.Spec.NodeSelector, k)
+			continue
+		}
+		c.str(&v, MaxLabelValue, "a status.profile.spec.nodeSelector value")
+		p.Spec.NodeSelector[k] = v
+	}
+	for i := range p.Spec.Tolerations {
+		t := &p.Spec.Tolerations[i]
+		c.str(&t.Key, MaxQualifiedName, "a status.profile toleration's key")
+		c.str(&t.Operator, MaxTolerationOp, "a status.profile toleration's operator")
+		c.str(&t.Value, MaxLabelValue, "a status.profile toleration's value")
+		c.str(&t.Effect, MaxTaintEffect, "a status.profile toleration's effect")
+	}
 }
 
 func target(c *cutter, t *v1alpha1.TargetUsage) {
@@ -302,7 +332,7 @@ func warn(c *cutter, st *v1alpha1.TestRunStatus) {
 // cannot be refused for what the refused one held; the caller adds the ending and the conditions.
 func Short(st *v1alpha1.TestRunStatus) v1alpha1.TestRunStatus {
 	out := v1alpha1.TestRunStatus{ObservedGeneration: st.ObservedGeneration, TestID: st.TestID, TargetNamespace: st.TargetNamespace,
-		StartTime: st.StartTime, Runners: st.Runners.DeepCopy()}
+		StartTime: st.StartTime, Runners: st.Runners.DeepCopy(), Profile: st.Profile.DeepCopy()}
 	TestRun(&out)
 	return out
 }

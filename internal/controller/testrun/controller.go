@@ -14,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -32,7 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
@@ -161,9 +159,11 @@ type phaseFunc func(ctx context.Context, s *scope) (ctrl.Result, error)
 
 // Reconcile
 //  1. loads the TestRun live; deletion ends here;
-//  2. patches status once, deferred, with the summary conditions derived from it;
+//  2. composes the status once, deferred (composeStatus: from the scope and the decision), and
+//     patches it;
 //  3. leaves finished runs alone but for TTL and target cleanup;
-//  4. loads the world into the scope, runs the phases in order until one waits or fails;
+//  4. loads the world into the scope, runs the phases in order until one waits or fails; they
+//     create what is missing and record what they decided;
 //  5. acts on a failure or stop decision in finish.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	// 1. From the API server rather than the cache: the status records what this operator did
@@ -183,54 +183,56 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	now := r.Clock.Now()
 
 	// 2.
-	defer func() {
-		summarize(run)
-		reterr = errors.Join(reterr, r.writeStatus(ctx, before, run, now))
-	}()
-
-	// 3.
 	if isFinished(run) {
+		defer func() {
+			run.Status = composeFinished(run)
+			reterr = errors.Join(reterr, r.writeStatus(ctx, before, run, now))
+		}()
+		// 3.
 		return r.reconcileFinished(ctx, run, now)
 	}
+	s := &scope{run: run, now: now, timeouts: resolveTimeouts(run, r.Timeouts)}
+	defer func() {
+		run.Status = composeStatus(s)
+		r.announce(run, announced(&before.Status, &s.d, &run.Status))
+		if isFinished(run) {
+			r.finals.forget(run.UID)
+			r.scripts.forget(run.UID)
+			r.calls.forget(run.UID)
+		}
+		reterr = errors.Join(reterr, r.writeStatus(ctx, before, run, now))
+	}()
 	if run.Status.Phase == "" {
-		r.setPhase(run, v1alpha1.PhasePending, v1alpha1.ReasonAccepted, "waiting for the target and runners")
-	}
-	if run.Status.TestID == "" {
-		run.Status.TestID = naming.TestID(run.Name, string(run.UID))
+		s.enter(v1alpha1.PhasePending, v1alpha1.ReasonAccepted, v1alpha1.MessageAccepted)
 	}
 	if run.Spec.Target.External == nil && !controllerutil.ContainsFinalizer(run, targetFinalizer) {
-		// Added before anything cross-namespace exists, so nothing is ever left behind.
+		// Added before anything cross-namespace exists, so nothing is ever left behind. Nothing
+		// was written to status yet: it is composed once, at the end.
 		controllerutil.AddFinalizer(run, targetFinalizer)
-		// Update answers with the stored status, which would drop what was set just above.
-		status := run.Status.DeepCopy()
 		if err := r.Update(ctx, run); err != nil {
 			return ctrl.Result{}, err
 		}
-		run.Status = *status
 		before.Finalizers, before.ResourceVersion = run.Finalizers, run.ResourceVersion
 	}
 
 	// 4.
-	s, err := r.load(ctx, run, now)
-	if err != nil {
+	if err := r.load(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
 	result, err := r.runPhases(ctx, s)
-	skew := ""
-	if old := run.Status.Runners; old != nil {
-		skew = old.StartSkew
-	}
-	run.Status.Runners = s.summary.status(skew)
 	// 5.
 	if err == nil && (s.failure != nil || s.stop != nil) {
 		result = r.finish(ctx, s, result)
 	}
-	if isFinished(run) {
-		r.finals.forget(run.UID)
-		r.scripts.forget(run.UID)
-		r.calls.forget(run.UID)
-	}
 	return result, err
+}
+
+// announce records each standing change of a reconcile as an event and in the phase metric.
+func (r *Reconciler) announce(run *v1alpha1.TestRun, changes []announcement) {
+	for _, c := range changes {
+		phaseTransitions.WithLabelValues(string(c.phase)).Inc()
+		r.recorder.Eventf(run, nil, c.eventType, c.reason, string(c.phase), "%s", c.message)
+	}
 }
 
 func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -266,34 +268,6 @@ func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, erro
 
 func isFinished(run *v1alpha1.TestRun) bool {
 	return run.Status.Phase == v1alpha1.PhaseSucceeded || run.Status.Phase == v1alpha1.PhaseFailed
-}
-
-// setPhase records a phase change with an event; the same phase and reason again is a no-op.
-func (r *Reconciler) setPhase(run *v1alpha1.TestRun, phase v1alpha1.TestRunPhase, reason, message string) {
-	st := &run.Status
-	message = rc.Truncate(message, rc.MaxStatusMessage)
-	if st.Phase == phase && st.Reason == reason {
-		st.Message = message
-		return
-	}
-	st.Phase, st.Reason, st.Message = phase, reason, message
-	phaseTransitions.WithLabelValues(string(phase)).Inc()
-	kind := corev1.EventTypeNormal
-	if phase == v1alpha1.PhaseFailed || (phase == v1alpha1.PhaseSucceeded && st.Verdict != v1alpha1.VerdictPassed) {
-		kind = corev1.EventTypeWarning
-	}
-	r.recorder.Eventf(run, nil, kind, reason, string(phase), "%s", message)
-}
-
-// setCondition sets a condition at the TestRun's generation.
-func setCondition(run *v1alpha1.TestRun, typ string, status metav1.ConditionStatus, reason, message string) {
-	rc.SetCondition(&run.Status.Conditions, run.Generation, typ, status, reason, message)
-}
-
-// summarize derives observedGeneration and the summary conditions from what the phases wrote.
-func summarize(run *v1alpha1.TestRun) {
-	run.Status.ObservedGeneration = run.Generation
-	rc.SetSummaryConditions(&run.Status.Conditions, run.Generation, standing(&run.Status))
 }
 
 // SetupWithManager watches TestRuns, what they own, runner pods (owned by Jobs, found by
@@ -354,7 +328,8 @@ func byTestRunLabels(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 }
 
-// waitingOnProfile wakes the TestRuns that name a Profile when it appears or changes.
+// waitingOnProfile wakes the TestRuns that name a Profile when it appears or changes, until
+// they fixed it in status.profile: after that it means nothing to them.
 func (r *Reconciler) waitingOnProfile(ctx context.Context, o client.Object) []reconcile.Request {
 	var list v1alpha1.TestRunList
 	if err := r.List(ctx, &list, client.MatchingFields{profileIndex: strings.ToLower(o.GetName())}); err != nil {
@@ -362,7 +337,7 @@ func (r *Reconciler) waitingOnProfile(ctx context.Context, o client.Object) []re
 	}
 	var out []reconcile.Request
 	for i := range list.Items {
-		if !isFinished(&list.Items[i]) {
+		if !isFinished(&list.Items[i]) && list.Items[i].Status.Profile == nil {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}

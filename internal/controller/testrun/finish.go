@@ -39,15 +39,8 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, phaseResult ctrl.Resu
 		}
 	}
 	r.releaseOnFailure(ctx, s)
-	run := s.run
 	e := failedEnding(*s.failure)
-	run.Status.Verdict = e.verdict
-	if run.Status.Results != nil && s.started() {
-		run.Status.Results.Partial = true
-	}
-	now := metav1.NewTime(s.now)
-	run.Status.CompletionTime = &now
-	r.setPhase(run, e.phase, e.reason, e.message)
+	s.d.ending = &e // composeStatus ends the run Failed
 	return afterEnd()
 }
 
@@ -108,12 +101,12 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, run *v1alpha1.TestRun)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	// Runner and pre-flight Jobs, and the script and result ConfigMaps: owner references would
+	// Runner and pre-flight Jobs, and the script, script copy and result ConfigMaps: owner references would
 	// do it where a garbage collector runs; this does not wait for one.
 	if err := r.deleteOwnJobs(ctx, run); err != nil {
 		return ctrl.Result{}, err
 	}
-	for _, name := range []string{naming.ScriptConfigMap(run.Name), naming.ResultConfigMap(run.Name)} {
+	for _, name := range []string{naming.ScriptConfigMap(run.Name), naming.ScriptCopyConfigMap(run.Name), naming.ResultConfigMap(run.Name)} {
 		cm := &corev1.ConfigMap{}
 		err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm)
 		if err == nil && controlledBy(cm, run.UID) {

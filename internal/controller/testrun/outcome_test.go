@@ -168,3 +168,6 @@ func slicesCompact(s []string) []string {
 	slices.Sort(c)
 	return slices.Compact(c)
 }
+
+// summarize composes what is derived of a run's status (composeFinished), in place.
+func summarize(run *v1alpha1.TestRun) { run.Status = composeFinished(run) }

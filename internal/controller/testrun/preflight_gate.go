@@ -43,7 +43,7 @@ func (r *Reconciler) awaitPreflight(_ context.Context, s *scope) (ctrl.Result, e
 		msg = c.Message
 	}
 	msg += "; the target and runners are ready, and the load starts once k6 run accepted the test"
-	return r.waitOrFail(s, s.provisioningDeadline(), 0, run.Status.Phase, v1alpha1.ReasonCheckingScript,
+	return r.waitOrFail(s, s.provisioningDeadline(), 0, s.phase(), v1alpha1.ReasonCheckingScript,
 		v1alpha1.ReasonRunnerFailedBeforeStart, msg, preflightTooLong(s)), nil
 }
 

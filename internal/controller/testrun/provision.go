@@ -15,12 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/runners"
 	"fleetbench.dev/fleetbench/pkg/target"
 )
 
@@ -33,24 +31,52 @@ func (r *Reconciler) waitOrFail(s *scope, deadline time.Time, poll time.Duration
 		return ctrl.Result{}
 	}
 	// The deadline is in the message: whoever reads it knows how long the run still waits.
-	r.setPhase(s.run, phase, waitReason, message+"; waiting until "+deadline.UTC().Format(time.RFC3339))
+	s.enter(phase, waitReason, message+fmt.Sprintf(v1alpha1.MessageWaitingUntil, deadline.UTC().Format(time.RFC3339)))
 	return rc.WaitUntil(s.now, deadline, poll)
 }
 
-// reconcileProfile waits for the Profile that sizes the target: GitOps applies in any order.
-func (r *Reconciler) reconcileProfile(_ context.Context, s *scope) (ctrl.Result, error) {
+// reconcileProfile waits for the Profile that sizes the target (GitOps applies in any order),
+// then fixes it for the run: its copy goes into status.profile, once its namespaceSelector
+// admits the TestRun's namespace, and the run reads only that copy from then on.
+func (r *Reconciler) reconcileProfile(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
-	if s.profile != nil || (run.Spec.Target.External != nil && run.Spec.Profile == "") {
+	if run.Status.Profile != nil || (run.Spec.Target.External != nil && run.Spec.Profile == "") {
 		return ctrl.Result{}, nil
 	}
+	if s.liveProfile != nil {
+		return ctrl.Result{}, r.fixProfile(ctx, s)
+	}
 	deadline := s.provisioningDeadline()
-	msg := fmt.Sprintf("Profile %q does not exist; create it or fix spec.profile (kubectl get profiles)", run.Spec.Profile)
+	msg := fmt.Sprintf(v1alpha1.MessageProfileNotFound, run.Spec.Profile)
 	if rc.Expired(s.now, deadline) {
 		s.fail(v1alpha1.ReasonProfileNotFound, msg)
 		return ctrl.Result{}, nil
 	}
-	r.setPhase(run, v1alpha1.PhasePending, v1alpha1.ReasonProfileNotFound, msg+"; waiting until "+deadline.UTC().Format(time.RFC3339))
+	s.enter(v1alpha1.PhasePending, v1alpha1.ReasonProfileNotFound, msg+fmt.Sprintf(v1alpha1.MessageWaitingUntil, deadline.UTC().Format(time.RFC3339)))
 	return rc.WaitUntil(s.now, deadline, 0), nil
+}
+
+// fixProfile records the Profile's snapshot in status.profile, checking its namespaceSelector
+// first: the check is made on the Profile as copied, and a selector changed later does not
+// undo a run. A run that started before the operator kept snapshots was checked then.
+func (r *Reconciler) fixProfile(ctx context.Context, s *scope) error {
+	if s.snapshotErr != nil {
+		s.fail(v1alpha1.ReasonInvalidTarget, s.snapshotErr.Error())
+		return nil
+	}
+	run := s.run
+	if !meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTargetReady) && !s.started() {
+		ns := &corev1.Namespace{}
+		if err := r.apiReader.Get(ctx, client.ObjectKey{Name: run.Namespace}, ns); err != nil {
+			return err
+		}
+		if why := target.NotPermitted(run, ns, s.liveProfile, r.DefaultPodSecurity); why != "" {
+			s.fail(v1alpha1.ReasonNotPermitted, why)
+			return nil
+		}
+	}
+	s.d.profile = s.snapshot
+	return nil
 }
 
 // reconcilePermission refuses, before anything is made, a TestRun that asks the operator for
@@ -80,7 +106,7 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result
 	}
 	if s.sharedTarget {
 		// The admin's; a namespace of the run's own is written once proven (provisionNamespace).
-		run.Status.TargetNamespace = s.targetNS
+		s.d.targetNamespace = s.targetNS
 	}
 	if s.started() {
 		return ctrl.Result{}, nil // once the load runs, the target is measured, not re-provisioned
@@ -89,8 +115,8 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result
 		s.fail(buildFailureReason(s.desiredErr), s.desiredErr.Error())
 		return ctrl.Result{}, nil
 	}
-	if run.Status.Phase == v1alpha1.PhasePending {
-		r.setPhase(run, v1alpha1.PhaseProvisioning, v1alpha1.ReasonProvisioning, "provisioning the target in namespace "+s.targetNS)
+	if s.phase() == v1alpha1.PhasePending {
+		s.enter(v1alpha1.PhaseProvisioning, v1alpha1.ReasonProvisioning, fmt.Sprintf(v1alpha1.MessageProvisioning, s.targetNS))
 	}
 	if wait, err := r.provisionTarget(ctx, s); err != nil || !wait.IsZero() || s.failure != nil {
 		return wait, err
@@ -211,7 +237,7 @@ func (r *Reconciler) provisionNamespace(ctx context.Context, s *scope) (ctrl.Res
 	err := r.apiReader.Get(ctx, key, ns)
 	if apierrors.IsNotFound(err) {
 		if err = r.Create(ctx, s.desired.Namespace); err == nil {
-			run.Status.TargetNamespace = s.targetNS
+			s.d.targetNamespace = s.targetNS
 			return ctrl.Result{}, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
@@ -228,7 +254,7 @@ func (r *Reconciler) provisionNamespace(ctx context.Context, s *scope) (ctrl.Res
 	owned := target.OwnedBy(ns, run)
 	switch {
 	case owned && ns.DeletionTimestamp.IsZero():
-		run.Status.TargetNamespace = s.targetNS
+		s.d.targetNamespace = s.targetNS
 		return ctrl.Result{}, nil
 	case !ns.DeletionTimestamp.IsZero() || (ns.Labels[naming.LabelTestRunNS] == run.Namespace && ns.Labels[naming.LabelTestRun] == run.Name):
 		return r.waitOrFail(s, s.provisioningDeadline(), 2*time.Second, v1alpha1.PhaseProvisioning, v1alpha1.ReasonTargetNamespaceTerminating,
@@ -311,76 +337,6 @@ func (r *Reconciler) splitProfileEvenly(ctx context.Context, s *scope, d *appsv1
 		return r.Patch(ctx, d, patch)
 	}
 	return nil
-}
-
-// reconcileScript makes the ConfigMap with the inline script and the k6 config, and checks a
-// referenced script ConfigMap exists.
-func (r *Reconciler) reconcileScript(ctx context.Context, s *scope) (ctrl.Result, error) {
-	run := s.run
-	cfg, err := runners.LoadConfig(&run.Spec, run.Name)
-	if err != nil {
-		s.fail(v1alpha1.ReasonInvalidLoad, err.Error())
-		return ctrl.Result{}, nil
-	}
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: naming.ScriptConfigMap(run.Name), Namespace: run.Namespace,
-			Labels: map[string]string{naming.LabelTestRun: run.Name, naming.LabelRole: naming.RoleScript}},
-		Data: map[string]string{},
-	}
-	if run.Spec.Script.Inline != "" {
-		cm.Data[runners.ScriptKey] = run.Spec.Script.Inline
-		s.script = run.Spec.Script.Inline
-	}
-	if cfg != nil {
-		cm.Data[runners.ConfigKey] = string(cfg)
-	}
-	if err := controllerutil.SetControllerReference(run, cm, r.scheme); err != nil {
-		return ctrl.Result{}, err
-	}
-	created, err := rc.CreateOrGetCreated(ctx, r.Client, cm)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if !created {
-		owned, err := r.controls(ctx, run, cm)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if !owned {
-			// The runners would mount whatever holds this name: never someone else's script.
-			s.fail(v1alpha1.ReasonScriptNotFound, fmt.Sprintf("ConfigMap %s exists and was not made for this TestRun (it is not controlled by it); "+
-				"fleetbench keeps the run's script and k6 config under that name: delete that ConfigMap or rename the TestRun", cm.Name))
-			return ctrl.Result{}, nil
-		}
-	}
-	ref := run.Spec.Script.ConfigMap
-	if ref == nil || s.started() {
-		return ctrl.Result{}, nil
-	}
-	// The user's ConfigMap carries no fleetbench label, so the cache does not hold it.
-	user := &corev1.ConfigMap{}
-	err = r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: ref.Name}, user)
-	file := ref.File
-	if file == "" {
-		file = runners.ScriptKey
-	}
-	missing := ""
-	switch {
-	case apierrors.IsNotFound(err):
-		missing = fmt.Sprintf("ConfigMap %s holding the script does not exist", ref.Name)
-	case err != nil:
-		return ctrl.Result{}, err
-	case user.Data[file] == "":
-		missing = fmt.Sprintf("ConfigMap %s has no entry %q; set spec.script.configMap.file to one of its keys", ref.Name, file)
-	}
-	if missing == "" {
-		s.script = user.Data[file]
-		return ctrl.Result{}, nil
-	}
-	deadline := s.provisioningDeadline()
-	// Nothing watches the user's ConfigMap: poll for it.
-	return r.waitOrFail(s, deadline, 10*time.Second, run.Status.Phase, v1alpha1.ReasonWaitingForScript, v1alpha1.ReasonScriptNotFound,
-		missing, "; create it, or fix spec.script.configMap (the deadline was "+deadline.UTC().Format(time.RFC3339)+")"), nil
 }
 
 // targetScheduled: every target workload has a pod on a node.

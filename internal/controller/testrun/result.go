@@ -13,6 +13,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/report"
 	"fleetbench.dev/fleetbench/pkg/results"
@@ -25,6 +26,17 @@ const targetPointsKey = "target-points.json"
 
 // maxResultBytes keeps the ConfigMap under the API server's 1 MiB object limit.
 const maxResultBytes = 900 << 10
+
+// createConfigMap creates one of the ConfigMaps a TestRun owns (its script and k6 config, the
+// copy of its script ConfigMap, its results), controlled by it, or loads the one of that name
+// (rc.CreateOrGetCreated); created says whether it was made now. Every owned ConfigMap is made
+// here; whether one found is the run's is the caller's check (controls).
+func (r *Reconciler) createConfigMap(ctx context.Context, run *v1alpha1.TestRun, cm *corev1.ConfigMap) (bool, error) {
+	if err := controllerutil.SetControllerReference(run, cm, r.scheme); err != nil {
+		return false, err
+	}
+	return rc.CreateOrGetCreated(ctx, r.Client, cm)
+}
 
 // resultConfigMap is the TestRun's results ConfigMap as built; its data is filled by the caller.
 func (r *Reconciler) resultConfigMap(run *v1alpha1.TestRun) (*corev1.ConfigMap, error) {
@@ -50,7 +62,7 @@ func (r *Reconciler) recordTargetPoint(ctx context.Context, s *scope, sample tar
 	err = r.apiReader.Get(ctx, client.ObjectKeyFromObject(cm), cm)
 	switch {
 	case apierrors.IsNotFound(err):
-		err = r.Create(ctx, withTargetPoints(cm, []report.TargetPoint{point}))
+		_, err = r.createConfigMap(ctx, s.run, withTargetPoints(cm, []report.TargetPoint{point}))
 	case err == nil && !controlledBy(cm, s.run.UID):
 		return // someone else's ConfigMap of that name: storeResult warns
 	case err == nil:
@@ -118,7 +130,10 @@ func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, mer
 		if exists {
 			err = r.Update(ctx, cm)
 		} else {
-			err = r.Create(ctx, cm)
+			var created bool
+			if created, err = r.createConfigMap(ctx, run, cm); err == nil && !created {
+				err = fmt.Errorf("ConfigMap %s was made meanwhile; storing the result again", cm.Name)
+			}
 		}
 		if err != nil {
 			return err

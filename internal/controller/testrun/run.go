@@ -62,12 +62,12 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 		case scriptStop != "":
 			why = scriptStop
 		}
-		r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonStoppingRunners, why+"; stopping the other runners")
+		s.enter(v1alpha1.PhaseRunning, v1alpha1.ReasonStoppingRunners, why+v1alpha1.MessageStopping)
 		// Stopped runners flush their results and exit; a minute past the deadline they are deleted.
 		s.stop = &stopDecision{why: why, deleteJobs: rc.Expired(s.now, deadline.Add(time.Minute))}
 		return rc.After(10 * time.Second), nil
 	}
-	r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonRunning, fmt.Sprintf("%d of %d runners running", active, len(s.runners)))
+	s.enter(v1alpha1.PhaseRunning, v1alpha1.ReasonRunning, fmt.Sprintf(v1alpha1.MessageRunning, active, len(s.runners)))
 	r.measureDuring(ctx, s)
 	nextProgress := r.refreshProgress(ctx, s)
 	return rc.After(deadline.Sub(s.now), r.nextSample(s), nextStep, nextAbort, nextProgress, holdFrom.Sub(s.now)), nil
@@ -96,8 +96,8 @@ func finalsFrom(run *v1alpha1.TestRun) time.Time {
 // outcome() decide how the run ends.
 func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
-	if run.Status.Phase != v1alpha1.PhaseCollecting {
-		r.setPhase(run, v1alpha1.PhaseCollecting, v1alpha1.ReasonCollecting, "reading and merging the runners' results")
+	if s.phase() != v1alpha1.PhaseCollecting {
+		s.enter(v1alpha1.PhaseCollecting, v1alpha1.ReasonCollecting, v1alpha1.MessageCollecting)
 	}
 	ended := lastEnd(s)
 	envs, problems, err := r.readEnvelopes(ctx, s)
@@ -165,10 +165,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	run.Status.Capacity = report.Capacity(merged.Results, &run.Spec, run.Status.Capacity)
-	run.Status.Verdict = e.verdict
-	now := metav1.NewTime(s.now)
-	run.Status.CompletionTime = &now
-	r.setPhase(run, v1alpha1.PhaseSucceeded, e.reason, e.message)
+	s.d.ending = &e
 	return afterEnd(), nil
 }
 

@@ -30,8 +30,8 @@ func (r *Reconciler) reconcileRunners(ctx context.Context, s *scope) (ctrl.Resul
 	if s.started() {
 		return ctrl.Result{}, nil
 	}
-	if run.Status.Phase == v1alpha1.PhasePending || run.Status.Phase == v1alpha1.PhaseProvisioning {
-		r.setPhase(run, v1alpha1.PhaseStarting, v1alpha1.ReasonCreatingRunners, fmt.Sprintf("starting %d runners paused", len(s.runners)))
+	if phase := s.phase(); phase == v1alpha1.PhasePending || phase == v1alpha1.PhaseProvisioning {
+		s.enter(v1alpha1.PhaseStarting, v1alpha1.ReasonCreatingRunners, fmt.Sprintf(v1alpha1.MessageCreatingRunners, len(s.runners)))
 	}
 	if err := r.createRunnerJobs(ctx, s); err != nil || s.failure != nil {
 		return ctrl.Result{}, err
@@ -57,7 +57,7 @@ func (r *Reconciler) reconcileRunners(ctx context.Context, s *scope) (ctrl.Resul
 		s.failure = s.summary.notReadyFailure()
 		return ctrl.Result{}, nil
 	}
-	r.setPhase(run, v1alpha1.PhaseStarting, v1alpha1.ReasonWaitingForRunners, msg)
+	s.enter(v1alpha1.PhaseStarting, v1alpha1.ReasonWaitingForRunners, msg)
 	if askAgain {
 		return rc.After(k6AskInterval, deadline.Sub(s.now)), nil
 	}
@@ -117,9 +117,14 @@ func (r *Reconciler) runnerJobOptions(s *scope) runners.JobOptions {
 	case s.desired != nil:
 		env = s.desired.Env
 	}
+	scriptCopy := ""
+	if run.Spec.Script.ConfigMap != nil {
+		scriptCopy = naming.ScriptCopyConfigMap(run.Name)
+	}
 	return runners.JobOptions{
 		Image:           r.RunnerImage,
 		ConfigMap:       naming.ScriptConfigMap(run.Name),
+		ScriptCopy:      scriptCopy,
 		HasConfig:       run.Spec.Load != nil,
 		TargetEnv:       env,
 		TargetNamespace: s.targetNS,

@@ -31,8 +31,14 @@ type scope struct {
 	// timeouts are spec.timeouts with the operator's defaults applied.
 	timeouts Timeouts
 
-	// profile sizes the target; nil while spec.profile names none.
+	// profile sizes the target: status.profile's snapshot (target.FromSnapshot), or, until
+	// reconcileProfile records it, the snapshot of liveProfile; nil while there is neither.
 	profile *v1alpha1.Profile
+	// liveProfile is the Profile as the cache has it, read only while status.profile is unset;
+	// snapshot is its copy for status.profile, snapshotErr why it cannot be copied.
+	liveProfile *v1alpha1.Profile
+	snapshot    *v1alpha1.ProfileSnapshot
+	snapshotErr error
 	// targetNS is the provisioned target's namespace; empty for an external target.
 	targetNS string
 	// sharedTarget: targetNS holds other runs' targets too (Options.TargetNamespace).
@@ -63,6 +69,8 @@ type scope struct {
 	failure *failure
 	// stop, once recorded, has finish() stop every runner still running.
 	stop *stopDecision
+	// d is what this reconcile decided about the run's status; composeStatus applies it.
+	d decision
 }
 
 // stopDecision is why the runners still running must stop, and whether the Jobs of those that
@@ -128,16 +136,28 @@ func resolveTimeouts(run *v1alpha1.TestRun, defaults Timeouts) Timeouts {
 
 // load reads what the reconcile decides on: the profile, the target's desired objects and
 // pods, the runner Jobs and pods. Everything but the TestRun comes from the cache.
-func (r *Reconciler) load(ctx context.Context, run *v1alpha1.TestRun, now time.Time) (*scope, error) {
-	s := &scope{run: run, now: now, timeouts: resolveTimeouts(run, r.Timeouts)}
-	if run.Spec.Profile != "" {
+func (r *Reconciler) load(ctx context.Context, s *scope) error {
+	run := s.run
+	switch {
+	case run.Status.Profile != nil:
+		// Fixed at the first provisioning step: the Profile is not read again.
+		s.profile = target.FromSnapshot(run.Status.Profile)
+	case run.Spec.Profile != "":
 		profile := &v1alpha1.Profile{}
 		err := r.Get(ctx, client.ObjectKey{Name: strings.ToLower(run.Spec.Profile)}, profile)
 		switch {
 		case err == nil:
-			s.profile = profile
+			s.liveProfile = profile
+			snap, err := target.Snapshot(profile)
+			if err != nil {
+				s.snapshotErr = err
+				break
+			}
+			// Built from the copy status.profile will hold, so this reconcile and every later
+			// one size the target alike.
+			s.snapshot, s.profile = &snap, target.FromSnapshot(&snap)
 		case !apierrors.IsNotFound(err):
-			return nil, err
+			return err
 		}
 	}
 	if run.Spec.Target.External == nil {
@@ -147,15 +167,15 @@ func (r *Reconciler) load(ctx context.Context, run *v1alpha1.TestRun, now time.T
 		}
 		var pods corev1.PodList
 		if err := r.List(ctx, &pods, client.InNamespace(s.targetNS), client.MatchingLabels(target.RunLabels(run))); err != nil {
-			return nil, err
+			return err
 		}
 		s.targetPods = pods.Items
 	}
 	if err := r.loadRunners(ctx, s); err != nil {
-		return nil, err
+		return err
 	}
 	s.summary = classify(s.runners)
-	return s, nil
+	return nil
 }
 
 // loadRunners reads the runner Jobs and pods of the TestRun.

@@ -31,7 +31,7 @@ func (r *Reconciler) reconcileStart(ctx context.Context, s *scope) (ctrl.Result,
 		}
 		ready := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTargetReady)
 		if errors.Is(err, errNotScrapedYet) && ready != nil && s.now.Before(ready.LastTransitionTime.Add(beforeSampleGrace)) {
-			r.setPhase(run, v1alpha1.PhaseStarting, v1alpha1.ReasonWaitingForTargetSample, err.Error()+"; the load starts once the idle target is sampled")
+			s.enter(v1alpha1.PhaseStarting, v1alpha1.ReasonWaitingForTargetSample, err.Error()+"; the load starts once the idle target is sampled")
 			return rc.After(2 * time.Second), nil
 		}
 	}
@@ -73,10 +73,10 @@ func (r *Reconciler) reconcileStart(ctx context.Context, s *scope) (ctrl.Result,
 	logf.FromContext(ctx).Info("runners started", "first", first, "skew", skew, "acknowledgedAfterFirst", offsets)
 	started := metav1.NewTime(first)
 	run.Status.StartTime = &started
-	run.Status.Runners = s.summary.status(skew.Round(time.Microsecond).String())
-	msg := fmt.Sprintf("%d runners started within %s", len(s.runners), skew.Round(time.Microsecond))
+	s.d.startSkew = skew.Round(time.Microsecond).String()
+	msg := fmt.Sprintf(v1alpha1.MessageStarted, len(s.runners), skew.Round(time.Microsecond))
 	setCondition(run, v1alpha1.ConditionStarted, metav1.ConditionTrue, "Started", msg)
-	r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonRunning, msg)
+	s.enter(v1alpha1.PhaseRunning, v1alpha1.ReasonRunning, msg)
 	return ctrl.Result{}, nil
 }
 

@@ -3,7 +3,6 @@ package testrun
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,14 +28,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, before, run *v1alpha1.Test
 		return err
 	}
 	logf.FromContext(ctx).Error(err, "the API server refused the status even cut to the CRD's bounds; ending the run StatusRejected")
-	short := statusbound.Short(&run.Status)
-	short.Phase, short.Reason, short.Verdict = v1alpha1.PhaseFailed, v1alpha1.ReasonStatusRejected, v1alpha1.VerdictFailed
-	short.Message = fmt.Sprintf("the API server refused this run's status (%s); its results could not be kept and the run was "+
-		"ended: report it as a fleetbench bug, with the manager's log", statusbound.Cut(apiRefusal(err), 1024))
-	completed := metav1.NewTime(now)
-	short.CompletionTime = &completed
-	run.Status = short
-	summarize(run)
+	run.Status = composeRejected(&run.Status, run.Generation, apiRefusal(err), metav1.NewTime(now))
 	r.finals.forget(run.UID)
 	r.scripts.forget(run.UID)
 	r.calls.forget(run.UID)
@@ -44,7 +36,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, before, run *v1alpha1.Test
 	if derr := r.deleteOwnJobs(ctx, run); derr != nil {
 		logf.FromContext(ctx).Info("deleting the runner Jobs of a run whose status was refused failed", "error", derr.Error())
 	}
-	r.recorder.Eventf(run, nil, corev1.EventTypeWarning, v1alpha1.ReasonStatusRejected, string(v1alpha1.PhaseFailed), "%s", short.Message)
+	r.recorder.Eventf(run, nil, corev1.EventTypeWarning, v1alpha1.ReasonStatusRejected, string(v1alpha1.PhaseFailed), "%s", run.Status.Message)
 	return rc.PatchStatus(ctx, r.Client, before, run, true)
 }
 

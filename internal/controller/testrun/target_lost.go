@@ -47,7 +47,7 @@ func (r *Reconciler) reconcileTargetPresent(ctx context.Context, s *scope) (ctrl
 	}
 	// Stopped runners flush their results and exit; a minute later those still running are deleted.
 	s.stop = &stopDecision{why: lost.Message, deleteJobs: rc.Expired(s.now, lost.LastTransitionTime.Add(time.Minute))}
-	r.setPhase(run, v1alpha1.PhaseRunning, v1alpha1.ReasonStoppingRunners, lost.Message+"; stopping the runners")
+	s.enter(v1alpha1.PhaseRunning, v1alpha1.ReasonStoppingRunners, lost.Message+"; stopping the runners")
 	return rc.After(10 * time.Second), nil
 }
 

@@ -1,0 +1,209 @@
+package testrun
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The reconcile's shape, checked on the package's source (go/ast): the status is composed in
+// compose.go only, and each kind of child is created from one function.
+
+// composeFile is the one file that may write a TestRun's status.
+const composeFile = "compose.go"
+
+// notYetComposed are the files that still write status themselves, with how many writes:
+// issue 25 moves them into the compose step file by file. The list may only shrink: a file
+// not listed that writes status, or a listed one writing more, fails; so does a listed one
+// that no longer writes any (take it off the list).
+var notYetComposed = map[string]int{
+	"abort.go":          1,
+	"peak.go":           3,
+	"preflight.go":      5,
+	"progress.go":       1,
+	"provision.go":      3,
+	"run.go":            10,
+	"runners.go":        2,
+	"start.go":          3,
+	"target_lost.go":    1,
+	"target_metrics.go": 6,
+	"once.go":           4,
+	"warnings.go":       2,
+}
+
+// conditionSetters write conditions.
+var conditionSetters = []string{"setCondition", "SetCondition", "SetStatusCondition", "SetSummaryConditions", "RemoveStatusCondition"}
+
+// sources parses the package's non-test files.
+func sources(t *testing.T) map[string]*ast.File {
+	t.Helper()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	out := map[string]*ast.File{}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = f
+	}
+	return out
+}
+
+// throughStatus says whether e is a selector path that goes through a field named Status
+// (run.Status, s.run.Status.Results.Partial, …).
+func throughStatus(e ast.Expr) bool {
+	for {
+		switch x := e.(type) {
+		case *ast.SelectorExpr:
+			if x.Sel.Name == "Status" {
+				return true
+			}
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.ParenExpr:
+			e = x.X
+		default:
+			return false
+		}
+	}
+}
+
+// composedBy says whether the right-hand side is a call of a compose.go function: the one way
+// another file may set a whole status (Reconcile, writeStatus).
+func composedBy(rhs ast.Expr, composers map[string]bool) bool {
+	call, ok := rhs.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	id, ok := call.Fun.(*ast.Ident)
+	return ok && composers[id.Name]
+}
+
+// statusWrites counts, per file, the assignments through a Status field and the calls of a
+// condition setter outside compose.go.
+func statusWrites(files map[string]*ast.File) map[string]int {
+	composers := map[string]bool{}
+	for _, d := range files[composeFile].Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil {
+			composers[fn.Name.Name] = true
+		}
+	}
+	out := map[string]int{}
+	for name, f := range files {
+		if name == composeFile {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.AssignStmt:
+				for i, lhs := range x.Lhs {
+					if throughStatus(lhs) && !(len(x.Rhs) == len(x.Lhs) && composedBy(x.Rhs[i], composers)) {
+						out[name]++
+					}
+				}
+			case *ast.IncDecStmt:
+				if throughStatus(x.X) {
+					out[name]++
+				}
+			case *ast.CallExpr:
+				var fn string
+				switch f := x.Fun.(type) {
+				case *ast.Ident:
+					fn = f.Name
+				case *ast.SelectorExpr:
+					fn = f.Sel.Name
+				}
+				if slices.Contains(conditionSetters, fn) {
+					out[name]++
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// TestOnlyComposeWritesStatus: no file but compose.go assigns a status field or sets a
+// condition, beyond those notYetComposed still lists. A pod's status is never written here
+// either: the kubelet writes it.
+func TestOnlyComposeWritesStatus(t *testing.T) {
+	got := statusWrites(sources(t))
+	if diff := cmp.Diff(notYetComposed, got); diff != "" {
+		t.Errorf("status written outside %s (-allowed +found): record a decision and compose it in %s instead; "+
+			"a file that no longer writes status leaves notYetComposed:\n%s", composeFile, composeFile, diff)
+	}
+}
+
+// createCalls are the calls that create an object in the API server.
+var createCalls = []string{"Create", "CreateOrGet", "CreateOrGetCreated"}
+
+// childCreators maps each function that creates children to the kinds it creates: each kind is
+// created from exactly one function, so a reader finds where, and a second place is a review.
+var childCreators = map[string][]string{
+	"provisionNamespace": {"Namespace (the run's own target namespace)"},
+	"createTargetObject": {"ResourceQuota", "NetworkPolicy", "Deployment (target)", "Service (target)"},
+	"copyPullSecrets":    {"Secret (a copy of an imagePullSecret)"},
+	"createRunnerJobs":   {"Job (runner)"},
+	"reconcilePreflight": {"Job (pre-flight)"},
+	"createConfigMap":    {"ConfigMap (script, script copy, results)"},
+}
+
+// TestEachChildKindIsCreatedInOneFunction: the functions that call the API server's create
+// are exactly those of childCreators, and no kind is listed twice.
+func TestEachChildKindIsCreatedInOneFunction(t *testing.T) {
+	var found []string
+	for _, f := range sources(t) {
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && slices.Contains(createCalls, sel.Sel.Name) {
+						found = append(found, fn.Name.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+	sort.Strings(found)
+	found = slices.Compact(found)
+	var want []string
+	seen := map[string]string{}
+	for fn, kinds := range childCreators {
+		want = append(want, fn)
+		for _, k := range kinds {
+			if other, dup := seen[k]; dup {
+				t.Errorf("%s is created by both %s and %s", k, other, fn)
+			}
+			seen[k] = fn
+		}
+	}
+	sort.Strings(want)
+	if diff := cmp.Diff(want, found); diff != "" {
+		t.Errorf("functions that create children (-listed +found); create each kind in its one function:\n%s", diff)
+	}
+	if _, err := os.Stat(composeFile); err != nil {
+		t.Fatal(err)
+	}
+}
