@@ -2,6 +2,8 @@ package fidelity
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,7 +20,7 @@ import (
 func Compare(want, got report.K6Summary) []string {
 	diffs := CompareVerdicts(want, got)
 	gotMetrics := canonicalMetrics(got)
-	for _, name := range sortedKeys(want.Metrics) {
+	for _, name := range slices.Sorted(maps.Keys(want.Metrics)) {
 		w := want.Metrics[name]
 		g, found := gotMetrics[CanonicalKey(name)]
 		base, _, _ := strings.Cut(name, "{")
@@ -36,13 +38,13 @@ func Compare(want, got report.K6Summary) []string {
 		}
 	}
 	wantChecks, gotChecks := checkCounts(want.RootGroup), checkCounts(got.RootGroup)
-	for _, k := range sortedKeys(wantChecks) {
+	for _, k := range slices.Sorted(maps.Keys(wantChecks)) {
 		if g, ok := gotChecks[k]; !ok || g != wantChecks[k] {
 			diffs = append(diffs, fmt.Sprintf("check %q: k6 %d passes/%d fails, the fleet %d/%d (found %v)",
 				k, wantChecks[k][0], wantChecks[k][1], g[0], g[1], ok))
 		}
 	}
-	for _, k := range sortedKeys(gotChecks) {
+	for _, k := range slices.Sorted(maps.Keys(gotChecks)) {
 		if _, ok := wantChecks[k]; !ok {
 			diffs = append(diffs, fmt.Sprintf("check %q: the fleet has it, k6 does not", k))
 		}
@@ -56,10 +58,10 @@ func Compare(want, got report.K6Summary) []string {
 func CompareVerdicts(want, got report.K6Summary) []string {
 	var diffs []string
 	gotMetrics := canonicalMetrics(got)
-	for _, name := range sortedKeys(want.Metrics) {
+	for _, name := range slices.Sorted(maps.Keys(want.Metrics)) {
 		w := want.Metrics[name]
 		g := gotMetrics[CanonicalKey(name)]
-		for _, expr := range sortedKeys(w.Thresholds) {
+		for _, expr := range slices.Sorted(maps.Keys(w.Thresholds)) {
 			ok := w.Thresholds[expr].OK
 			if gth, judged := g.Thresholds[expr]; !judged {
 				diffs = append(diffs, fmt.Sprintf("threshold %s %q: k6 ok=%v, the fleet judged nothing", name, expr, ok))
@@ -68,8 +70,8 @@ func CompareVerdicts(want, got report.K6Summary) []string {
 			}
 		}
 	}
-	for _, name := range sortedKeys(got.Metrics) {
-		for _, expr := range sortedKeys(got.Metrics[name].Thresholds) {
+	for _, name := range slices.Sorted(maps.Keys(got.Metrics)) {
+		for _, expr := range slices.Sorted(maps.Keys(got.Metrics[name].Thresholds)) {
 			if !hasThreshold(want, name, expr) {
 				diffs = append(diffs, fmt.Sprintf("threshold %s %q: judged by the fleet, not by k6", name, expr))
 			}
@@ -124,13 +126,4 @@ func CanonicalKey(key string) string {
 	}
 	sort.Strings(kv)
 	return name + "{" + strings.Join(kv, ",") + "}"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

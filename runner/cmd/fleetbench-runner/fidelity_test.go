@@ -42,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -49,7 +50,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -615,9 +616,9 @@ func compareThresholds(t *testing.T, label string, ref k6Summary, s *results.Sum
 	for _, r := range s.Thresholds {
 		ours[fidelity.CanonicalKey(r.Metric)+" "+r.Expression] = r
 	}
-	for _, name := range sortedKeys(ref.Metrics) {
+	for _, name := range slices.Sorted(maps.Keys(ref.Metrics)) {
 		m := ref.Metrics[name]
-		for _, expr := range sortedKeys(m.Thresholds) {
+		for _, expr := range slices.Sorted(maps.Keys(m.Thresholds)) {
 			judged++
 			ok := m.Thresholds[expr].OK
 			if !ok {
@@ -648,7 +649,7 @@ func compareThresholds(t *testing.T, label string, ref k6Summary, s *results.Sum
 func compareMetrics(t *testing.T, label string, ref k6Summary, s *results.Summary, sameRun bool) int {
 	t.Helper()
 	compared := 0
-	for _, name := range sortedKeys(ref.Metrics) {
+	for _, name := range slices.Sorted(maps.Keys(ref.Metrics)) {
 		km := ref.Metrics[name]
 		v := km.Values
 		if !sameRun && km.Type == "gauge" {
@@ -805,13 +806,13 @@ func compareChecks(t *testing.T, label string, ref k6Summary, s *results.Summary
 	for _, c := range s.Checks {
 		got[c.Group+" / "+c.Name] = counts{c.Passes, c.Fails}
 	}
-	for _, k := range sortedKeys(want) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if g, ok := got[k]; !ok || g != want[k] {
 			t.Errorf("%s: check %q: k6 %d passes/%d fails, fleetbench %d/%d (found %v)",
 				label, k, want[k].passes, want[k].fails, g.passes, g.fails, ok)
 		}
 	}
-	for _, k := range sortedKeys(got) {
+	for _, k := range slices.Sorted(maps.Keys(got)) {
 		if _, ok := want[k]; !ok {
 			t.Errorf("%s: fleetbench has check %q, k6 does not", label, k)
 		}
@@ -834,15 +835,6 @@ func compareHits(t *testing.T, label string, s *results.Summary, hits served) {
 		t.Errorf("%s: servers saw %d HTTP requests and %d gRPC calls, fleetbench counted %g and %g",
 			label, httpHits, grpcCalls, reqs, calls)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // fidelityTarget is the system under test for the corpus: the shared HTTP routes
