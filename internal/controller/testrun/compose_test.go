@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 )
 
@@ -112,8 +113,8 @@ func TestComposeStatusInEveryPhase(t *testing.T) {
 			run.UID = "0123456789abcdef"
 			if row.want.Partial { // failed after the start, with results so far
 				run.Status.Results = &v1alpha1.Results{}
-				setCondition(run, v1alpha1.ConditionStarted, metav1.ConditionTrue, "Started", "started")
-				row.want.Conditions[v1alpha1.ConditionStarted] = "True/Started"
+				rc.SetCondition(&run.Status.Conditions, run.Generation, v1alpha1.ConditionStarted, metav1.ConditionTrue, v1alpha1.ReasonStarted, "started")
+				row.want.Conditions[v1alpha1.ConditionStarted] = "True/" + v1alpha1.ReasonStarted
 			}
 			s := &scope{run: run, now: now, d: row.d}
 			st := composeStatus(s)
