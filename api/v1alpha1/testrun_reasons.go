@@ -133,3 +133,35 @@ const (
 	ReasonVerdictFailed       = "VerdictFailed"
 	ReasonVerdictInconclusive = "VerdictInconclusive"
 )
+
+// Reasons of the per-step conditions (TargetReady, RunnersReady, ScriptChecked, SetupDone,
+// Started, TargetMeasured, ResultsCollected, TeardownDone). Set only by the compose step, from
+// what the phases decided.
+const (
+	// ReasonReady and ReasonNotReady: the target's components or the runners are (not yet) Ready.
+	ReasonReady    = "Ready"
+	ReasonNotReady = "NotReady"
+	// ReasonExternal: TargetReady for a target fleetbench does not provision.
+	ReasonExternal = "External"
+	// ReasonLoaded: ScriptChecked, k6 run accepted the test in the pre-flight.
+	ReasonLoaded = "Loaded"
+	// ReasonStepRunning: SetupDone while setup() runs on runner 0.
+	ReasonStepRunning = "Running"
+	// ReasonRanOnce: SetupDone or TeardownDone, the step ran once for the whole fleet.
+	ReasonRanOnce = "RanOnce"
+	// ReasonNotRequested: SetupDone or TeardownDone, the test skips the step (--no-setup, --no-teardown).
+	ReasonNotRequested = "NotRequested"
+	// ReasonTeardownFailed: TeardownDone, teardown() failed on runner 0.
+	ReasonTeardownFailed = "TeardownFailed"
+	// ReasonStarted and ReasonResumeFailed: Started, every runner was un-paused, or one did not answer.
+	ReasonStarted      = "Started"
+	ReasonResumeFailed = "ResumeFailed"
+	// ReasonSampled and ReasonSampleFailed: TargetMeasured, the target was (not) sampled.
+	ReasonSampled      = "Sampled"
+	ReasonSampleFailed = "SampleFailed"
+	// ReasonReading, ReasonCollected and ReasonPartial: ResultsCollected, the envelopes are
+	// still being read, were all merged, or only some could be.
+	ReasonReading   = "Reading"
+	ReasonCollected = "Collected"
+	ReasonPartial   = "Partial"
+)

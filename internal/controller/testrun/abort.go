@@ -23,9 +23,9 @@ const abortInterval = 5 * time.Second
 // one failed, and when to judge again.
 func (r *Reconciler) evaluateAbort(ctx context.Context, s *scope) (stop string, next time.Duration) {
 	run := s.run
-	w := run.Status.AbortOnFail
+	w := s.abortOnFail()
 	switch {
-	case run.Status.StartTime == nil:
+	case s.startTime() == nil:
 		return "", 0
 	case w != nil && w.Aborted != "":
 		return abortMessage(w), 0
@@ -46,7 +46,7 @@ func (r *Reconciler) evaluateAbort(ctx context.Context, s *scope) (stop string, 
 		for _, t := range watched {
 			w.Thresholds = append(w.Thresholds, t.Metric+" "+t.Expression)
 		}
-		run.Status.AbortOnFail = w
+		s.d.abortOnFail = w
 		if len(watched) == 0 {
 			return "", 0
 		}
@@ -61,7 +61,7 @@ func (r *Reconciler) evaluateAbort(ctx context.Context, s *scope) (stop string, 
 	for _, res := range summary.Thresholds {
 		judged[res.Metric+" "+res.Expression] = res
 	}
-	ran := s.now.Sub(run.Status.StartTime.Time)
+	ran := s.now.Sub(s.startTime().Time)
 	for _, t := range watched {
 		if ran < time.Duration(t.DelayNanos) {
 			continue // delayAbortEval
@@ -69,7 +69,9 @@ func (r *Reconciler) evaluateAbort(ctx context.Context, s *scope) (stop string, 
 		res, ok := judged[t.Metric+" "+t.Expression]
 		if ok && !res.Passed && !res.Skipped {
 			at := metav1.NewTime(s.now)
+			w = w.DeepCopy() // the loaded status is not written: the abort is decided
 			w.Aborted, w.AbortTime = fmt.Sprintf("%s %s (was %g)", t.Metric, t.Expression, res.Value), &at
+			s.d.abortOnFail = w
 			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "ThresholdAbort", "Abort", "%s", abortMessage(w))
 			return abortMessage(w), 0
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -15,8 +16,7 @@ import (
 // The compose step: a reconcile's status is composed here, once, from the scope (what was
 // loaded) and its decision (what the phases and finish decided), as Cluster API's machine
 // controller composes a Machine's status in updateStatus. shape_test.go holds every other
-// file of the package to that: none assigns status fields or sets conditions but through here
-// (the files it still lists are being moved).
+// file of the package to that: none assigns status fields or sets conditions but through here.
 
 // composeStatus is the TestRun's status after this reconcile: the identity (testID), the
 // Profile fixed at the first provisioning step, where the target is, the runner counts, the
@@ -34,6 +34,7 @@ func composeStatus(s *scope) v1alpha1.TestRunStatus {
 	if d.targetNamespace != "" {
 		st.TargetNamespace = d.targetNamespace
 	}
+	composeDecided(&st, d)
 	if s.summary.counts != nil { // the runners were loaded
 		skew := d.startSkew
 		if skew == "" && st.Runners != nil {
@@ -125,8 +126,38 @@ type announcement struct {
 	standingChange
 }
 
-// setCondition sets a condition at the TestRun's generation. Only the files shape_test.go
-// still lists call it; the rest record decisions.
-func setCondition(run *v1alpha1.TestRun, typ string, status metav1.ConditionStatus, reason, message string) {
-	rc.SetCondition(&run.Status.Conditions, run.Generation, typ, status, reason, message)
+// composeDecided sets the status fields and conditions decided in this reconcile.
+func composeDecided(st *v1alpha1.TestRunStatus, d *decision) {
+	if d.startTime != nil {
+		st.StartTime = d.startTime.DeepCopy()
+	}
+	if d.results != nil {
+		st.Results = d.results.DeepCopy()
+	}
+	if g := d.generatorBound; g != nil {
+		st.GeneratorBound, st.GeneratorBoundReason = g.bound, g.reason
+	}
+	if d.progress != nil {
+		st.Progress = d.progress.DeepCopy()
+	}
+	if d.capacity != nil {
+		st.Capacity = d.capacity.DeepCopy()
+	}
+	if d.peak != nil {
+		st.Peak = d.peak.DeepCopy()
+	}
+	if d.target != nil {
+		st.Target = d.target.DeepCopy()
+	}
+	if d.abortOnFail != nil {
+		st.AbortOnFail = d.abortOnFail.DeepCopy()
+	}
+	applyConditions(&st.Conditions, d.conditions)
+}
+
+// applyConditions sets the decided conditions on conds, in order.
+func applyConditions(conds *[]metav1.Condition, decided []metav1.Condition) {
+	for _, c := range decided {
+		meta.SetStatusCondition(conds, c)
+	}
 }

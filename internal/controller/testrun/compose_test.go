@@ -7,9 +7,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 )
 
@@ -112,8 +114,8 @@ func TestComposeStatusInEveryPhase(t *testing.T) {
 			run.UID = "0123456789abcdef"
 			if row.want.Partial { // failed after the start, with results so far
 				run.Status.Results = &v1alpha1.Results{}
-				setCondition(run, v1alpha1.ConditionStarted, metav1.ConditionTrue, "Started", "started")
-				row.want.Conditions[v1alpha1.ConditionStarted] = "True/Started"
+				rc.SetCondition(&run.Status.Conditions, run.Generation, v1alpha1.ConditionStarted, metav1.ConditionTrue, v1alpha1.ReasonStarted, "started")
+				row.want.Conditions[v1alpha1.ConditionStarted] = "True/" + v1alpha1.ReasonStarted
 			}
 			s := &scope{run: run, now: now, d: row.d}
 			st := composeStatus(s)
@@ -158,5 +160,105 @@ func TestAnnouncedChanges(t *testing.T) {
 	want := "[{Normal {Collecting Collecting reading}} {Warning {Succeeded Completed done}}]"
 	if got != want {
 		t.Errorf("announced %s, want %s", got, want)
+	}
+}
+
+// TestComposeDecidedFields: one row per status field a phase decides; it goes into status as
+// decided, the rest stays as loaded, and the loaded status is not written.
+func TestComposeDecidedFields(t *testing.T) {
+	start := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	loaded := v1alpha1.TestRunStatus{Phase: v1alpha1.PhaseRunning, Reason: v1alpha1.ReasonRunning, TestID: "r-1",
+		Results: &v1alpha1.Results{Warnings: []string{"kept"}}, Capacity: &v1alpha1.CapacityResult{SafeMaxDevices: 7}}
+	rows := []struct {
+		name string
+		d    decision
+		want func(st *v1alpha1.TestRunStatus)
+	}{
+		{"startTime", decision{startTime: &start}, func(st *v1alpha1.TestRunStatus) { st.StartTime = &start }},
+		{"results", decision{results: &v1alpha1.Results{Partial: true}}, func(st *v1alpha1.TestRunStatus) { st.Results = &v1alpha1.Results{Partial: true} }},
+		{"generatorBound", decision{generatorBound: &generatorBound{true, "runners at 95% CPU"}}, func(st *v1alpha1.TestRunStatus) {
+			st.GeneratorBound, st.GeneratorBoundReason = true, "runners at 95% CPU"
+		}},
+		{"progress", decision{progress: &v1alpha1.Progress{Summary: "40s/1m0s 66%"}}, func(st *v1alpha1.TestRunStatus) { st.Progress = &v1alpha1.Progress{Summary: "40s/1m0s 66%"} }},
+		{"capacity", decision{capacity: &v1alpha1.CapacityResult{BreakingPointDevices: 300}}, func(st *v1alpha1.TestRunStatus) {
+			st.Capacity = &v1alpha1.CapacityResult{BreakingPointDevices: 300}
+		}},
+		{"peak", decision{peak: &v1alpha1.PeakResult{LastHeldDevices: 300}}, func(st *v1alpha1.TestRunStatus) { st.Peak = &v1alpha1.PeakResult{LastHeldDevices: 300} }},
+		{"target", decision{target: &v1alpha1.TargetUsage{Samples: 3}}, func(st *v1alpha1.TestRunStatus) { st.Target = &v1alpha1.TargetUsage{Samples: 3} }},
+		{"abortOnFail", decision{abortOnFail: &v1alpha1.AbortWatch{Aborted: "http_req_failed rate<0.01"}}, func(st *v1alpha1.TestRunStatus) {
+			st.AbortOnFail = &v1alpha1.AbortWatch{Aborted: "http_req_failed rate<0.01"}
+		}},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			run := tw.MakeTestRun("r", "ns").Obj()
+			run.Status = *loaded.DeepCopy()
+			got := composeStatus(&scope{run: run, d: row.d})
+			want := *loaded.DeepCopy()
+			row.want(&want)
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(v1alpha1.TestRunStatus{}, "Conditions", "ObservedGeneration")); diff != "" {
+				t.Errorf("composed (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(loaded, run.Status); diff != "" {
+				t.Errorf("composing wrote the loaded status (-loaded +now):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestComposeDecidedConditions: the conditions recorded in a reconcile are set in order (a
+// later one of a type replaces an earlier), a condition whose status did not change keeps its
+// transition time, and a later phase of the same reconcile reads them as decided.
+func TestComposeDecidedConditions(t *testing.T) {
+	run := tw.MakeTestRun("r", "ns").Generation(3).Obj()
+	long := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	run.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionTargetReady, Status: metav1.ConditionTrue,
+		Reason: v1alpha1.ReasonReady, LastTransitionTime: long}}
+	s := &scope{run: run}
+	if s.started() {
+		t.Fatal("started before any decision")
+	}
+	s.recordCondition(v1alpha1.ConditionStarted, metav1.ConditionFalse, v1alpha1.ReasonResumeFailed, "runner 1: refused")
+	s.recordCondition(v1alpha1.ConditionStarted, metav1.ConditionTrue, v1alpha1.ReasonStarted, "started")
+	s.recordCondition(v1alpha1.ConditionTargetReady, metav1.ConditionTrue, v1alpha1.ReasonReady, "still ready")
+	if !s.started() || !s.conditionTrue(v1alpha1.ConditionTargetReady) || !s.condition(v1alpha1.ConditionTargetReady).LastTransitionTime.Equal(&long) {
+		t.Errorf("read in the reconcile: started %v targetReady %+v", s.started(), s.condition(v1alpha1.ConditionTargetReady))
+	}
+	st := composeStatus(s)
+	got := map[string]string{}
+	for _, c := range st.Conditions {
+		got[c.Type] = string(c.Status) + "/" + c.Reason + "/" + c.Message
+		if c.ObservedGeneration != 3 {
+			t.Errorf("%s at generation %d", c.Type, c.ObservedGeneration)
+		}
+	}
+	want := map[string]string{v1alpha1.ConditionStarted: "True/" + v1alpha1.ReasonStarted + "/started",
+		v1alpha1.ConditionTargetReady: "True/" + v1alpha1.ReasonReady + "/still ready"}
+	for typ, w := range want {
+		if got[typ] != w {
+			t.Errorf("%s = %q, want %q", typ, got[typ], w)
+		}
+	}
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionTargetReady); !c.LastTransitionTime.Equal(&long) {
+		t.Errorf("TargetReady's transition time moved to %v though it stayed True", c.LastTransitionTime)
+	}
+	if len(run.Status.Conditions) != 1 || run.Status.Conditions[0].Message != "" {
+		t.Errorf("recording wrote the loaded conditions: %+v", run.Status.Conditions)
+	}
+}
+
+// TestReadersGiveTheDecidedValue: a later phase of the same reconcile reads what an earlier
+// one decided (the start time behind the run deadline), else what was loaded.
+func TestReadersGiveTheDecidedValue(t *testing.T) {
+	run := tw.MakeTestRun("r", "ns").Obj()
+	s := &scope{run: run, timeouts: Timeouts{RunUnknown: time.Hour}}
+	if !s.runDeadline().IsZero() || s.results() != nil {
+		t.Fatalf("deadline %v results %+v before any decision", s.runDeadline(), s.results())
+	}
+	start := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	s.d.startTime = &start
+	addWarnings(s, []string{"w"})
+	if s.runDeadline().IsZero() || s.results() == nil || run.Status.Results != nil || run.Status.StartTime != nil {
+		t.Errorf("deadline %v results %+v loaded %+v", s.runDeadline(), s.results(), run.Status)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -33,10 +32,10 @@ import (
 // look again at the latest (its return wakes the run sooner); when it failed, s.failure says why.
 func (r *Reconciler) setupOnce(s *scope) (result ctrl.Result, proceed bool) {
 	run := s.run
-	if !runners.OnceForTheFleet(len(s.runners)) || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionSetupDone) {
+	if !runners.OnceForTheFleet(len(s.runners)) || s.conditionTrue(v1alpha1.ConditionSetupDone) {
 		return ctrl.Result{}, true
 	}
-	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionSetupDone); c != nil && c.Reason == reasonNotRequested {
+	if c := s.condition(v1alpha1.ConditionSetupDone); c != nil && c.Reason == v1alpha1.ReasonNotRequested {
 		return ctrl.Result{}, true // --no-setup: the runners' VUs get no data, as with k6 run --no-setup
 	}
 	// Copies: the cache's pods must not be read after this reconcile.
@@ -62,13 +61,13 @@ func (r *Reconciler) setupOnce(s *scope) (result ctrl.Result, proceed bool) {
 	})
 	switch {
 	case !done:
-		setCondition(run, v1alpha1.ConditionSetupDone, metav1.ConditionFalse, "Running", "setup() is running on runner "+first.Name)
+		s.recordCondition(v1alpha1.ConditionSetupDone, metav1.ConditionFalse, v1alpha1.ReasonStepRunning, "setup() is running on runner "+first.Name)
 		return rc.After(scriptCallLimit), false
 	case fail != nil:
 		s.fail(fail.reason, fail.message)
 		return ctrl.Result{}, false
 	}
-	setCondition(run, v1alpha1.ConditionSetupDone, metav1.ConditionTrue, "RanOnce", note)
+	s.recordCondition(v1alpha1.ConditionSetupDone, metav1.ConditionTrue, v1alpha1.ReasonRanOnce, note)
 	return ctrl.Result{}, true
 }
 
@@ -118,7 +117,7 @@ func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Re
 	first := s.runners[0].pod
 	// Set already: teardown() ran, failed, or is not requested (--no-teardown, recorded by the
 	// pre-flight); runner 0 is only released.
-	if meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTeardownDone) == nil {
+	if s.condition(v1alpha1.ConditionTeardownDone) == nil {
 		if !r.scripts.started(run.UID, "teardown") {
 			// Asked off the worker: the answer's arrival wakes the run.
 			pod := first.DeepCopy()
@@ -133,7 +132,7 @@ func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Re
 		pod, n := first.DeepCopy(), len(s.runners)
 		note, fail, done := r.scripts.call(run, "teardown", func(ctx context.Context) (string, *failure) {
 			if err := r.RunnerAPI.Teardown(ctx, pod); err != nil {
-				return "", &failure{"TeardownFailed", fmt.Sprintf("teardown() failed on runner %s: %v", pod.Name, err)}
+				return "", &failure{v1alpha1.ReasonTeardownFailed, fmt.Sprintf("teardown() failed on runner %s: %v", pod.Name, err)}
 			}
 			return fmt.Sprintf("teardown() ran once, on runner %s, after all %d runners ended", pod.Name, n), nil
 		})
@@ -141,10 +140,10 @@ func (r *Reconciler) teardownOnce(ctx context.Context, s *scope) (result ctrl.Re
 		case !done:
 			return rc.After(scriptCallLimit), true
 		case fail != nil:
-			setCondition(run, v1alpha1.ConditionTeardownDone, metav1.ConditionFalse, fail.reason, fail.message)
+			s.recordCondition(v1alpha1.ConditionTeardownDone, metav1.ConditionFalse, fail.reason, fail.message)
 			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, fail.reason, "Teardown", "%s", fail.message)
 		default:
-			setCondition(run, v1alpha1.ConditionTeardownDone, metav1.ConditionTrue, "RanOnce", note)
+			s.recordCondition(v1alpha1.ConditionTeardownDone, metav1.ConditionTrue, v1alpha1.ReasonRanOnce, note)
 		}
 	}
 	res, done := r.release(run, first)

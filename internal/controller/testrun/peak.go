@@ -24,13 +24,15 @@ const stepGrace = time.Second
 // runners must stop (a stop rule fired on a step) and when the next step is due.
 func (r *Reconciler) evaluatePeak(ctx context.Context, s *scope) (stop string, next time.Duration) {
 	run := s.run
-	if run.Spec.Type != v1alpha1.TestTypePeak || run.Status.StartTime == nil {
+	if run.Spec.Type != v1alpha1.TestTypePeak || s.startTime() == nil {
 		return "", 0
 	}
-	if run.Status.Peak == nil {
-		run.Status.Peak = &v1alpha1.PeakResult{}
+	// A copy, decided: the climb so far and the steps judged now.
+	p := s.peak().DeepCopy()
+	if p == nil {
+		p = &v1alpha1.PeakResult{}
 	}
-	p := run.Status.Peak
+	s.d.peak = p
 	switch p.BreakingPoint {
 	case v1alpha1.PeakReached:
 		return peakStopMessage(p), 0
@@ -41,7 +43,7 @@ func (r *Reconciler) evaluatePeak(ctx context.Context, s *scope) (stop string, n
 	if err != nil || len(p.Steps) >= len(steps) {
 		return "", 0 // the load config refused such a climb before the start
 	}
-	start := run.Status.StartTime.Time
+	start := s.startTime().Time
 	var due []runners.PeakStep
 	for _, st := range steps[len(p.Steps):] {
 		if at := start.Add(st.To + stepGrace); s.now.Before(at) {
@@ -73,10 +75,12 @@ func (r *Reconciler) evaluatePeak(ctx context.Context, s *scope) (stop string, n
 		}
 		at := metav1.NewTime(s.now)
 		p.BreakingPoint, p.FirstFailedDevices, p.StopRule, p.StopRequestTime = v1alpha1.PeakReached, st.Devices, rule, &at
-		if run.Status.Capacity == nil {
-			run.Status.Capacity = &v1alpha1.CapacityResult{}
+		c := s.capacity().DeepCopy()
+		if c == nil {
+			c = &v1alpha1.CapacityResult{}
 		}
-		run.Status.Capacity.BreakingPointDevices = p.LastHeldDevices
+		c.BreakingPointDevices = p.LastHeldDevices
+		s.d.capacity = c
 		r.recorder.Eventf(run, nil, corev1.EventTypeNormal, "BreakingPoint", "Peak", "%s", peakStopMessage(p))
 		return peakStopMessage(p), 0
 	}

@@ -10,7 +10,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -117,22 +116,20 @@ func missingModule(errs string) bool {
 	return false
 }
 
-// reasonNotRequested marks setup() or teardown() the test skips (--no-setup, --no-teardown).
-const reasonNotRequested = "NotRequested"
-
 // recordSkippedSteps notes, for a fleet, the setup() and teardown() k6 run would skip with the
 // test's flags, env, config and options: the operator then does not run them through runner 0.
-func recordSkippedSteps(run *v1alpha1.TestRun, report *results.CheckReport) {
+func recordSkippedSteps(s *scope, report *results.CheckReport) {
+	run := s.run
 	if !runners.OnceForTheFleet(int(run.Spec.Parallelism)) {
 		return // a single runner's k6 honours its flags itself
 	}
 	noSetup, noTeardown := runners.OnceSteps(&run.Spec, report)
 	if noSetup {
-		setCondition(run, v1alpha1.ConditionSetupDone, metav1.ConditionFalse, reasonNotRequested,
+		s.recordCondition(v1alpha1.ConditionSetupDone, metav1.ConditionFalse, v1alpha1.ReasonNotRequested,
 			"setup() does not run: the test sets noSetup (--no-setup, K6_NO_SETUP, its config or options), as k6 run would honour it")
 	}
 	if noTeardown {
-		setCondition(run, v1alpha1.ConditionTeardownDone, metav1.ConditionFalse, reasonNotRequested,
+		s.recordCondition(v1alpha1.ConditionTeardownDone, metav1.ConditionFalse, v1alpha1.ReasonNotRequested,
 			"teardown() does not run: the test sets noTeardown (--no-teardown, K6_NO_TEARDOWN, its config or options), as k6 run would honour it")
 	}
 }
@@ -144,7 +141,7 @@ func recordSkippedSteps(run *v1alpha1.TestRun, report *results.CheckReport) {
 // the start signal) until the verdict is in (see preflight_gate.go).
 func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
-	if s.started() || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionScriptChecked) {
+	if s.started() || s.conditionTrue(v1alpha1.ConditionScriptChecked) {
 		return ctrl.Result{}, nil
 	}
 	job := runners.PreflightJob(run, r.runnerJobOptions(s))
@@ -176,20 +173,20 @@ func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Res
 	switch {
 	case p.failReason != "":
 		// The condition says why too, instead of staying at "checking".
-		setCondition(run, v1alpha1.ConditionScriptChecked, metav1.ConditionFalse, p.failReason, p.failMessage)
+		s.recordCondition(v1alpha1.ConditionScriptChecked, metav1.ConditionFalse, p.failReason, p.failMessage)
 		s.fail(p.failReason, p.failMessage)
 		return ctrl.Result{}, nil
 	case p.passed:
 		msg := r.warnBeforeRun(ctx, s, pods.Items, "k6 run accepted the test: its flags parse, the script compiles, its imports resolve, its init code runs and its options make a plan")
-		setCondition(run, v1alpha1.ConditionScriptChecked, metav1.ConditionTrue, "Loaded", msg)
-		recordSkippedSteps(run, p.report)
+		s.recordCondition(v1alpha1.ConditionScriptChecked, metav1.ConditionTrue, v1alpha1.ReasonLoaded, msg)
+		recordSkippedSteps(s, p.report)
 		if exportsHandleSummary(s.script) {
 			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "HandleSummaryNotRun", "CheckScript", "%s", handleSummaryNotRun)
 		}
 		// The condition remembers the answer; the pod has nothing more to say.
 		return ctrl.Result{}, rc.DeleteExact(ctx, r.Client, job)
 	}
-	setCondition(run, v1alpha1.ConditionScriptChecked, metav1.ConditionFalse, v1alpha1.ReasonCheckingScript, p.waiting)
+	s.recordCondition(v1alpha1.ConditionScriptChecked, metav1.ConditionFalse, v1alpha1.ReasonCheckingScript, p.waiting)
 	if rc.Expired(s.now, s.provisioningDeadline()) {
 		s.fail(v1alpha1.ReasonRunnerFailedBeforeStart, p.waiting+preflightTooLong(s))
 	}

@@ -34,12 +34,11 @@ import (
 // awaitPreflight holds the start until k6 run accepted the test in the pre-flight. A refusal
 // ends the run in reconcilePreflight, on the reconcile the pre-flight pod's end wakes.
 func (r *Reconciler) awaitPreflight(_ context.Context, s *scope) (ctrl.Result, error) {
-	run := s.run
-	if s.started() || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionScriptChecked) {
+	if s.started() || s.conditionTrue(v1alpha1.ConditionScriptChecked) {
 		return ctrl.Result{}, nil
 	}
 	msg := "waiting for the script pre-flight (k6 run's checks)"
-	if c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionScriptChecked); c != nil && c.Message != "" {
+	if c := s.condition(v1alpha1.ConditionScriptChecked); c != nil && c.Message != "" {
 		msg = c.Message
 	}
 	msg += "; the target and runners are ready, and the load starts once k6 run accepted the test"
@@ -72,7 +71,7 @@ func refusedByPreflight(run *v1alpha1.TestRun) bool {
 // a passed one was deleted). Only the Job this run controls is deleted.
 func (r *Reconciler) deleteUnfinishedPreflight(ctx context.Context, s *scope) error {
 	run := s.run
-	c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionScriptChecked)
+	c := s.condition(v1alpha1.ConditionScriptChecked)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonCheckingScript {
 		return nil
 	}

@@ -125,8 +125,8 @@ func TestNoSetupNoTeardownAcrossTheFleet(t *testing.T) {
 			if setups, teardowns, _, _ := runner.calls(ns); setups != tc.setups || teardowns != tc.teardown {
 				t.Errorf("setup ran %d times, teardown %d times; want %d and %d with %s", setups, teardowns, tc.setups, tc.teardown, tc.flag)
 			}
-			if c := meta.FindStatusCondition(got.Status.Conditions, tc.skipped); c == nil || c.Reason != reasonNotRequested || !strings.Contains(c.Message, tc.flag) {
-				t.Errorf("condition %s = %+v, want %s naming %s", tc.skipped, c, reasonNotRequested, tc.flag)
+			if c := meta.FindStatusCondition(got.Status.Conditions, tc.skipped); c == nil || c.Reason != v1alpha1.ReasonNotRequested || !strings.Contains(c.Message, tc.flag) {
+				t.Errorf("condition %s = %+v, want %s naming %s", tc.skipped, c, v1alpha1.ReasonNotRequested, tc.flag)
 			}
 		})
 	}

@@ -20,11 +20,10 @@ const DefaultProgressInterval = 10 * time.Second
 // refreshProgress merges the runners' live windows into status.progress when the last refresh
 // is a progress interval old; it returns when the next one is due.
 func (r *Reconciler) refreshProgress(ctx context.Context, s *scope) time.Duration {
-	run := s.run
-	if run.Status.StartTime == nil {
+	if s.startTime() == nil {
 		return 0
 	}
-	if p := run.Status.Progress; p != nil {
+	if p := s.progress(); p != nil {
 		if since := s.now.Sub(p.UpdateTime.Time); since < r.ProgressInterval {
 			return r.ProgressInterval - since
 		}
@@ -36,7 +35,7 @@ func (r *Reconciler) refreshProgress(ctx context.Context, s *scope) time.Duratio
 	if err == nil {
 		var summary results.Summary
 		if summary, err = results.Merge(envs...); err == nil {
-			run.Status.Progress = progressOf(run, &summary, s.now)
+			s.d.progress = progressOf(s, &summary, s.now)
 			return r.ProgressInterval
 		}
 	}
@@ -44,7 +43,7 @@ func (r *Reconciler) refreshProgress(ctx context.Context, s *scope) time.Duratio
 	return r.ProgressInterval
 }
 
-func progressOf(run *v1alpha1.TestRun, summary *results.Summary, now time.Time) *v1alpha1.Progress {
-	p := report.Progress(summary, run.Status.StartTime.Time, now, runners.ExpectedDuration(&run.Spec))
+func progressOf(s *scope, summary *results.Summary, now time.Time) *v1alpha1.Progress {
+	p := report.Progress(summary, s.startTime().Time, now, runners.ExpectedDuration(&s.run.Spec))
 	return &p
 }

@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,7 +64,7 @@ func (r *Reconciler) fixProfile(ctx context.Context, s *scope) error {
 		return nil
 	}
 	run := s.run
-	if !meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTargetReady) && !s.started() {
+	if !s.conditionTrue(v1alpha1.ConditionTargetReady) && !s.started() {
 		ns := &corev1.Namespace{}
 		if err := r.apiReader.Get(ctx, client.ObjectKey{Name: run.Namespace}, ns); err != nil {
 			return err
@@ -84,7 +83,7 @@ func (r *Reconciler) fixProfile(ctx context.Context, s *scope) error {
 // cache: it is the user's, not fleetbench's.
 func (r *Reconciler) reconcilePermission(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
-	if meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTargetReady) || s.started() {
+	if s.conditionTrue(v1alpha1.ConditionTargetReady) || s.started() {
 		return ctrl.Result{}, nil // judged before provisioning; a label changed later does not undo a run
 	}
 	ns := &corev1.Namespace{}
@@ -101,7 +100,7 @@ func (r *Reconciler) reconcilePermission(ctx context.Context, s *scope) (ctrl.Re
 func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
 	if run.Spec.Target.External != nil {
-		setCondition(run, v1alpha1.ConditionTargetReady, metav1.ConditionTrue, "External", "the target is external: "+run.Spec.Target.External.URL)
+		s.recordCondition(v1alpha1.ConditionTargetReady, metav1.ConditionTrue, v1alpha1.ReasonExternal, "the target is external: "+run.Spec.Target.External.URL)
 		return ctrl.Result{}, nil
 	}
 	if s.sharedTarget {
@@ -127,11 +126,11 @@ func (r *Reconciler) reconcileTarget(ctx context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	if notReady == "" {
-		setCondition(run, v1alpha1.ConditionTargetReady, metav1.ConditionTrue, "Ready", "every target component is Ready")
+		s.recordCondition(v1alpha1.ConditionTargetReady, metav1.ConditionTrue, v1alpha1.ReasonReady, "every target component is Ready")
 		return ctrl.Result{}, nil
 	}
 	notReady += targetPodHint(s.targetPods)
-	setCondition(run, v1alpha1.ConditionTargetReady, metav1.ConditionFalse, "NotReady", notReady)
+	s.recordCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, v1alpha1.ReasonNotReady, notReady)
 	if reason, msg := targetStuck(s.targetPods); reason != "" {
 		s.fail(reason, msg)
 		return ctrl.Result{}, nil

@@ -31,7 +31,7 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 		return ctrl.Result{}, nil
 	}
 	deadline := s.runDeadline()
-	holdFrom := finalsFrom(run)
+	holdFrom := finalsFrom(s)
 	if !s.now.Before(holdFrom) {
 		for _, v := range s.summary.views {
 			if v.class == runnerReady {
@@ -81,12 +81,12 @@ const finalsLead = 30 * time.Second
 // memory per runner, about 90 KiB, and idle-connection timeouts on the way may cut it); from the
 // start when only the script knows the length. A runner that ends early (stopped, failed) is
 // seen through pod status as before.
-func finalsFrom(run *v1alpha1.TestRun) time.Time {
-	if run.Status.StartTime == nil {
+func finalsFrom(s *scope) time.Time {
+	if s.startTime() == nil {
 		return time.Time{}
 	}
-	start := run.Status.StartTime.Time
-	if expected := runners.ExpectedDuration(&run.Spec); expected > finalsLead {
+	start := s.startTime().Time
+	if expected := runners.ExpectedDuration(&s.run.Spec); expected > finalsLead {
 		return start.Add(expected - finalsLead)
 	}
 	return start
@@ -109,7 +109,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	if len(problems) > 0 && len(envs) < len(s.runners) && s.summary.runFailure() == nil && !rc.Expired(s.now, ended.Add(s.timeouts.Collection)) {
 		// Logs can lag the container's exit; failed runners may never print an envelope.
-		setCondition(run, v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "Reading", strings.Join(problems, "; "))
+		s.recordCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, v1alpha1.ReasonReading, strings.Join(problems, "; "))
 		return rc.After(500 * time.Millisecond), nil
 	}
 	if err := r.measureAfter(ctx, s); errors.Is(err, errPending) {
@@ -132,39 +132,39 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	collectionDuration.Observe(s.now.Sub(ended).Seconds())
 	if len(problems) == 0 {
-		setCondition(run, v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, "Collected", fmt.Sprintf("merged the results of %d runners", len(envs)))
+		s.recordCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, v1alpha1.ReasonCollected, fmt.Sprintf("merged the results of %d runners", len(envs)))
 	} else {
-		setCondition(run, v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, "Partial", strings.Join(problems, "; "))
+		s.recordCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, v1alpha1.ReasonPartial, strings.Join(problems, "; "))
 		logf.FromContext(ctx).Info("results are partial", "problems", problems)
 	}
 
 	e := outcome(collected{
 		runners: s.summary, report: merged, problems: problems, runDeadline: s.runDeadline(), now: s.now,
-		targetProblems: report.TargetProblems(run.Status.Target, &run.Spec), peak: run.Status.Peak,
-		abort: run.Status.AbortOnFail,
-	}.withTargetLost(run))
+		targetProblems: report.TargetProblems(s.target(), &run.Spec), peak: s.peak(),
+		abort: s.abortOnFail(),
+	}.withTargetLost(s))
 	if merged != nil {
 		// The warnings the pre-flight knew, and the cut one statusbound left, stay ahead of the merge's own.
-		if before := run.Status.Results; before != nil {
+		if before := s.results(); before != nil {
 			merged.Results.Warnings = mergeWarnings(before.Warnings, merged.Results.Warnings)
 		}
-		run.Status.Results = merged.Results
-		run.Status.Results.Partial = run.Status.Results.Partial || e.partial
-		run.Status.GeneratorBound, run.Status.GeneratorBoundReason = merged.GeneratorBound, merged.GeneratorBoundReason
+		merged.Results.Partial = merged.Results.Partial || e.partial
+		s.d.results = merged.Results
+		s.d.generatorBound = &generatorBound{merged.GeneratorBound, merged.GeneratorBoundReason}
 		if err := r.storeResult(ctx, run, &summary, merged); err != nil {
 			return ctrl.Result{}, err
 		}
 		// The last progress covers the whole load, so the PROGRESS column ends where it did.
-		run.Status.Progress = progressOf(run, &summary, summary.End)
+		s.d.progress = progressOf(s, &summary, summary.End)
 	}
 	if e.thresholds != nil {
-		setCondition(run, e.thresholds.Type, e.thresholds.Status, e.thresholds.Reason, e.thresholds.Message)
+		s.recordCondition(e.thresholds.Type, e.thresholds.Status, e.thresholds.Reason, e.thresholds.Message)
 	}
 	if e.phase == v1alpha1.PhaseFailed {
 		s.fail(e.reason, e.message)
 		return ctrl.Result{}, nil
 	}
-	run.Status.Capacity = report.Capacity(merged.Results, &run.Spec, run.Status.Capacity)
+	s.d.capacity = report.Capacity(merged.Results, &run.Spec, s.capacity().DeepCopy())
 	s.d.ending = &e
 	return afterEnd(), nil
 }
@@ -187,7 +187,7 @@ func lastEnd(s *scope) time.Time {
 		}
 	}
 	if len(ends) == 0 {
-		if s.run.Status.StartTime != nil {
+		if s.startTime() != nil {
 			return s.now
 		}
 		return s.run.CreationTimestamp.Time

@@ -11,7 +11,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,7 +25,6 @@ import (
 
 // reconcileRunners creates the runner Jobs and waits until all are Ready and paused.
 func (r *Reconciler) reconcileRunners(ctx context.Context, s *scope) (ctrl.Result, error) {
-	run := s.run
 	if s.started() {
 		return ctrl.Result{}, nil
 	}
@@ -47,11 +45,11 @@ func (r *Reconciler) reconcileRunners(ctx context.Context, s *scope) (ctrl.Resul
 	answered, askAgain := r.k6AnsweredBeforeReady(ctx, s)
 	if answered || s.summary.counts[runnerReady]+s.summary.counts[runnerSucceeded] == len(s.runners) {
 		// Succeeded before the start: an earlier reconcile started it and its status write was lost.
-		setCondition(run, v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, "Ready", fmt.Sprintf("all %d runners are Ready and paused", len(s.runners)))
+		s.recordCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, v1alpha1.ReasonReady, fmt.Sprintf("all %d runners are Ready and paused", len(s.runners)))
 		return ctrl.Result{}, nil
 	}
 	msg := s.summary.notReady()
-	setCondition(run, v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, "NotReady", msg)
+	s.recordCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, v1alpha1.ReasonNotReady, msg)
 	deadline := s.runnersReadyDeadline()
 	if rc.Expired(s.now, deadline) {
 		s.failure = s.summary.notReadyFailure()
@@ -107,7 +105,7 @@ func schedulableNodes(nodes []corev1.Node, runner *v1alpha1.RunnerSpec) int {
 func (r *Reconciler) runnerJobOptions(s *scope) runners.JobOptions {
 	run := s.run
 	var targetStarting time.Duration
-	if !meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTargetReady) && run.Spec.Target.External == nil {
+	if !s.conditionTrue(v1alpha1.ConditionTargetReady) && run.Spec.Target.External == nil {
 		targetStarting = max(s.provisioningDeadline().Sub(s.now), 0)
 	}
 	var env []corev1.EnvVar

@@ -9,7 +9,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,7 +83,7 @@ type stopDecision struct {
 func (s *scope) fail(reason, message string) { s.failure = &failure{reason, message} }
 
 func (s *scope) started() bool {
-	return meta.IsStatusConditionTrue(s.run.Status.Conditions, v1alpha1.ConditionStarted)
+	return s.conditionTrue(v1alpha1.ConditionStarted)
 }
 
 // provisioningDeadline bounds the waits for the profile, the target and the script.
@@ -95,7 +94,7 @@ func (s *scope) provisioningDeadline() time.Time {
 // runnersReadyDeadline counts from when the target became Ready (creation for an external one).
 func (s *scope) runnersReadyDeadline() time.Time {
 	from := s.run.CreationTimestamp.Time
-	if c := meta.FindStatusCondition(s.run.Status.Conditions, v1alpha1.ConditionTargetReady); c != nil && c.Status == metav1.ConditionTrue {
+	if c := s.condition(v1alpha1.ConditionTargetReady); c != nil && c.Status == metav1.ConditionTrue {
 		from = c.LastTransitionTime.Time
 	}
 	return from.Add(s.timeouts.RunnersReady)
@@ -103,10 +102,10 @@ func (s *scope) runnersReadyDeadline() time.Time {
 
 // runDeadline is when the load must have ended; zero before the start.
 func (s *scope) runDeadline() time.Time {
-	if s.run.Status.StartTime == nil {
+	if s.startTime() == nil {
 		return time.Time{}
 	}
-	return s.run.Status.StartTime.Add(runLength(s.run, s.timeouts))
+	return s.startTime().Add(runLength(s.run, s.timeouts))
 }
 
 // runLength is how long the load may run: spec.timeouts.run, else its expected length and a

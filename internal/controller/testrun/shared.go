@@ -37,7 +37,7 @@ func (r *Reconciler) targetHome(run *v1alpha1.TestRun) (ns string, shared bool) 
 // is read around the cache: the namespace is the admin's.
 func (r *Reconciler) reconcileSharedNamespace(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
-	if !s.sharedTarget || meta.IsStatusConditionTrue(run.Status.Conditions, v1alpha1.ConditionTargetReady) || s.started() {
+	if !s.sharedTarget || s.conditionTrue(v1alpha1.ConditionTargetReady) || s.started() {
 		return ctrl.Result{}, nil
 	}
 	ns := &corev1.Namespace{}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -20,16 +19,15 @@ import (
 // reconcileStart samples the idle target, then un-pauses every runner at once and records the
 // spread of their acknowledgements.
 func (r *Reconciler) reconcileStart(ctx context.Context, s *scope) (ctrl.Result, error) {
-	run := s.run
 	if s.started() {
 		return ctrl.Result{}, nil
 	}
-	if run.Status.Target == nil {
+	if s.target() == nil {
 		err := r.measureBefore(ctx, s)
 		if errors.Is(err, errPending) {
 			return rc.After(sampleLimit), nil // sampled off the worker; its end wakes the run
 		}
-		ready := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTargetReady)
+		ready := s.condition(v1alpha1.ConditionTargetReady)
 		if errors.Is(err, errNotScrapedYet) && ready != nil && s.now.Before(ready.LastTransitionTime.Add(beforeSampleGrace)) {
 			s.enter(v1alpha1.PhaseStarting, v1alpha1.ReasonWaitingForTargetSample, err.Error()+"; the load starts once the idle target is sampled")
 			return rc.After(2 * time.Second), nil
@@ -45,8 +43,8 @@ func (r *Reconciler) reconcileStart(ctx context.Context, s *scope) (ctrl.Result,
 		if a.err != nil {
 			// Runners that did start are not paused again; the rest are retried shortly.
 			msg := fmt.Sprintf("runner %d: %v", i, a.err)
-			setCondition(run, v1alpha1.ConditionStarted, metav1.ConditionFalse, "ResumeFailed", msg)
-			return r.waitOrFail(s, s.runnersReadyDeadline(), time.Second, v1alpha1.PhaseStarting, "ResumeFailed",
+			s.recordCondition(v1alpha1.ConditionStarted, metav1.ConditionFalse, v1alpha1.ReasonResumeFailed, msg)
+			return r.waitOrFail(s, s.runnersReadyDeadline(), time.Second, v1alpha1.PhaseStarting, v1alpha1.ReasonResumeFailed,
 				v1alpha1.ReasonStartFailed, "could not start "+msg, "; the runner's k6 REST API did not answer"), nil
 		}
 		if a.at.IsZero() {
@@ -72,10 +70,10 @@ func (r *Reconciler) reconcileStart(ctx context.Context, s *scope) (ctrl.Result,
 	}
 	logf.FromContext(ctx).Info("runners started", "first", first, "skew", skew, "acknowledgedAfterFirst", offsets)
 	started := metav1.NewTime(first)
-	run.Status.StartTime = &started
+	s.d.startTime = &started
 	s.d.startSkew = skew.Round(time.Microsecond).String()
 	msg := fmt.Sprintf(v1alpha1.MessageStarted, len(s.runners), skew.Round(time.Microsecond))
-	setCondition(run, v1alpha1.ConditionStarted, metav1.ConditionTrue, "Started", msg)
+	s.recordCondition(v1alpha1.ConditionStarted, metav1.ConditionTrue, v1alpha1.ReasonStarted, msg)
 	s.enter(v1alpha1.PhaseRunning, v1alpha1.ReasonRunning, msg)
 	return ctrl.Result{}, nil
 }

@@ -8,7 +8,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,7 +27,7 @@ func (r *Reconciler) reconcileTargetPresent(ctx context.Context, s *scope) (ctrl
 	if run.Spec.Target.External != nil || !s.started() || s.targetNS == "" {
 		return ctrl.Result{}, nil
 	}
-	lost := targetLostCondition(run)
+	lost := targetLostCondition(s)
 	if lost == nil {
 		why, err := r.targetMissing(ctx, r.Client, s)
 		if err != nil || why == "" {
@@ -38,9 +37,9 @@ func (r *Reconciler) reconcileTargetPresent(ctx context.Context, s *scope) (ctrl
 		if why, err = r.targetMissing(ctx, r.apiReader, s); err != nil || why == "" {
 			return ctrl.Result{}, err
 		}
-		setCondition(run, v1alpha1.ConditionTargetReady, metav1.ConditionFalse, v1alpha1.ReasonTargetLost, why)
+		s.recordCondition(v1alpha1.ConditionTargetReady, metav1.ConditionFalse, v1alpha1.ReasonTargetLost, why)
 		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, v1alpha1.ReasonTargetLost, "Measure", "%s", why)
-		lost = targetLostCondition(run)
+		lost = targetLostCondition(s)
 	}
 	if s.summary.active() == 0 {
 		return ctrl.Result{}, nil // collection ends the run TargetLost
@@ -52,8 +51,8 @@ func (r *Reconciler) reconcileTargetPresent(ctx context.Context, s *scope) (ctrl
 }
 
 // targetLostCondition is TargetReady once it recorded the target lost, else nil.
-func targetLostCondition(run *v1alpha1.TestRun) *metav1.Condition {
-	c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionTargetReady)
+func targetLostCondition(s *scope) *metav1.Condition {
+	c := s.condition(v1alpha1.ConditionTargetReady)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonTargetLost {
 		return nil
 	}
@@ -108,8 +107,8 @@ func lostMessage(what string) string {
 }
 
 // withTargetLost adds to c what TargetReady recorded of a target lost mid-run.
-func (c collected) withTargetLost(run *v1alpha1.TestRun) collected {
-	if lost := targetLostCondition(run); lost != nil {
+func (c collected) withTargetLost(s *scope) collected {
+	if lost := targetLostCondition(s); lost != nil {
 		c.targetLost = lost.Message
 	}
 	return c

@@ -99,7 +99,7 @@ func (r *Reconciler) nextSample(s *scope) time.Duration {
 	if r.calls.busy(s.run.UID, callSample) {
 		return sampleLimit // its end wakes the run
 	}
-	if t := s.run.Status.Target; t != nil && t.LastSampleTime != nil {
+	if t := s.target(); t != nil && t.LastSampleTime != nil {
 		return max(interval-s.now.Sub(t.LastSampleTime.Time), time.Millisecond)
 	}
 	return interval
@@ -116,7 +116,7 @@ type sampleInput struct {
 
 func (s *scope) sampleInput() sampleInput {
 	in := sampleInput{pods: s.measuredPods(), ns: s.targetNS}
-	if t := s.run.Status.Target; t != nil {
+	if t := s.target(); t != nil {
 		in.source = t.Source
 	}
 	seen := map[string]bool{}
@@ -236,18 +236,18 @@ func (r *Reconciler) measureBefore(ctx context.Context, s *scope) error {
 		return err
 	}
 	if err != nil {
-		setCondition(s.run, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", err.Error())
+		s.recordCondition(v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, v1alpha1.ReasonSampleFailed, err.Error())
 		return err
 	}
 	at := metav1.NewTime(s.now)
-	s.run.Status.Target = &v1alpha1.TargetUsage{
+	s.d.target = &v1alpha1.TargetUsage{
 		Source:         sample.Source,
 		Samples:        1,
 		LastSampleTime: &at,
 		Memory:         &v1alpha1.MemoryUsage{BeforeMiB: mib(sample.MemoryBytes()), PeakMiB: mib(sample.MemoryBytes())},
 		CPU:            &v1alpha1.CPUUsage{UsageCoreSecondsBefore: strconv.FormatFloat(sample.CPUCoreSeconds, 'f', 3, 64)},
 	}
-	setCondition(s.run, v1alpha1.ConditionTargetMeasured, metav1.ConditionTrue, "Sampled", "the target was sampled before the start from "+sample.Source)
+	s.recordCondition(v1alpha1.ConditionTargetMeasured, metav1.ConditionTrue, v1alpha1.ReasonSampled, "the target was sampled before the start from "+sample.Source)
 	r.recordTargetPoint(ctx, s, sample)
 	return nil
 }
@@ -255,7 +255,7 @@ func (r *Reconciler) measureBefore(ctx context.Context, s *scope) error {
 // measureDuring keeps the peaks while the load runs, one sample per sample interval whatever
 // else wakes the reconcile.
 func (r *Reconciler) measureDuring(ctx context.Context, s *scope) {
-	t := s.run.Status.Target
+	t := s.target()
 	if s.targetNS == "" || t == nil || t.Memory == nil {
 		return
 	}
@@ -266,6 +266,8 @@ func (r *Reconciler) measureDuring(ctx context.Context, s *scope) {
 	if errors.Is(err, errPending) {
 		return // nextSample waits for it
 	}
+	t = t.DeepCopy() // the sample is decided, not written into the loaded status
+	s.d.target = t
 	at := metav1.NewTime(s.now)
 	if err != nil {
 		t.LastSampleTime = &at
@@ -288,7 +290,7 @@ func (r *Reconciler) measureDuring(ctx context.Context, s *scope) {
 // log findings, and seed 000's derived columns.
 func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 	run := s.run
-	t := run.Status.Target
+	t := s.target()
 	if s.targetNS == "" || t == nil || t.Memory == nil || t.Memory.AfterMiB != 0 {
 		return nil
 	}
@@ -298,9 +300,11 @@ func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 	}
 	sample := after.sample
 	if err := after.err; err != nil {
-		setCondition(s.run, v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, "SampleFailed", "after the load: "+err.Error())
+		s.recordCondition(v1alpha1.ConditionTargetMeasured, metav1.ConditionFalse, v1alpha1.ReasonSampleFailed, "after the load: "+err.Error())
 		return nil
 	}
+	t = t.DeepCopy() // what the load did is decided, not written into the loaded status
+	s.d.target = t
 	integrateCPU(t, sample)
 	t.Samples++
 	at := metav1.NewTime(s.now)
@@ -322,16 +326,18 @@ func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 	t.Memory.UtilizationPercent = capacity.Format(m.UtilizationPercent, 2)
 	if devices > 0 {
 		t.Memory.PerDeviceMiB = capacity.Format(m.PerDeviceMiB, 3)
-		if run.Status.Capacity == nil {
-			run.Status.Capacity = &v1alpha1.CapacityResult{}
+		c := s.capacity().DeepCopy()
+		if c == nil {
+			c = &v1alpha1.CapacityResult{}
 		}
-		run.Status.Capacity.MaxSafeDevicesByMemory = m.MaxSafeDevices
+		c.MaxSafeDevicesByMemory = m.MaxSafeDevices
+		s.d.capacity = c
 	}
 	if est, err := strconv.ParseFloat(t.CPU.EstimatedCoreSeconds, 64); err == nil && t.Source == targetstats.SourceMetricsAPI {
 		sample.CPUCoreSeconds = est // integrated since the start, which counts as 0
 	}
-	if before, err := strconv.ParseFloat(t.CPU.UsageCoreSecondsBefore, 64); err == nil && run.Status.StartTime != nil {
-		avg := targetstats.AverageCores(targetstats.Sample{At: run.Status.StartTime.Time, CPUCoreSeconds: before}, sample)
+	if before, err := strconv.ParseFloat(t.CPU.UsageCoreSecondsBefore, 64); err == nil && s.startTime() != nil {
+		avg := targetstats.AverageCores(targetstats.Sample{At: s.startTime().Time, CPUCoreSeconds: before}, sample)
 		t.CPU.AverageCoresPerCore = capacity.Format(capacity.LoadPerCore(avg, s.profile.Spec.CPU.AsApproximateFloat64()), 2)
 	}
 
@@ -390,7 +396,7 @@ func (r *Reconciler) afterLoad(s *scope) (afterSample, error) {
 // startAfter starts measureAfter's reads unless they are in flight or measureAfter has
 // nothing to do; collection starts them with its log reads, so both come back together.
 func (r *Reconciler) startAfter(s *scope) {
-	t := s.run.Status.Target
+	t := s.target()
 	if s.targetNS == "" || t == nil || t.Memory == nil || t.Memory.AfterMiB != 0 {
 		return
 	}

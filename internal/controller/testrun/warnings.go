@@ -46,7 +46,7 @@ func (r *Reconciler) warnBeforeRun(ctx context.Context, s *scope, pods []corev1.
 	if len(warnings) == 0 {
 		return verdict
 	}
-	addWarnings(s.run, warnings)
+	addWarnings(s, warnings)
 	r.warn(s.run, eventZeroVUSegment, "CheckScript", zeroVUs)
 	if numbering != "" {
 		r.warn(s.run, eventPerRunnerNumbering, "CheckScript", []string{numbering})
@@ -125,14 +125,16 @@ var optionsExport = regexp.MustCompile(`export\s+(const|let|var)\s+options\b|exp
 func exportsOptions(script string) bool { return optionsExport.MatchString(script) }
 
 // addWarnings appends warnings to status.results.warnings once each, within the API's bounds.
-func addWarnings(run *v1alpha1.TestRun, warnings []string) {
+func addWarnings(s *scope, warnings []string) {
 	if len(warnings) == 0 {
 		return
 	}
-	if run.Status.Results == nil {
-		run.Status.Results = &v1alpha1.Results{}
+	r := s.results().DeepCopy()
+	if r == nil {
+		r = &v1alpha1.Results{}
 	}
-	run.Status.Results.Warnings = mergeWarnings(run.Status.Results.Warnings, warnings)
+	r.Warnings = mergeWarnings(r.Warnings, warnings)
+	s.d.results = r
 }
 
 // mergeWarnings is kept followed by the new warnings not already in it, at most
