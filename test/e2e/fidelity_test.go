@@ -20,7 +20,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/plugin"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/test/fidelity"
 )
 
@@ -150,7 +150,7 @@ func (e *env) checkFidelityOnCluster(t *testing.T, bin, corpusDir string, s fide
 		}
 		// A script that stops early may leave a request in flight: it reaches the target and is
 		// never measured, in one k6 process too.
-		if counted := requestsOf(summary); counted != float64(served) && (!s.VerdictsOnly || counted > float64(served)) {
+		if counted := k6Requests(summary); counted != float64(served) && (!s.VerdictsOnly || counted > float64(served)) {
 			diffs = append(diffs, fmt.Sprintf("the run counted %g requests, the target served %d", counted, served))
 		}
 		for _, d := range diffs {
@@ -188,5 +188,5 @@ func (e *env) fidelityServed(t *testing.T, ns string) int64 {
 	return hits.HTTP
 }
 
-// requestsOf is http_reqs' count in k6's summary shape.
-func requestsOf(s *report.K6Summary) float64 { return s.Metrics["http_reqs"].Values["count"] }
+// k6Requests is http_reqs' count in k6's summary shape.
+func k6Requests(s *judge.K6Summary) float64 { return s.Metrics["http_reqs"].Values["count"] }
