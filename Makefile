@@ -65,7 +65,7 @@ lint: vet tool-golangci-lint ## go vet and golangci-lint, every module.
 	@for m in $(GO_MODULES); do (cd $$m && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
 
 .PHONY: report-assets
-report-assets: ## Fetch the HTML report's charting library (uPlot, pinned and integrity-checked) into pkg/htmlreport/assets/.
+report-assets: ## Fetch the HTML report's charting library (uPlot, pinned and integrity-checked) into pkg/present/htmlreport/assets/.
 	hack/report-assets.sh
 
 ##@ Test

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Debian's chromium, which the HTML report's real-browser tests drive headless
-# (pkg/htmlreport/browsertest), when /usr/bin/chromium is missing. It uses the machine's own apt
+# (pkg/present/htmlreport/browsertest), when /usr/bin/chromium is missing. It uses the machine's own apt
 # sources. Re-runnable: an installed chromium is left alone.
 set -euo pipefail
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Fetches the charting library the HTML report inlines (uPlot, MIT) with the machine's npm,
 # honouring the user's npm config and registry, checks the tarball against the integrity pinned
-# below, and copies the browser build and its licence into pkg/htmlreport/assets/ (committed, so
+# below, and copies the browser build and its licence into pkg/present/htmlreport/assets/ (committed, so
 # `go install` works from a fresh clone). Re-runnable: the temporary directory is cleared first.
 #
 # To move to another version: set UPLOT_VERSION, put `npm view uplot@<version> dist.integrity`
-# into UPLOT_INTEGRITY, run `make report-assets` and commit pkg/htmlreport/assets/.
+# into UPLOT_INTEGRITY, run `make report-assets` and commit pkg/present/htmlreport/assets/.
 set -euo pipefail
 
 UPLOT_VERSION=1.6.32
@@ -13,7 +13,7 @@ UPLOT_INTEGRITY=sha512-KIMVnG68zvu5XXUbC4LQEPnhwOxBuLyW1AHtpm6IKTXImkbLgkMy+jabj
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp="$root/bin/tmp/report-assets"
-dest="$root/pkg/htmlreport/assets"
+dest="$root/pkg/present/htmlreport/assets"
 
 command -v npm >/dev/null || { echo "npm is needed to fetch uplot@$UPLOT_VERSION" >&2; exit 1; }
 rm -rf "$tmp"

@@ -112,7 +112,7 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
 
-// The runner builds against the operator's pkg/results in this checkout.
+// The runner builds against the operator's pkg/measure in this checkout.
 replace fleetbench.dev/fleetbench => ../
 
 // k6's browser module is built against this cdproto; the main module's chromedp (the report's

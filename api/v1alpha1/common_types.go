@@ -9,7 +9,7 @@ type Duration string
 
 // ThresholdExpression is one k6 threshold condition: an aggregation, an operator and a number,
 // e.g. p(95)<200, rate<0.01, avg<=150, count>100.
-// The rule is pkg/results.ThresholdExpressionPattern verbatim (a CEL raw string), which the
+// The rule is pkg/measure.ThresholdExpressionPattern verbatim (a CEL raw string), which the
 // operator's parser uses too; test/admission checks the generated CRD still holds it.
 // +kubebuilder:validation:MaxLength=64
 // +kubebuilder:validation:XValidation:rule=`self.matches(r'^[ \t]*(avg|min|max|med|count|rate|value|p\((100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)\))[ \t]*(<=|<|>=|>|===|==|!=)[ \t]*([+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?)[ \t]*$')`,message="must be a k6 threshold expression: an aggregation (avg, min, max, med, count, rate, value or p(N) with N from 0 to 100), an operator (<, <=, >, >=, ==, !=) and a number, e.g. p(95)<200 or rate<0.01"

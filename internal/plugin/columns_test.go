@@ -13,9 +13,9 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/htmlreport"
 	"fleetbench.dev/fleetbench/pkg/plan"
 	"fleetbench.dev/fleetbench/pkg/present/columns"
+	"fleetbench.dev/fleetbench/pkg/present/htmlreport"
 )
 
 // Plain tests of the renderers against pkg/present/columns: no API server involved.

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/htmlreport"
 	"fleetbench.dev/fleetbench/pkg/present/columns"
+	"fleetbench.dev/fleetbench/pkg/present/htmlreport"
 	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 

@@ -18,10 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/htmlreport"
+	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/present/columns"
-	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/present/htmlreport"
 )
 
 // Report formats.
@@ -147,7 +147,7 @@ func writeReport(ctx context.Context, c client.Client, w io.Writer, obj object, 
 
 // FullResult reads the k6 summary and the timeline from the TestRun's results ConfigMap; both
 // are nil when the run kept none (or not yet).
-func FullResult(ctx context.Context, c client.Reader, run *v1alpha1.TestRun) (*report.K6Summary, *report.Timeline, error) {
+func FullResult(ctx context.Context, c client.Reader, run *v1alpha1.TestRun) (*judge.K6Summary, *judge.Timeline, error) {
 	if run.Status.Results == nil || run.Status.Results.FullResult == nil || run.Status.Results.FullResult.ConfigMap == "" {
 		return nil, nil, nil
 	}
@@ -161,20 +161,20 @@ func FullResult(ctx context.Context, c client.Reader, run *v1alpha1.TestRun) (*r
 	}
 	summaryKey := ref.Key
 	if summaryKey == "" {
-		summaryKey = report.SummaryKey
+		summaryKey = judge.SummaryKey
 	}
-	var summary *report.K6Summary
+	var summary *judge.K6Summary
 	if data, ok := cm.BinaryData[summaryKey]; ok {
-		summary = &report.K6Summary{}
-		if err := report.DecodeGzipJSON(data, summary); err != nil {
+		summary = &judge.K6Summary{}
+		if err := judge.DecodeGzipJSON(data, summary); err != nil {
 			return nil, nil, fmt.Errorf("configmap %s key %s: %w", cm.Name, summaryKey, err)
 		}
 	}
-	var timeline *report.Timeline
-	if data, ok := cm.BinaryData[report.TimelineKey]; ok {
-		timeline = &report.Timeline{}
-		if err := report.DecodeGzipJSON(data, timeline); err != nil {
-			return nil, nil, fmt.Errorf("configmap %s key %s: %w", cm.Name, report.TimelineKey, err)
+	var timeline *judge.Timeline
+	if data, ok := cm.BinaryData[judge.TimelineKey]; ok {
+		timeline = &judge.Timeline{}
+		if err := judge.DecodeGzipJSON(data, timeline); err != nil {
+			return nil, nil, fmt.Errorf("configmap %s key %s: %w", cm.Name, judge.TimelineKey, err)
 		}
 	}
 	return summary, timeline, nil
@@ -221,9 +221,9 @@ type TestRunDocument struct {
 	Spec   SpecSummary            `json:"spec"`
 	Status v1alpha1.TestRunStatus `json:"status"`
 	// FullResult is the merged result in k6's end-of-test summary shape, when kept.
-	FullResult *report.K6Summary `json:"fullResult,omitempty"`
+	FullResult *judge.K6Summary `json:"fullResult,omitempty"`
 	// Timeline is the run over time, when kept.
-	Timeline *report.Timeline `json:"timeline,omitempty"`
+	Timeline *judge.Timeline `json:"timeline,omitempty"`
 }
 
 // SpecSummary is what a TestRun asked for, without the script.

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/htmlreport"
 	"fleetbench.dev/fleetbench/pkg/present/columns"
+	"fleetbench.dev/fleetbench/pkg/present/htmlreport"
 	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 

@@ -19,8 +19,8 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/report"
 )
 
 // finishedRun creates the TestRun "stab" with a full status, as the operator leaves one: results,
@@ -55,7 +55,7 @@ func finishedRun(t *testing.T, ns string, verdict v1alpha1.Verdict) {
 					{Metric: "http_req_duration", Expression: "p(99)<30", Passed: false, Value: "41.7"},
 				},
 				Scenarios:  []v1alpha1.ScenarioResult{{Name: "devices", Requests: 3000, Iterations: 3000, RequestsPerSecond: "5.00", P95: "24ms"}},
-				FullResult: &v1alpha1.FullResultRef{ConfigMap: name + "-results", Key: report.SummaryKey},
+				FullResult: &v1alpha1.FullResultRef{ConfigMap: name + "-results", Key: judge.SummaryKey},
 				Warnings:   []string{"tag url has more than 200 values on http_req_duration"},
 			},
 			Target: &v1alpha1.TargetUsage{Source: "kubeletSummary", Samples: 60,
@@ -67,16 +67,16 @@ func finishedRun(t *testing.T, ns string, verdict v1alpha1.Verdict) {
 				Message: "1 of 3 thresholds failed", LastTransitionTime: end}},
 		}
 	})
-	summary := report.K6Summary{Metrics: map[string]report.K6Metric{
+	summary := judge.K6Summary{Metrics: map[string]judge.K6Metric{
 		"http_reqs": {Type: "counter", Contains: "default", Values: map[string]float64{"count": 3000, "rate": 5}},
-	}, RootGroup: report.K6Group{Name: "", Checks: []report.K6Check{{Name: "status is 200", Passes: 2990, Fails: 10}}}}
-	timeline := report.Timeline{Protocol: "http", WindowSeconds: 300, LoadStart: start.Time, LoadEnd: end.Time, Windows: []report.TimelineWindow{
+	}, RootGroup: judge.K6Group{Name: "", Checks: []judge.K6Check{{Name: "status is 200", Passes: 2990, Fails: 10}}}}
+	timeline := judge.Timeline{Protocol: "http", WindowSeconds: 300, LoadStart: start.Time, LoadEnd: end.Time, Windows: []judge.TimelineWindow{
 		{Start: start.Time, Requests: 1500, RequestsPerSecond: 5, P95: 23},
 		{Start: start.Add(5 * time.Minute), Requests: 1500, RequestsPerSecond: 5, Failed: 30, P95: 25},
-	}, Runners: []report.RunnerRow{{Name: name + "-runner-0", Final: true}}}
+	}, Runners: []judge.RunnerRow{{Name: name + "-runner-0", Final: true}}}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-results", Namespace: ns}, BinaryData: map[string][]byte{}}
-	for key, v := range map[string]any{report.SummaryKey: summary, report.TimelineKey: timeline} {
-		data, err := report.EncodeGzipJSON(v)
+	for key, v := range map[string]any{judge.SummaryKey: summary, judge.TimelineKey: timeline} {
+		data, err := judge.EncodeGzipJSON(v)
 		if err != nil {
 			t.Fatal(err)
 		}

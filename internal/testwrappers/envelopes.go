@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"time"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // RunnerLoad describes what one fake runner measured.
@@ -26,32 +26,32 @@ type RunnerLoad struct {
 }
 
 // Envelope folds a RunnerLoad through the same collector the runner's k6 output uses.
-func Envelope(l RunnerLoad) results.Envelope {
+func Envelope(l RunnerLoad) measure.Envelope {
 	if l.Duration == 0 {
 		l.Duration = 10 * time.Second
 	}
 	if l.LatencyMs == nil {
 		l.LatencyMs = func(i int) float64 { return float64(10 + i%5) }
 	}
-	c := results.NewCollector(results.CollectorConfig{Window: 10 * time.Second, MaxWindows: 64, MaxSeriesPerMetric: 32}, l.Start)
+	c := measure.NewCollector(measure.CollectorConfig{Window: 10 * time.Second, MaxWindows: 64, MaxSeriesPerMetric: 32}, l.Start)
 	for i := 0; i < l.Requests; i++ {
 		t := l.Start.Add(time.Duration(i) * l.Duration / time.Duration(max(l.Requests, 1))).UnixNano()
 		failed := 0.0
 		if i < l.Failed {
 			failed = 1
 		}
-		c.Series("http_reqs", results.Counter, "", nil).Add(t, 1)
-		c.Series("http_req_failed", results.Rate, "", nil).Add(t, failed)
-		c.Series("http_req_duration", results.Trend, "time", nil).Add(t, l.LatencyMs(i))
-		c.Series("iterations", results.Counter, "", nil).Add(t, 1)
+		c.Series("http_reqs", measure.Counter, "", nil).Add(t, 1)
+		c.Series("http_req_failed", measure.Rate, "", nil).Add(t, failed)
+		c.Series("http_req_duration", measure.Trend, "time", nil).Add(t, l.LatencyMs(i))
+		c.Series("iterations", measure.Counter, "", nil).Add(t, 1)
 	}
 	for i := 0; i < l.Sessions; i++ {
 		t := l.Start.Add(time.Duration(i) * l.Duration / time.Duration(l.Sessions)).UnixNano()
-		c.Series("iterations", results.Counter, "", nil).Add(t, 1)
-		c.Series("checks", results.Rate, "", nil).Add(t, 1)
+		c.Series("iterations", measure.Counter, "", nil).Add(t, 1)
+		c.Series("checks", measure.Rate, "", nil).Add(t, 1)
 	}
 	if l.DroppedIterations > 0 {
-		c.Series("dropped_iterations", results.Counter, "", nil).Add(l.Start.UnixNano(), float64(l.DroppedIterations))
+		c.Series("dropped_iterations", measure.Counter, "", nil).Add(l.Start.UnixNano(), float64(l.DroppedIterations))
 	}
 	if l.CPUSeconds > 0 {
 		c.AddCPU(l.Start.Add(l.Duration).UnixNano(), l.CPUSeconds)
@@ -69,7 +69,7 @@ func EnvelopeLog(l RunnerLoad) []byte {
 	var buf bytes.Buffer
 	buf.WriteString("time=\"...\" level=info msg=\"k6 output before the result\"\n")
 	e := Envelope(l)
-	if err := results.Encode(&buf, &e); err != nil {
+	if err := measure.Encode(&buf, &e); err != nil {
 		panic(err)
 	}
 	return buf.Bytes()
@@ -86,8 +86,8 @@ type StepLoad struct {
 
 // LiveEnvelope is a runner's envelope so far (not final) at time upTo: the parts of its steps
 // that happened before upTo, folded in windows of the given width, as a runner serves it live.
-func LiveEnvelope(runner string, start time.Time, window time.Duration, steps []StepLoad, upTo time.Time) results.Envelope {
-	c := results.NewCollector(results.CollectorConfig{Window: window, MaxWindows: 1000, MaxSeriesPerMetric: 32}, start)
+func LiveEnvelope(runner string, start time.Time, window time.Duration, steps []StepLoad, upTo time.Time) measure.Envelope {
+	c := measure.NewCollector(measure.CollectorConfig{Window: window, MaxWindows: 1000, MaxSeriesPerMetric: 32}, start)
 	for _, st := range steps {
 		for i := 0; i < st.Requests; i++ {
 			at := start.Add(st.From + time.Duration(i)*(st.To-st.From)/time.Duration(st.Requests))
@@ -99,10 +99,10 @@ func LiveEnvelope(runner string, start time.Time, window time.Duration, steps []
 				failed = 1
 			}
 			t := at.UnixNano()
-			c.Series("http_reqs", results.Counter, "", nil).Add(t, 1)
-			c.Series("http_req_failed", results.Rate, "", nil).Add(t, failed)
-			c.Series("http_req_duration", results.Trend, "time", nil).Add(t, st.LatencyMs)
-			c.Series("iterations", results.Counter, "", nil).Add(t, 1)
+			c.Series("http_reqs", measure.Counter, "", nil).Add(t, 1)
+			c.Series("http_req_failed", measure.Rate, "", nil).Add(t, failed)
+			c.Series("http_req_duration", measure.Trend, "time", nil).Add(t, st.LatencyMs)
+			c.Series("iterations", measure.Counter, "", nil).Add(t, 1)
 		}
 	}
 	e := c.Envelope(upTo)
@@ -111,12 +111,12 @@ func LiveEnvelope(runner string, start time.Time, window time.Duration, steps []
 }
 
 // Merged is the fake runners' envelopes merged, as collection merges real ones.
-func Merged(loads ...RunnerLoad) (results.Summary, error) {
-	envs := make([]results.Envelope, 0, len(loads))
+func Merged(loads ...RunnerLoad) (measure.Summary, error) {
+	envs := make([]measure.Envelope, 0, len(loads))
 	for _, l := range loads {
 		envs = append(envs, Envelope(l))
 	}
-	return results.Merge(envs...)
+	return measure.Merge(envs...)
 }
 
 // HostileEnvelopeLog is a log ending in a small, valid envelope built to take much memory when
@@ -126,18 +126,18 @@ func Merged(loads ...RunnerLoad) (results.Summary, error) {
 // decode, so 60,000 windows (220 KiB of log) pass the limits of any envelope and 4,000 those
 // of a run of many runners.
 func HostileEnvelopeLog(runner string, windows int) []byte {
-	var h results.Agg
-	h.Add(results.Trend, 1e-9, 0)
-	h.Add(results.Trend, 1e18, 0)
-	s := results.Series{Windows: make([]results.Window, windows)}
+	var h measure.Agg
+	h.Add(measure.Trend, 1e-9, 0)
+	h.Add(measure.Trend, 1e18, 0)
+	s := measure.Series{Windows: make([]measure.Window, windows)}
 	for i := range s.Windows {
-		s.Windows[i] = results.Window{Key: int64(i), Agg: h}
+		s.Windows[i] = measure.Window{Key: int64(i), Agg: h}
 	}
-	e := results.Envelope{Version: results.Version, Runner: runner, Final: true, StartUnixNano: 1, EndUnixNano: 2,
-		WindowNanos: int64(10 * time.Second), Accuracy: results.RelativeAccuracy,
-		Metrics: []results.Metric{{Name: "http_req_duration", Type: results.Trend, Contains: "time", Series: []results.Series{s}}}}
+	e := measure.Envelope{Version: measure.Version, Runner: runner, Final: true, StartUnixNano: 1, EndUnixNano: 2,
+		WindowNanos: int64(10 * time.Second), Accuracy: measure.RelativeAccuracy,
+		Metrics: []measure.Metric{{Name: "http_req_duration", Type: measure.Trend, Contains: "time", Series: []measure.Series{s}}}}
 	var buf bytes.Buffer
-	if err := results.Encode(&buf, &e); err != nil {
+	if err := measure.Encode(&buf, &e); err != nil {
 		panic(err)
 	}
 	return buf.Bytes()

@@ -1,6 +1,6 @@
 package runners
 
-import "fleetbench.dev/fleetbench/pkg/results"
+import "fleetbench.dev/fleetbench/pkg/measure"
 
 // ScenariosFromCheckReport are the scenarios of the pre-flight's check report (k6 run's own
 // plan, split into the fleet's segments), each with its VUs summed over the segments, in the
@@ -8,7 +8,7 @@ import "fleetbench.dev/fleetbench/pkg/results"
 // tenant's (its init code can print anything): at most maxScenarios are read, and each
 // segment's counts are capped, so a forged report costs only a wrong warning about its own run.
 // The controller's warnings and the fidelity harness both use it.
-func ScenariosFromCheckReport(report results.CheckReport) (out []ScenarioVUs, ok bool) {
+func ScenariosFromCheckReport(report measure.CheckReport) (out []ScenarioVUs, ok bool) {
 	var order []string
 	total := map[string]*ScenarioVUs{}
 	for _, seg := range report.Segments {

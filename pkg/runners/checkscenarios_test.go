@@ -6,23 +6,23 @@ import (
 	"strings"
 	"testing"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // TestScenariosFromCheckReport: the pre-flight's check report gives each segment's share of
 // each scenario; the warnings see the scenario's whole VUs, as k6 split them, and a segment
 // with none of them is named.
 func TestScenariosFromCheckReport(t *testing.T) {
-	report := results.CheckReport{Check: results.CheckPassed, Segments: []results.CheckSegment{
-		{Segment: "0:1/3", Scenarios: []results.CheckScenario{
+	report := measure.CheckReport{Check: measure.CheckPassed, Segments: []measure.CheckSegment{
+		{Segment: "0:1/3", Scenarios: []measure.CheckScenario{
 			{Name: "load", Executor: "constant-arrival-rate", VUs: 1, MaxVUs: 2},
 			{Name: "warm", Executor: "constant-vus", VUs: 1, MaxVUs: 1},
 		}},
-		{Segment: "1/3:2/3", Scenarios: []results.CheckScenario{
+		{Segment: "1/3:2/3", Scenarios: []measure.CheckScenario{
 			{Name: "load", Executor: "constant-arrival-rate", VUs: 1, MaxVUs: 2},
 			{Name: "warm", Executor: "constant-vus", VUs: 1, MaxVUs: 1},
 		}},
-		{Segment: "2/3:1", Scenarios: []results.CheckScenario{
+		{Segment: "2/3:1", Scenarios: []measure.CheckScenario{
 			{Name: "load", Executor: "constant-arrival-rate", VUs: 0, MaxVUs: 2},
 			{Name: "warm", Executor: "constant-vus", VUs: 1, MaxVUs: 1},
 		}},
@@ -39,18 +39,18 @@ func TestScenariosFromCheckReport(t *testing.T) {
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "runner-2") || !strings.Contains(warnings[0], `"load"`) {
 		t.Errorf("warnings %q, want one naming scenario load and runner-2", warnings)
 	}
-	if _, ok := ScenariosFromCheckReport(results.CheckReport{Check: results.CheckPassed, TotalDuration: "30s"}); ok {
+	if _, ok := ScenariosFromCheckReport(measure.CheckReport{Check: measure.CheckPassed, TotalDuration: "30s"}); ok {
 		t.Error("a report without segments gave scenarios")
 	}
 }
 
 // A forged report cannot make the warnings read without bound.
 func TestScenariosFromCheckReportIsBounded(t *testing.T) {
-	var scenarios []results.CheckScenario
+	var scenarios []measure.CheckScenario
 	for i := range 1000 {
-		scenarios = append(scenarios, results.CheckScenario{Name: fmt.Sprint("s", i), Executor: "constant-vus", VUs: ^uint64(0), MaxVUs: ^uint64(0)})
+		scenarios = append(scenarios, measure.CheckScenario{Name: fmt.Sprint("s", i), Executor: "constant-vus", VUs: ^uint64(0), MaxVUs: ^uint64(0)})
 	}
-	got, ok := ScenariosFromCheckReport(results.CheckReport{Segments: []results.CheckSegment{{Scenarios: scenarios}, {Scenarios: scenarios}}})
+	got, ok := ScenariosFromCheckReport(measure.CheckReport{Segments: []measure.CheckSegment{{Scenarios: scenarios}, {Scenarios: scenarios}}})
 	if !ok || len(got) != maxScenarios {
 		t.Fatalf("%d scenarios read, want %d", len(got), maxScenarios)
 	}

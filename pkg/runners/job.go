@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 const (
@@ -183,8 +183,8 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		// The runner binary waits before starting k6, in this container: an init container
 		// would cost each pod another container start.
 		env = append(env,
-			corev1.EnvVar{Name: results.ReachEnv, Value: strings.Join(addrs, ",")},
-			corev1.EnvVar{Name: results.ReachTimeoutEnv, Value: (reachTimeout + opts.TargetStarting.Round(time.Second)).String()})
+			corev1.EnvVar{Name: measure.ReachEnv, Value: strings.Join(addrs, ",")},
+			corev1.EnvVar{Name: measure.ReachTimeoutEnv, Value: (reachTimeout + opts.TargetStarting.Round(time.Second)).String()})
 	}
 	env = append(env, runner.Env...)
 	volumes = append(volumes, runner.Volumes...)
@@ -410,7 +410,7 @@ func ThresholdTags(thresholds map[string]v1alpha1.ThresholdList) []string {
 	seen := map[string]bool{}
 	var tags []string
 	for key := range thresholds {
-		_, filter, err := results.ParseMetricSelector(key)
+		_, filter, err := measure.ParseMetricSelector(key)
 		if err != nil {
 			continue // admission refuses malformed keys
 		}

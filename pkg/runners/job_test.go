@@ -12,8 +12,8 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 func envOf(c corev1.Container) map[string]string {
@@ -177,9 +177,9 @@ func TestRunnersWaitUntilTheyReachTheTarget(t *testing.T) {
 		}
 		for _, e := range spec.Containers[0].Env {
 			switch e.Name {
-			case results.ReachEnv:
+			case measure.ReachEnv:
 				addrs = e.Value
-			case results.ReachTimeoutEnv:
+			case measure.ReachTimeoutEnv:
 				timeout = e.Value
 			}
 		}
@@ -187,19 +187,19 @@ func TestRunnersWaitUntilTheyReachTheTarget(t *testing.T) {
 	}
 	addrs, timeout := reachEnv(Job(tr, 0, 1, JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "c", TargetEnv: env}))
 	if addrs != "web.ns.svc:443,app-db.ns.svc:5432" || timeout != "1m0s" {
-		t.Errorf("%s=%q %s=%q, want every component's address within 1m0s", results.ReachEnv, addrs, results.ReachTimeoutEnv, timeout)
+		t.Errorf("%s=%q %s=%q, want every component's address within 1m0s", measure.ReachEnv, addrs, measure.ReachTimeoutEnv, timeout)
 	}
 	// Created while the target starts, a runner waits for it as long as provisioning may take.
 	_, timeout = reachEnv(Job(tr, 0, 1, JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "c", TargetEnv: env, TargetStarting: 9*time.Minute + 58400*time.Millisecond}))
 	if timeout != "10m58s" {
-		t.Errorf("%s=%s while the target has 9m58.4s left to start, want 10m58s", results.ReachTimeoutEnv, timeout)
+		t.Errorf("%s=%s while the target has 9m58.4s left to start, want 10m58s", measure.ReachTimeoutEnv, timeout)
 	}
 
 	// An external target is only a URL: nothing to wait for.
 	external := Job(tr, 0, 1, JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "c",
 		TargetEnv: []corev1.EnvVar{{Name: "TARGET_URL", Value: "http://api.example.svc:8080"}}})
 	if addrs, _ := reachEnv(external); addrs != "" {
-		t.Errorf("external target: %s=%q, want nothing to wait for", results.ReachEnv, addrs)
+		t.Errorf("external target: %s=%q, want nothing to wait for", measure.ReachEnv, addrs)
 	}
 }
 

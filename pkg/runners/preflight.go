@@ -11,8 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 // PreflightDeadline bounds the pre-flight pod: k6 loads the script once and exits.
@@ -29,7 +29,7 @@ const CheckCommand = "check"
 // its outputs: by then k6 has parsed the flags, loaded the script and its imports, run its
 // init code and derived the execution plan exactly as each runner's `k6 run` will. A broken
 // test fails in seconds, before the target and runners are up, with k6's error (and line) in
-// the pod's termination message; a passed one leaves k6's plan there (results.CheckReport).
+// the pod's termination message; a passed one leaves k6's plan there (measure.CheckReport).
 func PreflightJob(tr *v1alpha1.TestRun, opts JobOptions) *batchv1.Job {
 	n := max(int(tr.Spec.Parallelism), 1)
 	job := Job(tr, 0, n, opts)
@@ -44,7 +44,7 @@ func PreflightJob(tr *v1alpha1.TestRun, opts JobOptions) *batchv1.Job {
 	// Nothing to reach yet (the target comes after), and nothing to spread: one short pod.
 	spec.TopologySpreadConstraints = nil
 	c := &spec.Containers[0]
-	c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == results.ReachEnv || e.Name == results.ReachTimeoutEnv })
+	c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == measure.ReachEnv || e.Name == measure.ReachTimeoutEnv })
 	c.Args = preflightArgs(c.Args, len(UserArgs(&tr.Spec)), n)
 	c.Ports, c.ReadinessProbe = nil, nil
 	job.Spec.ActiveDeadlineSeconds = ptr.To(int64(PreflightDeadline.Seconds()))
@@ -75,7 +75,7 @@ func preflightArgs(runArgs []string, userArgs, runners int) []string {
 // OnceSteps says whether the fleet skips setup() and teardown() as `k6 run` would: from the
 // pre-flight's report (k6's consolidated options: flags, K6_* env, --config, script options)
 // when there is one, else from spec.args and spec.runner.env alone.
-func OnceSteps(spec *v1alpha1.TestRunSpec, report *results.CheckReport) (noSetup, noTeardown bool) {
+func OnceSteps(spec *v1alpha1.TestRunSpec, report *measure.CheckReport) (noSetup, noTeardown bool) {
 	if report != nil {
 		return report.NoSetup, report.NoTeardown
 	}

@@ -9,8 +9,8 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/results"
 )
 
 // The pre-flight is runner 0's `k6 run`, in the runner's image, with the runner's arguments and
@@ -42,7 +42,7 @@ func TestPreflightJobChecksTheRunnersTest(t *testing.T) {
 		}
 		// The runner's whole environment, the target's variables included, but no wait for it.
 		wantEnv := slices.DeleteFunc(slices.Clone(runner.Env), func(e corev1.EnvVar) bool {
-			return e.Name == results.ReachEnv || e.Name == results.ReachTimeoutEnv
+			return e.Name == measure.ReachEnv || e.Name == measure.ReachTimeoutEnv
 		})
 		if !reflect.DeepEqual(c.Env, wantEnv) || !reflect.DeepEqual(c.EnvFrom, runner.EnvFrom) {
 			t.Errorf("%d runners: env %v envFrom %v, want the runner's %v %v", n, c.Env, c.EnvFrom, wantEnv, runner.EnvFrom)
@@ -77,7 +77,7 @@ func TestOnceSteps(t *testing.T) {
 	for _, tc := range []struct {
 		name                string
 		spec                *v1alpha1.TestRunSpec
-		report              *results.CheckReport
+		report              *measure.CheckReport
 		noSetup, noTeardown bool
 	}{
 		{name: "nothing", spec: spec(nil)},
@@ -86,8 +86,8 @@ func TestOnceSteps(t *testing.T) {
 		{name: "env", spec: spec(nil, corev1.EnvVar{Name: "K6_NO_TEARDOWN", Value: "true"}), noTeardown: true},
 		{name: "flag over env", spec: spec([]string{"--no-setup=0"}, corev1.EnvVar{Name: "K6_NO_SETUP", Value: "1"})},
 		{name: "arguments", spec: &v1alpha1.TestRunSpec{Arguments: "--vus 2 --no-setup"}, noSetup: true},
-		{name: "k6 says (script options)", spec: spec(nil), report: &results.CheckReport{NoTeardown: true}, noTeardown: true},
-		{name: "k6 has the last word", spec: spec([]string{"--no-setup"}), report: &results.CheckReport{}},
+		{name: "k6 says (script options)", spec: spec(nil), report: &measure.CheckReport{NoTeardown: true}, noTeardown: true},
+		{name: "k6 has the last word", spec: spec([]string{"--no-setup"}), report: &measure.CheckReport{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, td := OnceSteps(tc.spec, tc.report)

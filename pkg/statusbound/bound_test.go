@@ -31,7 +31,7 @@ func TestCutEndsOnACharacter(t *testing.T) {
 // strings end on a character, and one warning (with room made for it) says what was cut.
 func TestTestRunCutsAndSaysWhat(t *testing.T) {
 	r := &v1alpha1.Results{}
-	for i := range 17 { // 16 overflows and the metrics warning: report.Build's own worst case
+	for i := range 17 { // 16 overflows and the metrics warning: judge.Build's own worst case
 		r.Warnings = append(r.Warnings, fmt.Sprintf("warning %d", i))
 	}
 	for i := range 300 {

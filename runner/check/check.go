@@ -20,7 +20,7 @@ import (
 	"go.k6.io/k6/v2/lib"
 	"go.k6.io/k6/v2/output"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // Command is the first argument that selects the check instead of k6.
@@ -77,8 +77,8 @@ func hasOutput(args []string) bool {
 }
 
 // NewReport derives the report from the options and plan k6 gives an output.
-func NewReport(opts lib.Options, plan []lib.ExecutionStep) (results.CheckReport, error) {
-	r := results.CheckReport{Check: results.CheckPassed, NoSetup: opts.NoSetup.Bool, NoTeardown: opts.NoTeardown.Bool}
+func NewReport(opts lib.Options, plan []lib.ExecutionStep) (measure.CheckReport, error) {
+	r := measure.CheckReport{Check: measure.CheckPassed, NoSetup: opts.NoSetup.Bool, NoTeardown: opts.NoTeardown.Bool}
 	end, _ := lib.GetEndOffset(plan)
 	r.TotalDuration = end.String()
 	seq := opts.ExecutionSegmentSequence
@@ -96,11 +96,11 @@ func NewReport(opts lib.Options, plan []lib.ExecutionStep) (results.CheckReport,
 		if err != nil {
 			return r, err
 		}
-		s := results.CheckSegment{Segment: seg.String(), MaxVUs: lib.GetMaxPossibleVUs(opts.Scenarios.GetFullExecutionRequirements(et))}
+		s := measure.CheckSegment{Segment: seg.String(), MaxVUs: lib.GetMaxPossibleVUs(opts.Scenarios.GetFullExecutionRequirements(et))}
 		for _, name := range names {
 			cfg := opts.Scenarios[name]
 			steps := cfg.GetExecutionRequirements(et)
-			s.Scenarios = append(s.Scenarios, results.CheckScenario{Name: name, Executor: cfg.GetType(),
+			s.Scenarios = append(s.Scenarios, measure.CheckScenario{Name: name, Executor: cfg.GetType(),
 				VUs: lib.GetMaxPlannedVUs(steps), MaxVUs: lib.GetMaxPossibleVUs(steps)})
 		}
 		r.Segments = append(r.Segments, s)

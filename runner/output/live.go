@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // serveLive starts the live endpoint on cfg.Live; it stops with the output.
@@ -20,7 +20,7 @@ func (o *Output) serveLive() error {
 	}
 	mux := http.NewServeMux()
 	// The operator merges these mid-run (peak steps); the encoding is the log's, markers included.
-	mux.HandleFunc("GET "+results.LivePath, func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET "+measure.LivePath, func(w http.ResponseWriter, _ *http.Request) {
 		o.mu.Lock()
 		b := o.encode(false, nil)
 		o.mu.Unlock()
@@ -29,7 +29,7 @@ func (o *Output) serveLive() error {
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.Write(b) //nolint:errcheck // the reader retries on its next evaluation
 	})
-	mux.HandleFunc("GET "+results.FinalPath, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+measure.FinalPath, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-o.finalReady:
 			w.Header().Set("Content-Type", "text/plain")
@@ -38,7 +38,7 @@ func (o *Output) serveLive() error {
 		case <-r.Context().Done():
 		}
 	})
-	mux.HandleFunc("POST "+results.ReleasePath, func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("POST "+measure.ReleasePath, func(w http.ResponseWriter, _ *http.Request) {
 		o.releaseOnce.Do(func() {
 			// The load and teardown() are over: print the final envelope before ending the
 			// linger, so the log holds it however k6's shutdown goes (Stop prints it again,

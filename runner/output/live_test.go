@@ -13,7 +13,7 @@ import (
 	"go.k6.io/k6/v2/metrics"
 	"go.k6.io/k6/v2/output"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // TestLiveEndpointServesTheEnvelopeSoFar: mid-run the endpoint returns what was folded so far
@@ -23,17 +23,17 @@ func TestLiveEndpointServesTheEnvelopeSoFar(t *testing.T) {
 	var stdout bytes.Buffer
 	o := startedWithRequests(t, map[string]string{"K6_FLEETBENCH_WINDOW": "1s", "K6_FLEETBENCH_LIVE": addr}, &stdout, make([]string, 42))
 	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get("http://" + addr + results.LivePath)
+	resp, err := client.Get("http://" + addr + measure.LivePath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	env, err := results.ExtractEnvelope(body)
+	env, err := measure.ExtractEnvelope(body)
 	if err != nil {
 		t.Fatalf("%v: %s", err, body)
 	}
-	s, err := results.Merge(env)
+	s, err := measure.Merge(env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestLiveEndpointServesTheEnvelopeSoFar(t *testing.T) {
 	if err := o.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if resp, err := client.Get("http://" + addr + results.LivePath); err == nil {
+	if resp, err := client.Get("http://" + addr + measure.LivePath); err == nil {
 		resp.Body.Close()
 		t.Error("the live endpoint still answers after the output stopped")
 	}
@@ -61,7 +61,7 @@ func TestFinalEndpointAnswersWhenTheOutputStops(t *testing.T) {
 	}
 	answered := make(chan answer, 1)
 	go func() {
-		resp, err := (&http.Client{Timeout: time.Minute}).Get("http://" + addr + results.FinalPath)
+		resp, err := (&http.Client{Timeout: time.Minute}).Get("http://" + addr + measure.FinalPath)
 		if err != nil {
 			answered <- answer{err: err}
 			return
@@ -85,7 +85,7 @@ func TestFinalEndpointAnswersWhenTheOutputStops(t *testing.T) {
 	if !bytes.Equal(a.body, stdout.Bytes()) {
 		t.Errorf("the final endpoint answered %d bytes, the log holds %d: they must be the same envelope", len(a.body), stdout.Len())
 	}
-	env, err := results.ExtractEnvelope(a.body)
+	env, err := measure.ExtractEnvelope(a.body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,11 +113,11 @@ func TestExcludedScenariosDoNotCount(t *testing.T) {
 	if err := o.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	env, err := results.ExtractEnvelope(stdout.Bytes())
+	env, err := measure.ExtractEnvelope(stdout.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := results.Merge(env)
+	s, err := measure.Merge(env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestReleaseEndsTheLingerOnce(t *testing.T) {
 	}
 	client := &http.Client{Timeout: 5 * time.Second}
 	for range 2 {
-		resp, err := client.Post("http://"+addr+results.ReleasePath, "text/plain", nil)
+		resp, err := client.Post("http://"+addr+measure.ReleasePath, "text/plain", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestReleaseEndsTheLingerOnce(t *testing.T) {
 			t.Errorf("release answered %d", resp.StatusCode)
 		}
 	}
-	if env, err := results.ExtractEnvelope(stdout.Bytes()); err != nil || !env.Final {
+	if env, err := measure.ExtractEnvelope(stdout.Bytes()); err != nil || !env.Final {
 		t.Errorf("after the release, before k6 stops the output, stdout holds no final envelope: %v", err)
 	}
 	if err := o.Stop(); err != nil {
@@ -231,11 +231,11 @@ func TestGRPCCallsKeepTheirMethod(t *testing.T) {
 	if err := o.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	env, err := results.ExtractEnvelope(stdout.Bytes())
+	env, err := measure.ExtractEnvelope(stdout.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := results.Merge(env)
+	s, err := measure.Merge(env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package output is fleetbench's k6 output extension. It folds every sample
-// into bounded, mergeable aggregates (see pkg/results) as it arrives and, when
+// into bounded, mergeable aggregates (see pkg/measure) as it arrives and, when
 // k6 stops the output, prints one result envelope to stdout for the
 // controller to read from the pod log.
 //
@@ -12,8 +12,8 @@
 //	K6_FLEETBENCH_FILE         also write the final envelope to this file
 //	K6_FLEETBENCH_RUNNER       runner name, default $POD_NAME or the host name
 //	K6_FLEETBENCH_EXCLUDE_SCENARIOS  comma-separated scenarios whose samples are not counted (a warm-up)
-//	K6_FLEETBENCH_LIVE         serve the envelope so far at this address (e.g. :6566), path results.LivePath
-//	K6_FLEETBENCH_TAGS         comma-separated tags to split series by besides results.KeptTags (the
+//	K6_FLEETBENCH_LIVE         serve the envelope so far at this address (e.g. :6566), path measure.LivePath
+//	K6_FLEETBENCH_TAGS         comma-separated tags to split series by besides measure.KeptTags (the
 //	                           operator passes those its thresholds name; the script's are added)
 package output
 
@@ -33,7 +33,7 @@ import (
 	"go.k6.io/k6/v2/metrics"
 	"go.k6.io/k6/v2/output"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/runner/check"
 )
 
@@ -52,7 +52,7 @@ func init() {
 
 // Config is the output's configuration.
 type Config struct {
-	Collector  results.CollectorConfig
+	Collector  measure.CollectorConfig
 	Checkpoint time.Duration
 	File       string
 	Runner     string
@@ -60,13 +60,13 @@ type Config struct {
 	Live string
 	// Exclude are scenarios whose samples are dropped, e.g. a benchmark's warm-up.
 	Exclude map[string]bool
-	// Tags are tags to keep besides results.KeptTags.
+	// Tags are tags to keep besides measure.KeptTags.
 	Tags []string
 }
 
 // ConfigFromEnv reads the K6_FLEETBENCH_* variables.
 func ConfigFromEnv(env map[string]string) (Config, error) {
-	c := Config{Collector: results.DefaultCollectorConfig, File: env["K6_FLEETBENCH_FILE"], Runner: env["K6_FLEETBENCH_RUNNER"],
+	c := Config{Collector: measure.DefaultCollectorConfig, File: env["K6_FLEETBENCH_FILE"], Runner: env["K6_FLEETBENCH_RUNNER"],
 		Live: env["K6_FLEETBENCH_LIVE"], Exclude: map[string]bool{}}
 	for _, sc := range strings.Split(env["K6_FLEETBENCH_EXCLUDE_SCENARIOS"], ",") {
 		if sc = strings.TrimSpace(sc); sc != "" {
@@ -117,11 +117,11 @@ type Output struct {
 	now    func() time.Time // replaceable in tests
 
 	mu         sync.Mutex
-	collector  *results.Collector
-	cache      map[metrics.TimeSeries]*results.CollectedSeries
+	collector  *measure.Collector
+	cache      map[metrics.TimeSeries]*measure.CollectedSeries
 	thresholds map[string][]string
 	// abortOnFail are the script's abortOnFail thresholds, judged by the operator fleet-wide.
-	abortOnFail []results.AbortThreshold
+	abortOnFail []measure.AbortThreshold
 	// keep are the tag keys series are split by: the defaults and every tag a threshold names.
 	keep    map[string]bool
 	cpu     cpuMeter
@@ -155,7 +155,7 @@ func New(p output.Params) (*Output, error) {
 	}
 	o := &Output{cfg: cfg, stdout: w, now: time.Now, done: make(chan struct{}), keep: map[string]bool{}, release: interruptSelf,
 		finalReady: make(chan struct{})}
-	for _, tag := range append(append([]string(nil), results.KeptTags...), cfg.Tags...) {
+	for _, tag := range append(append([]string(nil), measure.KeptTags...), cfg.Tags...) {
 		o.keep[tag] = true
 	}
 	return o, nil
@@ -173,7 +173,7 @@ func (o *Output) SetThresholds(th map[string]metrics.Thresholds) {
 	o.abortOnFail = nil
 	for key, t := range th {
 		// k6 validated the keys; a sub-metric's tags must be split by so it can be judged.
-		if _, filter, err := results.ParseMetricSelector(key); err == nil {
+		if _, filter, err := measure.ParseMetricSelector(key); err == nil {
 			for tag := range filter {
 				o.keep[tag] = true
 			}
@@ -181,7 +181,7 @@ func (o *Output) SetThresholds(th map[string]metrics.Thresholds) {
 		for _, x := range t.Thresholds {
 			o.thresholds[key] = append(o.thresholds[key], x.Source)
 			if x.AbortOnFail {
-				o.abortOnFail = append(o.abortOnFail, results.AbortThreshold{Metric: key, Expression: x.Source,
+				o.abortOnFail = append(o.abortOnFail, measure.AbortThreshold{Metric: key, Expression: x.Source,
 					DelayNanos: int64(x.AbortGracePeriod.TimeDuration())})
 			}
 		}
@@ -195,8 +195,8 @@ func (o *Output) SetThresholds(th map[string]metrics.Thresholds) {
 func (o *Output) Start() error {
 	o.mu.Lock()
 	start := o.now()
-	o.collector = results.NewCollector(o.cfg.Collector, start)
-	o.cache = map[metrics.TimeSeries]*results.CollectedSeries{}
+	o.collector = measure.NewCollector(o.cfg.Collector, start)
+	o.cache = map[metrics.TimeSeries]*measure.CollectedSeries{}
 	o.cpu = newCPUMeter()
 	o.mu.Unlock()
 
@@ -338,23 +338,23 @@ func (o *Output) encode(final bool, testErr error) []byte {
 	e.CPU.UserSeconds, e.CPU.SystemSeconds, e.CPU.MaxRSSBytes = o.cpu.totals()
 	e.CPU.Cores = usableCores()
 	var b bytes.Buffer
-	if err := results.Encode(&b, &e); err != nil {
+	if err := measure.Encode(&b, &e); err != nil {
 		// Cannot happen for collector output (no NaN/Inf); say so loudly.
 		fmt.Fprintf(&b, "fleetbench: cannot encode result envelope: %v\n", err)
 	}
 	return b.Bytes()
 }
 
-func metricType(t metrics.MetricType) results.MetricType {
+func metricType(t metrics.MetricType) measure.MetricType {
 	switch t {
 	case metrics.Counter:
-		return results.Counter
+		return measure.Counter
 	case metrics.Gauge:
-		return results.Gauge
+		return measure.Gauge
 	case metrics.Rate:
-		return results.Rate
+		return measure.Rate
 	default:
-		return results.Trend
+		return measure.Trend
 	}
 }
 

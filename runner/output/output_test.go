@@ -10,7 +10,7 @@ import (
 	"go.k6.io/k6/v2/metrics"
 	"go.k6.io/k6/v2/output"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // Samples fed programmatically, as k6's output manager would, come out as
@@ -61,17 +61,17 @@ func TestOutputFoldsSamplesIntoEnvelope(t *testing.T) {
 	if err := o.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(stdout.String(), results.BeginMarker); n != 1 {
+	if n := strings.Count(stdout.String(), measure.BeginMarker); n != 1 {
 		t.Fatalf("%d envelopes printed", n)
 	}
-	e, err := results.ExtractEnvelope(stdout.Bytes())
+	e, err := measure.ExtractEnvelope(stdout.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !e.Final || !e.Aborted || e.Error != "aborted by signal" || e.Runner != "r1" || e.WindowNanos != int64(time.Second) {
 		t.Fatalf("envelope header: %+v", e)
 	}
-	s, err := results.Merge(e)
+	s, err := measure.Merge(e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // Command is the first argument that selects the preflight instead of k6.
@@ -65,22 +65,22 @@ func Wait(ctx context.Context, dial Dialer, addrs []string, timeout, interval ti
 	}
 }
 
-// FromEnv waits for the addresses in results.ReachEnv before k6 starts, in k6's own container:
+// FromEnv waits for the addresses in measure.ReachEnv before k6 starts, in k6's own container:
 // a separate init container would cost every runner pod a container start. It returns the
 // process's exit code: 0 to go on (nothing to wait for, or all reached).
 func FromEnv(getenv func(string) string, out io.Writer) int {
-	list := getenv(results.ReachEnv)
+	list := getenv(measure.ReachEnv)
 	if list == "" {
 		return 0
 	}
-	timeout, err := time.ParseDuration(getenv(results.ReachTimeoutEnv))
+	timeout, err := time.ParseDuration(getenv(measure.ReachTimeoutEnv))
 	if err != nil || timeout <= 0 {
 		timeout = time.Minute
 	}
 	d := &net.Dialer{}
 	if err := Wait(context.Background(), d.DialContext, strings.Split(list, ","), timeout, 250*time.Millisecond); err != nil {
 		_, _ = fmt.Fprintln(out, err) // the log's end is the pod's termination message
-		return results.ExitTargetUnreachable
+		return measure.ExitTargetUnreachable
 	}
 	return 0
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 func TestWaitReturnsOnceEveryAddressAccepts(t *testing.T) {
@@ -87,9 +87,9 @@ func TestFromEnvWaitsBeforeK6(t *testing.T) {
 		says string
 	}{
 		{name: "nothing to reach", env: map[string]string{}, want: 0},
-		{name: "reachable", env: map[string]string{results.ReachEnv: ln.Addr().String(), results.ReachTimeoutEnv: "5s"}, want: 0},
-		{name: "unreachable", env: map[string]string{results.ReachEnv: ln.Addr().String() + "," + refused, results.ReachTimeoutEnv: "600ms"},
-			want: results.ExitTargetUnreachable, says: refused},
+		{name: "reachable", env: map[string]string{measure.ReachEnv: ln.Addr().String(), measure.ReachTimeoutEnv: "5s"}, want: 0},
+		{name: "unreachable", env: map[string]string{measure.ReachEnv: ln.Addr().String() + "," + refused, measure.ReachTimeoutEnv: "600ms"},
+			want: measure.ExitTargetUnreachable, says: refused},
 	} {
 		var out bytes.Buffer
 		got := FromEnv(func(k string) string { return tc.env[k] }, &out)

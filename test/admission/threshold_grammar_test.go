@@ -12,7 +12,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // TestThresholdGrammarMatchesTheParser keeps admission and the operator's threshold parser on
@@ -27,8 +27,8 @@ func TestThresholdGrammarMatchesTheParser(t *testing.T) {
 	if err := yaml.Unmarshal(crd, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(celRules(doc), "self.matches(r'"+results.ThresholdExpressionPattern+"')") {
-		t.Fatal("the CRD's threshold rule is not pkg/results.ThresholdExpressionPattern: update the marker on v1alpha1.ThresholdExpression and run make manifests")
+	if !slices.Contains(celRules(doc), "self.matches(r'"+measure.ThresholdExpressionPattern+"')") {
+		t.Fatal("the CRD's threshold rule is not pkg/measure.ThresholdExpressionPattern: update the marker on v1alpha1.ThresholdExpression and run make manifests")
 	}
 
 	corpus := []string{
@@ -39,7 +39,7 @@ func TestThresholdGrammarMatchesTheParser(t *testing.T) {
 	accepted := 0
 	ctx := context.Background()
 	for i, expr := range corpus {
-		parserOK := results.ValidateThresholdExpression(expr) == nil
+		parserOK := measure.ValidateThresholdExpression(expr) == nil
 		run := tw.MakeTestRun("grammar-"+string(rune('a'+i)), ns).Threshold("http_req_duration", v1alpha1.ThresholdExpression(expr)).Obj()
 		err := env.Client.Create(ctx, run)
 		if err == nil {

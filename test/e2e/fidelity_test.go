@@ -20,7 +20,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/plugin"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/test/fidelity"
 )
 
@@ -189,4 +189,4 @@ func (e *env) fidelityServed(t *testing.T, ns string) int64 {
 }
 
 // k6Requests is http_reqs' count in k6's summary shape.
-func k6Requests(s *report.K6Summary) float64 { return s.Metrics["http_reqs"].Values["count"] }
+func k6Requests(s *judge.K6Summary) float64 { return s.Metrics["http_reqs"].Values["count"] }

@@ -24,8 +24,8 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/plugin"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/htmlreport/browsertest"
-	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/present/htmlreport/browsertest"
 )
 
 // TestPluginFollowsARunAndReportsIt is what a user of `kubectl fleetbench` sees: `run -f` on a
@@ -77,7 +77,7 @@ func TestPluginFollowsARunAndReportsIt(t *testing.T) {
 
 	jsonOut, code := e.plugin(t, "report", "observed", "-n", ns, "--format", "json")
 	var doc struct {
-		Timeline *report.Timeline `json:"timeline"`
+		Timeline *judge.Timeline `json:"timeline"`
 	}
 	if code != 0 || json.Unmarshal([]byte(jsonOut), &doc) != nil || doc.Timeline == nil {
 		t.Fatalf("report --format json exited %d without a timeline:\n%.2000s", code, jsonOut)
@@ -234,7 +234,7 @@ func (e *env) checkInBrowser(t *testing.T, html, screenshot string, want map[str
 }
 
 // timeline reads a finished TestRun's timeline from its results ConfigMap, as the plugin does.
-func (e *env) timeline(t *testing.T, run *v1alpha1.TestRun) *report.Timeline {
+func (e *env) timeline(t *testing.T, run *v1alpha1.TestRun) *judge.Timeline {
 	t.Helper()
 	_, tl, err := plugin.FullResult(e.ctx, e.c, run)
 	if err != nil || tl == nil {

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"fleetbench.dev/fleetbench/pkg/report"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // Compare says where a fleet's result (got, in k6's summary shape) differs from one k6
@@ -17,7 +17,7 @@ import (
 // Timings and byte counts are not compared: separate executions differ in them (the byte counts
 // by the Host header and each process's own connections). Gauges are last values, which a
 // fleet sums, so they are not compared either.
-func Compare(want, got report.K6Summary) []string {
+func Compare(want, got judge.K6Summary) []string {
 	diffs := CompareVerdicts(want, got)
 	gotMetrics := canonicalMetrics(got)
 	for _, name := range slices.Sorted(maps.Keys(want.Metrics)) {
@@ -55,7 +55,7 @@ func Compare(want, got report.K6Summary) []string {
 // CompareVerdicts says where the fleet's threshold verdicts differ from k6's: each threshold
 // k6 judged has the same verdict, and the fleet judged no other. It is all that compares for a
 // script that stops early on purpose, as how much ran before the stop differs.
-func CompareVerdicts(want, got report.K6Summary) []string {
+func CompareVerdicts(want, got judge.K6Summary) []string {
 	var diffs []string
 	gotMetrics := canonicalMetrics(got)
 	for _, name := range slices.Sorted(maps.Keys(want.Metrics)) {
@@ -80,15 +80,15 @@ func CompareVerdicts(want, got report.K6Summary) []string {
 	return diffs
 }
 
-func canonicalMetrics(s report.K6Summary) map[string]report.K6Metric {
-	out := make(map[string]report.K6Metric, len(s.Metrics))
+func canonicalMetrics(s judge.K6Summary) map[string]judge.K6Metric {
+	out := make(map[string]judge.K6Metric, len(s.Metrics))
 	for name, m := range s.Metrics {
 		out[CanonicalKey(name)] = m
 	}
 	return out
 }
 
-func hasThreshold(s report.K6Summary, name, expr string) bool {
+func hasThreshold(s judge.K6Summary, name, expr string) bool {
 	for n, m := range s.Metrics {
 		if _, ok := m.Thresholds[expr]; ok && CanonicalKey(n) == CanonicalKey(name) {
 			return true
@@ -98,10 +98,10 @@ func hasThreshold(s report.K6Summary, name, expr string) bool {
 }
 
 // checkCounts maps "group path / check name" to its passes and fails.
-func checkCounts(root report.K6Group) map[string][2]uint64 {
+func checkCounts(root judge.K6Group) map[string][2]uint64 {
 	out := map[string][2]uint64{}
-	var walk func(g report.K6Group)
-	walk = func(g report.K6Group) {
+	var walk func(g judge.K6Group)
+	walk = func(g judge.K6Group) {
 		for _, c := range g.Checks {
 			out[g.Path+" / "+c.Name] = [2]uint64{c.Passes, c.Fails}
 		}
@@ -116,7 +116,7 @@ func checkCounts(root report.K6Group) map[string][2]uint64 {
 // CanonicalKey writes a threshold key or sub-metric name with sorted, unquoted tags, so
 // `http_reqs{ name: 'home' }` (as written) and k6's `http_reqs{name: 'home'}` compare equal.
 func CanonicalKey(key string) string {
-	name, filter, err := results.ParseMetricSelector(key)
+	name, filter, err := measure.ParseMetricSelector(key)
 	if err != nil || filter == nil {
 		return key
 	}

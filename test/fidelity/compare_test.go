@@ -4,36 +4,36 @@ import (
 	"strings"
 	"testing"
 
-	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/judge"
 )
 
-func summary(reqs, passes float64, thresholdOK bool, checkPasses uint64) report.K6Summary {
-	return report.K6Summary{
-		Metrics: map[string]report.K6Metric{
+func summary(reqs, passes float64, thresholdOK bool, checkPasses uint64) judge.K6Summary {
+	return judge.K6Summary{
+		Metrics: map[string]judge.K6Metric{
 			"http_reqs": {Type: "counter", Values: map[string]float64{"count": reqs}},
 			"data_sent": {Type: "counter", Values: map[string]float64{"count": reqs * 97}},
 			"checks":    {Type: "rate", Values: map[string]float64{"passes": passes, "fails": 1}},
 			"http_reqs{name: 'home'}": {Type: "counter", Values: map[string]float64{"count": reqs},
-				Thresholds: map[string]report.K6Threshold{"count>10": {OK: thresholdOK}}},
+				Thresholds: map[string]judge.K6Threshold{"count>10": {OK: thresholdOK}}},
 		},
-		RootGroup: report.K6Group{Checks: []report.K6Check{{Name: "is 200", Passes: checkPasses}}},
+		RootGroup: judge.K6Group{Checks: []judge.K6Check{{Name: "is 200", Passes: checkPasses}}},
 	}
 }
 
 func TestCompare(t *testing.T) {
 	k6 := summary(30, 29, true, 29)
 	sameButBytes := summary(30, 29, true, 29)
-	sameButBytes.Metrics["data_sent"] = report.K6Metric{Type: "counter", Values: map[string]float64{"count": 1}}
+	sameButBytes.Metrics["data_sent"] = judge.K6Metric{Type: "counter", Values: map[string]float64{"count": 1}}
 	// fleetbench writes sub-metric names as k6 normalizes them; the corpus as its author did.
 	renamed := summary(30, 29, true, 29)
 	renamed.Metrics["http_reqs{name:home}"] = renamed.Metrics["http_reqs{name: 'home'}"]
 	delete(renamed.Metrics, "http_reqs{name: 'home'}")
 	extra := summary(30, 29, true, 29)
-	extra.Metrics["iterations"] = report.K6Metric{Type: "counter", Values: map[string]float64{"count": 30},
-		Thresholds: map[string]report.K6Threshold{"count>1": {OK: true}}}
+	extra.Metrics["iterations"] = judge.K6Metric{Type: "counter", Values: map[string]float64{"count": 30},
+		Thresholds: map[string]judge.K6Threshold{"count>1": {OK: true}}}
 	for _, tc := range []struct {
 		name     string
-		got      report.K6Summary
+		got      judge.K6Summary
 		want     []string // each diff, by a part of it
 		verdicts int      // how many of them CompareVerdicts reports
 	}{

@@ -10,7 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/judge"
 )
 
 const (
@@ -32,7 +32,7 @@ const (
 // Run is what one plain k6 process made of a script.
 type Run struct {
 	// Summary is k6's own end-of-test summary.
-	Summary report.K6Summary
+	Summary judge.K6Summary
 	// Output is what k6 printed.
 	Output []byte
 	// Aborted: the script called test.abort() (exit 108); the test failed, thresholds or not.

@@ -23,7 +23,7 @@ import (
 	"sync"
 	"time"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -131,24 +131,24 @@ func (s *server) live(w http.ResponseWriter, r *http.Request) {
 	resumed := rn.resumedAt
 	s.mu.Unlock()
 	switch {
-	case r.URL.Path == results.LivePath && r.Method == http.MethodGet:
+	case r.URL.Path == measure.LivePath && r.Method == http.MethodGet:
 		now := time.Now().UnixNano()
 		startNs := now
 		if resumed != 0 {
 			startNs = s.start.Add(resumed).UnixNano()
 		}
-		env := results.Envelope{Runner: ip, K6Version: "standin", StartUnixNano: startNs, EndUnixNano: now,
-			WindowNanos: int64(time.Second), Accuracy: results.RelativeAccuracy, Metrics: []results.Metric{}}
+		env := measure.Envelope{Runner: ip, K6Version: "standin", StartUnixNano: startNs, EndUnixNano: now,
+			WindowNanos: int64(time.Second), Accuracy: measure.RelativeAccuracy, Metrics: []measure.Metric{}}
 		var b bytes.Buffer
-		if err := results.Encode(&b, &env); err != nil {
+		if err := measure.Encode(&b, &env); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write(b.Bytes())
-	case r.URL.Path == results.ReleasePath && r.Method == http.MethodPost:
+	case r.URL.Path == measure.ReleasePath && r.Method == http.MethodPost:
 		w.WriteHeader(http.StatusOK)
-	case r.URL.Path == results.FinalPath && r.Method == http.MethodGet:
+	case r.URL.Path == measure.FinalPath && r.Method == http.MethodGet:
 		// These runners never end by themselves: held, as k6 holds it, until the caller gives up.
 		<-r.Context().Done()
 	default:

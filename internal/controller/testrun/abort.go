@@ -11,7 +11,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // abortInterval is how often the runners' merged live data is judged against the script's
@@ -51,13 +51,13 @@ func (r *Reconciler) evaluateAbort(ctx context.Context, s *scope) (stop string, 
 			return "", 0
 		}
 	}
-	summary, err := results.Merge(envs...)
+	summary, err := measure.Merge(envs...)
 	if err != nil {
 		logf.FromContext(ctx).Info("merging the runners' live results failed", "error", err.Error())
 		return "", abortInterval
 	}
 	// Merge judged every script threshold (abortOnFail ones among them) on the merged data.
-	judged := map[string]results.ThresholdResult{}
+	judged := map[string]measure.ThresholdResult{}
 	for _, res := range summary.Thresholds {
 		judged[res.Metric+" "+res.Expression] = res
 	}
@@ -84,9 +84,9 @@ func abortMessage(w *v1alpha1.AbortWatch) string {
 }
 
 // abortThresholds are the abortOnFail thresholds the runners report, each once.
-func abortThresholds(envs []results.Envelope) []results.AbortThreshold {
-	seen := map[results.AbortThreshold]bool{}
-	var out []results.AbortThreshold
+func abortThresholds(envs []measure.Envelope) []measure.AbortThreshold {
+	seen := map[measure.AbortThreshold]bool{}
+	var out []measure.AbortThreshold
 	for _, e := range envs {
 		for _, t := range e.AbortOnFail {
 			if !seen[t] {

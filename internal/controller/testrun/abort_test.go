@@ -8,7 +8,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // TestAbortOnFailStopsTheFleetOnMergedData: the script marks http_req_failed rate<0.1
@@ -20,11 +20,11 @@ func TestAbortOnFailStopsTheFleetOnMergedData(t *testing.T) {
 	run := tw.MakeTestRun("abort", ns).Parallelism(2).Devices(20, "1s").Duration("1m").Obj()
 	k, pods := startRunning(t, run, 2)
 	start := waitPhase(t, run, v1alpha1.PhaseRunning, "").Status.StartTime.Time
-	abort := []results.AbortThreshold{{Metric: "http_req_failed", Expression: "rate<0.1"}}
+	abort := []measure.AbortThreshold{{Metric: "http_req_failed", Expression: "rate<0.1"}}
 	for i, failed := range []int{5, 25} {
 		load := []tw.StepLoad{{From: 0, To: 2 * time.Second, Requests: 100, Failed: failed, LatencyMs: 5}}
 		name := pods[i].Name
-		runner.serveLive(pods[i], func() results.Envelope {
+		runner.serveLive(pods[i], func() measure.Envelope {
 			// The whole 2 s at once: whichever reconcile judges first sees the merged 15 %.
 			e := tw.LiveEnvelope(name, start, time.Second, load, start.Add(2*time.Second))
 			// The runner reports every script threshold, abortOnFail ones included.

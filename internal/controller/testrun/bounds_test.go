@@ -18,7 +18,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/internal/testwrappers/hostile"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/statusbound"
 )
 
@@ -66,10 +66,10 @@ func TestHostileResultsEndTheRun(t *testing.T) {
 		env.Thresholds[fmt.Sprintf("custom_%d_%s", i, strings.Repeat("ü", 1500))] = []string{"count>0"}
 	}
 	for i := range 20 {
-		env.Overflows = append(env.Overflows, results.Overflow{Metric: fmt.Sprintf("m%d", i), Tag: strings.Repeat("\x1b[31m日", 400), Series: 200})
+		env.Overflows = append(env.Overflows, measure.Overflow{Metric: fmt.Sprintf("m%d", i), Tag: strings.Repeat("\x1b[31m日", 400), Series: 200})
 	}
 	var log bytes.Buffer
-	if err := results.Encode(&log, &env); err != nil {
+	if err := measure.Encode(&log, &env); err != nil {
 		t.Fatal(err)
 	}
 	logs.set(pods[0], log.Bytes(), nil)

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // runnerState is one runner as the world shows it: its Job and the Job's pod, either missing,
@@ -18,7 +18,7 @@ type runnerState struct {
 	index int
 	job   *batchv1.Job
 	pod   *corev1.Pod
-	final *results.Envelope
+	final *measure.Envelope
 	// pullGaveUp is the kubelet's message once the runner's image pull failed again after the
 	// first back-off (pullFailures).
 	pullGaveUp string
@@ -72,7 +72,7 @@ const (
 
 // k6ExitMeaning names k6's exit codes, and the runner binary's own, for messages.
 var k6ExitMeaning = map[int32]string{
-	results.ExitTargetUnreachable: "could not reach the target, so k6 never started",
+	measure.ExitTargetUnreachable: "could not reach the target, so k6 never started",
 	exitThresholdsFailed:          "thresholds failed on this runner's share",
 	100:                           "setup() timed out",
 	101:                           "teardown() timed out",

@@ -11,7 +11,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -30,7 +30,7 @@ func TestClassifyRunner(t *testing.T) {
 		// scriptAborted: the script called test.abort().
 		scriptAborted bool
 		// final is the clean final envelope the runner handed over.
-		final *results.Envelope
+		final *measure.Envelope
 	}{
 		{name: "no Job yet", want: runnerNoJob},
 		{name: "Job without pod", job: job, want: runnerNoPod, says: "kubectl describe job r-runner-0"},
@@ -40,10 +40,10 @@ func TestClassifyRunner(t *testing.T) {
 		{name: "unschedulable", job: job, pod: runnerPod().Unschedulable("0/3 nodes are available: 3 Insufficient cpu"), want: runnerPending, says: "Insufficient cpu"},
 		{name: "image never pulled", job: job, pod: runnerPod().Waiting("ErrImageNeverPull", "not present"), want: runnerPending, says: "ErrImageNeverPull"},
 		{name: "ready", job: job, pod: runnerPod().Ready("10.0.0.1"), want: runnerReady},
-		{name: "ready, its final envelope handed over", job: job, pod: runnerPod().Ready("10.0.0.1"), final: &results.Envelope{Final: true},
+		{name: "ready, its final envelope handed over", job: job, pod: runnerPod().Ready("10.0.0.1"), final: &measure.Envelope{Final: true},
 			want: runnerSucceeded, says: "handed over its final results"},
 		{name: "killed after handing over its final envelope: the exit decides", job: job, pod: runnerPod().Terminated(137, "Error"),
-			final: &results.Envelope{Final: true}, want: runnerLost, says: "killed by signal 9"},
+			final: &measure.Envelope{Final: true}, want: runnerLost, says: "killed by signal 9"},
 		{name: "exit 0", job: job, pod: runnerPod().Terminated(0, "Completed"), want: runnerSucceeded},
 		{name: "exit 99: its share failed a threshold", job: job, pod: runnerPod().Terminated(99, "Error"), want: runnerSucceeded},
 		{name: "exit 110: test.fail()", job: job, pod: runnerPod().Terminated(110, "Error"), want: runnerSucceeded, markedFailed: true},

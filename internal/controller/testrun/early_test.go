@@ -11,7 +11,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -41,13 +41,13 @@ func TestRunnersStartWhileTheTargetStarts(t *testing.T) {
 		spec := job.Spec.Template.Spec
 		var wait string
 		for _, e := range spec.Containers[0].Env {
-			if e.Name == results.ReachTimeoutEnv {
+			if e.Name == measure.ReachTimeoutEnv {
 				wait = e.Value
 			}
 		}
 		// 10 s of provisioning left at most, plus the minute a runner may take to reach it.
 		if d, err := time.ParseDuration(wait); err != nil || d <= time.Minute || d > time.Minute+10*time.Second {
-			t.Errorf("%s: %s=%q, want more than 1m0s by what is left of provisioning: the target may take that long", job.Name, results.ReachTimeoutEnv, wait)
+			t.Errorf("%s: %s=%q, want more than 1m0s by what is left of provisioning: the target may take that long", job.Name, measure.ReachTimeoutEnv, wait)
 		}
 		terms := spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
 		if len(terms) != 1 || !slices.Equal(terms[0].Preference.MatchExpressions[0].Values, []string{"node-1"}) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // collectedLog is the log tail of a runner that measured, with the default collector settings,
@@ -18,23 +18,23 @@ import (
 // latencies spread log-normally, and ten counters.
 func collectedLog(t *testing.T, trends, series int, step time.Duration) []byte {
 	t.Helper()
-	c := results.NewCollector(results.DefaultCollectorConfig, time.Unix(1000, 0))
+	c := measure.NewCollector(measure.DefaultCollectorConfig, time.Unix(1000, 0))
 	r := rand.New(rand.NewPCG(1, 2))
 	for ts := int64(1000e9); ts < 1600e9; ts += int64(step) {
 		for m := 0; m < trends; m++ {
 			tags := map[string]string{"scenario": "default", "name": fmt.Sprintf("u%d", r.IntN(series))}
-			c.Series(fmt.Sprintf("trend_%d", m), results.Trend, "time", tags).Add(ts, math.Exp(1.2*r.NormFloat64()+3))
+			c.Series(fmt.Sprintf("trend_%d", m), measure.Trend, "time", tags).Add(ts, math.Exp(1.2*r.NormFloat64()+3))
 		}
 		if trends > 1 {
 			for m := 0; m < 10; m++ {
-				c.Series(fmt.Sprintf("counter_%d", m), results.Counter, "", map[string]string{"scenario": "default"}).Add(ts, 1)
+				c.Series(fmt.Sprintf("counter_%d", m), measure.Counter, "", map[string]string{"scenario": "default"}).Add(ts, 1)
 			}
 		}
 	}
 	e := c.Envelope(time.Unix(1600, 0))
 	e.Final, e.Runner = true, "runner"
 	var buf bytes.Buffer
-	if err := results.Encode(&buf, &e); err != nil {
+	if err := measure.Encode(&buf, &e); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -61,13 +61,13 @@ func TestEnvelopeLimitsFitLegitimateFleets(t *testing.T) {
 		{"20,000 windows of wide histograms, 64 runners", tw.HostileEnvelopeLog("runner", 20000), 64, true},
 		{"4,000 windows of wide histograms, 1,000 runners", tw.HostileEnvelopeLog("runner", 4000), 1000, true},
 	} {
-		e, err := results.ExtractEnvelopeWithin(c.log, envelopeLimits(c.runners))
-		if c.refused != errors.Is(err, results.ErrRejected) || !c.refused && err != nil {
+		e, err := measure.ExtractEnvelopeWithin(c.log, envelopeLimits(c.runners))
+		if c.refused != errors.Is(err, measure.ErrRejected) || !c.refused && err != nil {
 			t.Errorf("%s: %v, want refused %v", c.name, err, c.refused)
 			continue
 		}
 		if err == nil {
-			if size := results.SizeOf(&e); size*int64(c.runners) > max(runEnvelopeBudget, minEnvelopeCost*int64(c.runners)) {
+			if size := measure.SizeOf(&e); size*int64(c.runners) > max(runEnvelopeBudget, minEnvelopeCost*int64(c.runners)) {
 				t.Errorf("%s: %d KiB held each, over the run's budget", c.name, size>>10)
 			}
 		}

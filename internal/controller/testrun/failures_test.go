@@ -13,8 +13,8 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -128,16 +128,16 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 				k.podsFor(k.jobs(1), func(_ int, pod *corev1.Pod) {
 					var addrs string
 					for _, e := range pod.Spec.Containers[0].Env {
-						if e.Name == results.ReachEnv {
+						if e.Name == measure.ReachEnv {
 							addrs = e.Value
 						}
 					}
 					if addrs == "" {
-						t.Errorf("runner pod env lacks %s", results.ReachEnv)
+						t.Errorf("runner pod env lacks %s", measure.ReachEnv)
 					}
 					pod.Status.Phase = corev1.PodFailed
 					pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: runners.ContainerName, State: corev1.ContainerState{
-						Terminated: &corev1.ContainerStateTerminated{ExitCode: results.ExitTargetUnreachable, Reason: "Error", Message: "the target was not reachable from this runner within 1m0s; " +
+						Terminated: &corev1.ContainerStateTerminated{ExitCode: measure.ExitTargetUnreachable, Reason: "Error", Message: "the target was not reachable from this runner within 1m0s; " +
 							addrs + ": dial tcp: connect: connection refused (a NetworkPolicy or the network keeps the runner out)\n"}}}}
 				})
 			}},

@@ -11,7 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // fakeRunnerAPI stands in for k6's REST API: it records resumes and stops per pod.
@@ -24,14 +24,14 @@ type fakeRunnerAPI struct {
 	// failResume makes Resume fail for pods whose name is a key.
 	failResume map[string]bool
 	// live serves each pod's envelope so far.
-	live map[string]func() results.Envelope
+	live map[string]func() measure.Envelope
 	// setups, teardowns and releases count those calls per pod; setupData is what each pod
 	// was handed; failSetup makes setup() throw in a namespace.
 	setups, teardowns, releases map[string]int
 	setupData                   map[string]string
 	failSetup                   map[string]string
 	// finals answer each pod's held final request once a test puts an envelope in.
-	finals map[string]chan results.Envelope
+	finals map[string]chan measure.Envelope
 	// hold (hotloop_test.go) holds setup() or teardown's end in a namespace: see holdOf.
 	hold holds
 	// aborted pods' scripts called test.abort(): their load ended Interrupted.
@@ -43,9 +43,9 @@ type fakeRunnerAPI struct {
 
 func newFakeRunnerAPI() *fakeRunnerAPI {
 	return &fakeRunnerAPI{resumed: map[string][]time.Time{}, stopped: map[string]int{}, failResume: map[string]bool{},
-		live: map[string]func() results.Envelope{}, stoppedAt: map[string]time.Time{},
+		live: map[string]func() measure.Envelope{}, stoppedAt: map[string]time.Time{},
 		setups: map[string]int{}, teardowns: map[string]int{}, releases: map[string]int{}, setupData: map[string]string{}, failSetup: map[string]string{},
-		finals: map[string]chan results.Envelope{}, aborted: map[string]bool{}, k6Down: map[string]bool{}, warmed: map[string]int{}}
+		finals: map[string]chan measure.Envelope{}, aborted: map[string]bool{}, k6Down: map[string]bool{}, warmed: map[string]int{}}
 }
 
 // Setup answers as k6 does for a setup() returning {"token":"t-<pod>"}, or with the error set
@@ -111,23 +111,23 @@ func (f *fakeRunnerAPI) Release(ctx context.Context, pod *corev1.Pod) error {
 
 // Final is held until the test answers it (answerFinal); a runner the test ends through pod
 // status never answers, as a runner killed before its outputs stopped.
-func (f *fakeRunnerAPI) Final(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
+func (f *fakeRunnerAPI) Final(ctx context.Context, pod *corev1.Pod) (measure.Envelope, error) {
 	select {
 	case env := <-f.finalOf(pod):
 		return env, nil
 	case <-ctx.Done():
-		return results.Envelope{}, ctx.Err()
+		return measure.Envelope{}, ctx.Err()
 	}
 }
 
 // answerFinal answers a pod's held final request with env.
-func (f *fakeRunnerAPI) answerFinal(pod *corev1.Pod, env results.Envelope) { f.finalOf(pod) <- env }
+func (f *fakeRunnerAPI) answerFinal(pod *corev1.Pod, env measure.Envelope) { f.finalOf(pod) <- env }
 
-func (f *fakeRunnerAPI) finalOf(pod *corev1.Pod) chan results.Envelope {
+func (f *fakeRunnerAPI) finalOf(pod *corev1.Pod) chan measure.Envelope {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.finals[key(pod)] == nil {
-		f.finals[key(pod)] = make(chan results.Envelope, 1)
+		f.finals[key(pod)] = make(chan measure.Envelope, 1)
 	}
 	return f.finals[key(pod)]
 }
@@ -199,21 +199,21 @@ func (f *fakeRunnerAPI) Stop(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-func (f *fakeRunnerAPI) Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
+func (f *fakeRunnerAPI) Envelope(ctx context.Context, pod *corev1.Pod) (measure.Envelope, error) {
 	if err := f.hold.hang(ctx, pod.Namespace, "Envelope"); err != nil {
-		return results.Envelope{}, err
+		return measure.Envelope{}, err
 	}
 	f.mu.Lock()
 	serve := f.live[key(pod)]
 	f.mu.Unlock()
 	if serve == nil {
-		return results.Envelope{}, fmt.Errorf("runner %s: connection refused", pod.Name)
+		return measure.Envelope{}, fmt.Errorf("runner %s: connection refused", pod.Name)
 	}
 	return serve(), nil
 }
 
 // serveLive makes a pod's live endpoint answer with what serve returns at the time.
-func (f *fakeRunnerAPI) serveLive(pod *corev1.Pod, serve func() results.Envelope) {
+func (f *fakeRunnerAPI) serveLive(pod *corev1.Pod, serve func() measure.Envelope) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.live[key(pod)] = serve

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // finalEnvelopes holds one request per running runner for its final envelope (FinalPath),
@@ -30,7 +30,7 @@ type finalEnvelopes struct {
 	// base is the manager's context once started: held requests end with the manager.
 	base context.Context
 	// got are the final envelopes by pod UID, clean or with a test error.
-	got map[types.UID]*results.Envelope
+	got map[types.UID]*measure.Envelope
 	// released gives back what each kept envelope holds of retainedFinals.
 	released map[types.UID]func()
 	// held cancels the request held for a pod; byRun lists a TestRun's pods for forget.
@@ -41,7 +41,7 @@ type finalEnvelopes struct {
 func newFinalEnvelopes(api RunnerAPI) *finalEnvelopes {
 	return &finalEnvelopes{
 		api: api, wake: make(chan event.TypedGenericEvent[*v1alpha1.TestRun], 1024),
-		got: map[types.UID]*results.Envelope{}, released: map[types.UID]func(){}, held: map[types.UID]context.CancelFunc{}, byRun: map[types.UID][]types.UID{},
+		got: map[types.UID]*measure.Envelope{}, released: map[types.UID]func(){}, held: map[types.UID]context.CancelFunc{}, byRun: map[types.UID][]types.UID{},
 	}
 }
 
@@ -95,7 +95,7 @@ func (f *finalEnvelopes) hold(run *v1alpha1.TestRun, pod *corev1.Pod, deadline t
 				f.keep(ctx, pod.UID, &env, owner)
 				return
 			}
-			if errors.Is(err, results.ErrRejected) {
+			if errors.Is(err, measure.ErrRejected) {
 				return // refused for its size: asking again costs the same; its log says it too
 			}
 			select {
@@ -110,11 +110,11 @@ func (f *finalEnvelopes) hold(run *v1alpha1.TestRun, pod *corev1.Pod, deadline t
 // crossed on the runner's share, stopped, aborted, test.fail()) is kept for its numbers only:
 // what the error means is decided by k6's exit code, which only pod status has; its numbers
 // then need no log, which the kubelet's log rotation may have cut.
-func (f *finalEnvelopes) keep(ctx context.Context, uid types.UID, env *results.Envelope, owner *v1alpha1.TestRun) {
+func (f *finalEnvelopes) keep(ctx context.Context, uid types.UID, env *measure.Envelope, owner *v1alpha1.TestRun) {
 	if !env.Final {
 		return
 	}
-	release, ok := retainedFinals.TryAcquire(results.SizeOf(env))
+	release, ok := retainedFinals.TryAcquire(measure.SizeOf(env))
 	if !ok {
 		return // the finals kept for every run fill their budget: the log has it too
 	}
@@ -134,14 +134,14 @@ func (f *finalEnvelopes) keep(ctx context.Context, uid types.UID, env *results.E
 }
 
 // final is a pod's final envelope, nil until it answered.
-func (f *finalEnvelopes) final(uid types.UID) *results.Envelope {
+func (f *finalEnvelopes) final(uid types.UID) *measure.Envelope {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.got[uid]
 }
 
 // clean is env when it ended without a test error: such a runner has ended with its results.
-func clean(env *results.Envelope) *results.Envelope {
+func clean(env *measure.Envelope) *measure.Envelope {
 	if env == nil || env.Error != "" {
 		return nil
 	}

@@ -12,17 +12,17 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // finalOnly is a RunnerAPI whose Final answers with answer(attempt); the rest is unused here.
 type finalOnly struct {
 	RunnerAPI
 	attempts atomic.Int32
-	answer   func(ctx context.Context, attempt int32) (results.Envelope, error)
+	answer   func(ctx context.Context, attempt int32) (measure.Envelope, error)
 }
 
-func (f *finalOnly) Final(ctx context.Context, _ *corev1.Pod) (results.Envelope, error) {
+func (f *finalOnly) Final(ctx context.Context, _ *corev1.Pod) (measure.Envelope, error) {
 	return f.answer(ctx, f.attempts.Add(1))
 }
 
@@ -41,11 +41,11 @@ func heldRun() *v1alpha1.TestRun {
 // A runner not yet listening is asked again; its clean final envelope is kept and wakes its
 // TestRun; forget drops it.
 func TestFinalEnvelopeIsKeptAndWakesTheRun(t *testing.T) {
-	api := &finalOnly{answer: func(_ context.Context, attempt int32) (results.Envelope, error) {
+	api := &finalOnly{answer: func(_ context.Context, attempt int32) (measure.Envelope, error) {
 		if attempt == 1 {
-			return results.Envelope{}, errors.New("connection refused")
+			return measure.Envelope{}, errors.New("connection refused")
 		}
-		return results.Envelope{Final: true, Runner: "r-runner-0-x"}, nil
+		return measure.Envelope{Final: true, Runner: "r-runner-0-x"}, nil
 	}}
 	f := newFinalEnvelopes(api)
 	f.hold(heldRun(), heldPod("p1"), time.Now().Add(time.Minute))
@@ -73,8 +73,8 @@ func TestFinalEnvelopeIsKeptAndWakesTheRun(t *testing.T) {
 // A final envelope with a test error is kept for its numbers, but does not end the runner:
 // k6's exit code says what the error means.
 func TestFinalEnvelopeWithATestErrorIsKeptForItsNumbersOnly(t *testing.T) {
-	api := &finalOnly{answer: func(context.Context, int32) (results.Envelope, error) {
-		return results.Envelope{Final: true, Runner: "r-runner-0-x", Error: "test run was marked as failed"}, nil
+	api := &finalOnly{answer: func(context.Context, int32) (measure.Envelope, error) {
+		return measure.Envelope{Final: true, Runner: "r-runner-0-x", Error: "test run was marked as failed"}, nil
 	}}
 	f := newFinalEnvelopes(api)
 	pod := heldPod("p2")
@@ -97,10 +97,10 @@ func TestFinalEnvelopeWithATestErrorIsKeptForItsNumbersOnly(t *testing.T) {
 // forget ends a held request.
 func TestForgetEndsTheHeldRequest(t *testing.T) {
 	ended := make(chan error, 1)
-	api := &finalOnly{answer: func(ctx context.Context, _ int32) (results.Envelope, error) {
+	api := &finalOnly{answer: func(ctx context.Context, _ int32) (measure.Envelope, error) {
 		<-ctx.Done()
 		ended <- ctx.Err()
-		return results.Envelope{}, ctx.Err()
+		return measure.Envelope{}, ctx.Err()
 	}}
 	f := newFinalEnvelopes(api)
 	f.hold(heldRun(), heldPod("p3"), time.Now().Add(time.Hour))
@@ -120,8 +120,8 @@ func TestForgetEndsTheHeldRequest(t *testing.T) {
 
 // Past its deadline a hold drops what it kept, so a TestRun deleted without forget leaks nothing.
 func TestHoldDropsItsEntriesAtItsDeadline(t *testing.T) {
-	api := &finalOnly{answer: func(context.Context, int32) (results.Envelope, error) {
-		return results.Envelope{Final: true}, nil
+	api := &finalOnly{answer: func(context.Context, int32) (measure.Envelope, error) {
+		return measure.Envelope{Final: true}, nil
 	}}
 	f := newFinalEnvelopes(api)
 	f.hold(heldRun(), heldPod("p4"), time.Now().Add(300*time.Millisecond))

@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // liveEnvelopes returns every running runner's envelope so far, read at notBefore or later, for
@@ -15,14 +15,14 @@ import (
 // runs off the worker (callLive): while it is in flight, or the last one began before
 // notBefore, the error is errPending and the read's end wakes the run. One missing runner
 // would leave its share out of the merge, so any failure fails the read.
-func (r *Reconciler) liveEnvelopes(_ context.Context, s *scope, notBefore time.Time) ([]results.Envelope, error) {
+func (r *Reconciler) liveEnvelopes(_ context.Context, s *scope, notBefore time.Time) ([]measure.Envelope, error) {
 	if !s.live.read {
 		s.live.read = true
 		if res, ok := r.calls.take(s.run.UID, callLive); ok {
-			s.live.envs, _ = res.val.([]results.Envelope)
+			s.live.envs, _ = res.val.([]measure.Envelope)
 			s.live.err, s.live.at = res.err, res.at
 			for _, err := range joined(s.live.err) {
-				if errors.Is(err, results.ErrRejected) {
+				if errors.Is(err, measure.ErrRejected) {
 					s.rejectResult(nil, err)
 					break
 				}
@@ -49,7 +49,7 @@ func (r *Reconciler) startLive(s *scope) error {
 	}
 	limits := envelopeLimits(len(s.runners))
 	r.calls.start(s.run, callLive, liveLimit, false, func(ctx context.Context) (any, error) {
-		envs := make([]results.Envelope, len(running))
+		envs := make([]measure.Envelope, len(running))
 		errs := make([]error, len(running))
 		ctx = withEnvelopeLimits(ctx, limits)
 		onRunners(running, func(i int, pod *corev1.Pod) { envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod) })

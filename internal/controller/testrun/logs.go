@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -55,7 +55,7 @@ func (a *APILogReader) Tail(ctx context.Context, pod *corev1.Pod, container stri
 
 // maxLogBytes bounds one log read: the largest envelope the operator accepts, and as much
 // again of other lines around it.
-const maxLogBytes = 2 * results.MaxWireBytes
+const maxLogBytes = 2 * measure.MaxWireBytes
 
 // logLimit is what a read of a log's last lines may take: 512 bytes a line, at most maxLogBytes
 // (a tail cut short misses the envelope at its end; the longer read that follows finds it).
@@ -63,7 +63,7 @@ func logLimit(lines int64) int64 { return min(maxLogBytes, max(lines*512, maxSma
 
 // logRead is one runner's result envelope as read from its log, or why it could not be.
 type logRead struct {
-	env *results.Envelope
+	env *measure.Envelope
 	err error
 }
 
@@ -71,7 +71,7 @@ type logRead struct {
 // the worker (callLogs; errPending while in flight, its end waking the run). A read that found
 // every envelope is kept until the run ends, so collection's other waits do not read the logs
 // again; one with problems is dropped, so the next look reads again (logs can lag the exit).
-func (r *Reconciler) readEnvelopes(_ context.Context, s *scope) ([]results.Envelope, []string, error) {
+func (r *Reconciler) readEnvelopes(_ context.Context, s *scope) ([]measure.Envelope, []string, error) {
 	res, ok := r.calls.peek(s.run.UID, callLogs)
 	if !ok {
 		r.startLogs(s)
@@ -79,7 +79,7 @@ func (r *Reconciler) readEnvelopes(_ context.Context, s *scope) ([]results.Envel
 		return nil, nil, errPending
 	}
 	read, _ := res.val.(map[types.UID]logRead)
-	var out []results.Envelope
+	var out []measure.Envelope
 	var problems []string
 	for _, rs := range s.runners {
 		got, ok := logRead{}, false
@@ -95,7 +95,7 @@ func (r *Reconciler) readEnvelopes(_ context.Context, s *scope) ([]results.Envel
 			problems = append(problems, fmt.Sprintf("runner %s: its log is not read yet", rs.pod.Name))
 		case got.env != nil:
 			out = append(out, *got.env)
-		case errors.Is(got.err, results.ErrRejected):
+		case errors.Is(got.err, measure.ErrRejected):
 			s.rejectResult(rs.pod, got.err)
 			problems = append(problems, fmt.Sprintf("runner %s: its result envelope was refused", rs.pod.Name))
 		default:
@@ -130,7 +130,7 @@ func (r *Reconciler) startLogs(s *scope) {
 
 // readEnvelope reads one runner's envelope from the end of its log: it ends the log, unless k6
 // logged much after it, and then much more is read.
-func (r *Reconciler) readEnvelope(ctx context.Context, pod *corev1.Pod, limits results.Limits) logRead {
+func (r *Reconciler) readEnvelope(ctx context.Context, pod *corev1.Pod, limits measure.Limits) logRead {
 	var err error
 	for _, lines := range []int64{runnerLogLines, runnerLogLinesAll} {
 		// The log and the envelope decoded from it are held within wireMemory: a fleet of
@@ -144,14 +144,14 @@ func (r *Reconciler) readEnvelope(ctx context.Context, pod *corev1.Pod, limits r
 		var tail []byte
 		tail, err = r.Logs.Tail(ctx, pod, runners.ContainerName, lines, false)
 		if err == nil {
-			var env results.Envelope
-			if env, err = results.ExtractEnvelopeWithin(tail, limits); err == nil {
+			var env measure.Envelope
+			if env, err = measure.ExtractEnvelopeWithin(tail, limits); err == nil {
 				release()
 				return logRead{env: &env}
 			}
 		}
 		release()
-		if errors.Is(err, results.ErrRejected) {
+		if errors.Is(err, measure.ErrRejected) {
 			return logRead{err: err}
 		}
 	}

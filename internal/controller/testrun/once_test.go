@@ -13,7 +13,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // Three runners, one setup() and one teardown(): setup() runs on runner 0 before the start and
@@ -102,8 +102,8 @@ func TestFinalEnvelopesEndTheRunBeforeThePodsExit(t *testing.T) {
 	run := tw.MakeTestRun("finals", ns).Parallelism(3).Devices(300, "10s").Duration("10s").Obj()
 	_, pods := startRunning(t, run, 3)
 	start := time.Now()
-	envelope := func(i int) results.Envelope {
-		env, err := results.ExtractEnvelope(load(pods[i], start))
+	envelope := func(i int) measure.Envelope {
+		env, err := measure.ExtractEnvelope(load(pods[i], start))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestRotatedLogWithOnlyACheckpointIsPartial(t *testing.T) {
 	checkpoint := tw.Envelope(tw.RunnerLoad{Runner: pods[1].Name, Requests: 60, Start: start, Duration: 6 * time.Second})
 	checkpoint.Final = false
 	var log bytes.Buffer
-	if err := results.Encode(&log, &checkpoint); err != nil {
+	if err := measure.Encode(&log, &checkpoint); err != nil {
 		t.Fatal(err)
 	}
 	logs.set(pods[0], load(pods[0], start), nil)

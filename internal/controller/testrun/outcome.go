@@ -8,15 +8,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/internal/controller/reconcile"
-	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/pkg/judge"
 )
 
 // collected is what the collection phase gathered once every runner ended.
 type collected struct {
 	runners runnerSummary
 	// report is the merged results, nil when no runner's envelope could be read or merged.
-	report *report.Outcome
+	report *judge.Outcome
 	// problems name the envelopes that could not be read or merged.
 	problems []string
 	// runDeadline is when the load had to end; zero where the run never started.
@@ -56,7 +56,7 @@ func outcome(c collected) ending {
 	if c.targetLost != "" { // the cause of whatever the runners then did
 		f = &failure{v1alpha1.ReasonTargetLost, c.targetLost}
 	}
-	if _, stopped := c.runners.first(runnerStopped); f == nil && stopped && !c.runDeadline.IsZero() && reconcile.Expired(c.now, c.runDeadline) {
+	if _, stopped := c.runners.first(runnerStopped); f == nil && stopped && !c.runDeadline.IsZero() && ctrlkit.Expired(c.now, c.runDeadline) {
 		f = &failure{v1alpha1.ReasonRunTimeout, fmt.Sprintf("the load ran past its deadline %s and was stopped; raise spec.timeouts.run",
 			c.runDeadline.UTC().Format(time.RFC3339))}
 	}
@@ -72,7 +72,7 @@ func outcome(c collected) ending {
 
 	r := c.report
 	e := ending{phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: r.Verdict, partial: len(c.problems) > 0}
-	// Beyond the thresholds (which report.Build judged), these fail the verdict too.
+	// Beyond the thresholds (which judge.Build judged), these fail the verdict too.
 	also := append([]string{}, c.targetProblems...)
 	if c.abort != nil && c.abort.Aborted != "" {
 		also = append(also, "aborted early: the abortOnFail threshold "+c.abort.Aborted+" failed on the merged data")
@@ -123,7 +123,7 @@ func outcome(c collected) ending {
 }
 
 // standing is what the summary conditions say of a run's status.
-func standing(st *v1alpha1.TestRunStatus) reconcile.Standing {
-	return reconcile.Standing{Ended: st.Phase == v1alpha1.PhaseSucceeded || st.Phase == v1alpha1.PhaseFailed,
+func standing(st *v1alpha1.TestRunStatus) ctrlkit.Standing {
+	return ctrlkit.Standing{Ended: st.Phase == v1alpha1.PhaseSucceeded || st.Phase == v1alpha1.PhaseFailed,
 		Failed: st.Phase == v1alpha1.PhaseFailed, Verdict: st.Verdict, Phase: string(st.Phase), Reason: st.Reason, Message: st.Message}
 }

@@ -10,17 +10,17 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/judge"
 )
 
-// mergedReport is report.Build over fake runners' envelopes, as collection makes it.
-func mergedReport(t *testing.T, thresholds map[string]v1alpha1.ThresholdList, runners int, loads ...tw.RunnerLoad) *report.Outcome {
+// mergedReport is judge.Build over fake runners' envelopes, as collection makes it.
+func mergedReport(t *testing.T, thresholds map[string]v1alpha1.ThresholdList, runners int, loads ...tw.RunnerLoad) *judge.Outcome {
 	t.Helper()
 	s, err := tw.Merged(loads...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := report.Build(&s, thresholds, runners)
+	o := judge.Build(&s, thresholds, runners)
 	return &o
 }
 

@@ -11,7 +11,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/report"
+	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -64,11 +64,11 @@ func (r *Reconciler) evaluatePeak(ctx context.Context, s *scope) (stop string, n
 		return "", 2 * time.Second
 	}
 	for _, st := range due {
-		m := report.MeasureStep(envs, start.Add(st.From), start.Add(st.To))
-		rule := report.StopRule(run.Spec.Peak.StopWhen, m)
+		m := judge.MeasureStep(envs, start.Add(st.From), start.Add(st.To))
+		rule := judge.StopRule(run.Spec.Peak.StopWhen, m)
 		p.Steps = append(p.Steps, v1alpha1.PeakStepResult{Devices: st.Devices, Requests: int64(m.Requests),
 			RequestsPerSecond: fmt.Sprintf("%.2f", m.RequestsPerSecond), DroppedPercent: fmt.Sprintf("%.2f", m.DroppedPercent),
-			ErrorPercent: fmt.Sprintf("%.2f", m.ErrorPercent), P95: report.Millis(m.P95Millis), Held: rule == ""})
+			ErrorPercent: fmt.Sprintf("%.2f", m.ErrorPercent), P95: judge.Millis(m.P95Millis), Held: rule == ""})
 		if rule == "" {
 			p.LastHeldDevices = st.Devices
 			continue

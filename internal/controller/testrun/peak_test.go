@@ -10,7 +10,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -39,7 +39,7 @@ func TestPeakStopsAtTheBreakingPoint(t *testing.T) {
 		load = append(load, l)
 	}
 	for _, pod := range pods {
-		runner.serveLive(pod, func() results.Envelope {
+		runner.serveLive(pod, func() measure.Envelope {
 			return tw.LiveEnvelope(pod.Name, start, runners.PeakWindow(&run.Spec), load, time.Now())
 		})
 	}

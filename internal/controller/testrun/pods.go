@@ -8,7 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -65,7 +65,7 @@ func terminationText(pod *corev1.Pod) string {
 		text += ", reason " + reason
 	}
 	switch {
-	case exit == results.ExitTargetUnreachable:
+	case exit == measure.ExitTargetUnreachable:
 		// The runner's own words, the last line before it exited.
 		lines := strings.Split(strings.TrimSpace(terminatedMessage(pod)), "\n")
 		text += ": " + lines[len(lines)-1]

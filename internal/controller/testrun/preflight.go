@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
-	"fleetbench.dev/fleetbench/pkg/results"
+	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -25,7 +25,7 @@ import (
 type preflight struct {
 	passed bool
 	// report is k6's plan, when the passed check left it in its termination message.
-	report *results.CheckReport
+	report *measure.CheckReport
 	// failReason and failMessage end the run; waiting says why it is not done yet.
 	failReason, failMessage string
 	waiting                 string
@@ -58,7 +58,7 @@ func judgePreflight(job *batchv1.Job, pods []corev1.Pod) preflight {
 			return preflight{waiting: why}
 		case exit == 0:
 			p := preflight{passed: true}
-			if r, ok := results.ParseCheckReport(terminatedMessage(pod)); ok {
+			if r, ok := measure.ParseCheckReport(terminatedMessage(pod)); ok {
 				p.report = &r
 			}
 			return p
@@ -118,7 +118,7 @@ func missingModule(errs string) bool {
 
 // recordSkippedSteps notes, for a fleet, the setup() and teardown() k6 run would skip with the
 // test's flags, env, config and options: the operator then does not run them through runner 0.
-func recordSkippedSteps(s *scope, report *results.CheckReport) {
+func recordSkippedSteps(s *scope, report *measure.CheckReport) {
 	run := s.run
 	if !runners.OnceForTheFleet(int(run.Spec.Parallelism)) {
 		return // a single runner's k6 honours its flags itself

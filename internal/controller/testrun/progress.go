@@ -8,8 +8,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/report"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -33,8 +33,8 @@ func (r *Reconciler) refreshProgress(ctx context.Context, s *scope) time.Duratio
 		return liveLimit // its end wakes the run
 	}
 	if err == nil {
-		var summary results.Summary
-		if summary, err = results.Merge(envs...); err == nil {
+		var summary measure.Summary
+		if summary, err = measure.Merge(envs...); err == nil {
 			s.d.progress = progressOf(s, &summary, s.now)
 			return r.ProgressInterval
 		}
@@ -43,7 +43,7 @@ func (r *Reconciler) refreshProgress(ctx context.Context, s *scope) time.Duratio
 	return r.ProgressInterval
 }
 
-func progressOf(s *scope, summary *results.Summary, now time.Time) *v1alpha1.Progress {
-	p := report.Progress(summary, s.startTime().Time, now, runners.ExpectedDuration(&s.run.Spec))
+func progressOf(s *scope, summary *measure.Summary, now time.Time) *v1alpha1.Progress {
+	p := judge.Progress(summary, s.startTime().Time, now, runners.ExpectedDuration(&s.run.Spec))
 	return &p
 }

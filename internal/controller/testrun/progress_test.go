@@ -12,8 +12,8 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/report"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // While the load runs, status.progress follows the runners' live windows (the suite refreshes
@@ -35,7 +35,7 @@ func TestProgressTimelineAndExportedResults(t *testing.T) {
 	live := []tw.StepLoad{{From: 0, To: time.Minute, Requests: 6000, Failed: 60, LatencyMs: 20}}
 	for _, pod := range pods {
 		name := pod.Name
-		runner.serveLive(pod, func() results.Envelope { return tw.LiveEnvelope(name, start, time.Second, live, time.Now()) })
+		runner.serveLive(pod, func() measure.Envelope { return tw.LiveEnvelope(name, start, time.Second, live, time.Now()) })
 	}
 
 	seen := map[int64]bool{}
@@ -75,8 +75,8 @@ func TestProgressTimelineAndExportedResults(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: got.Status.Results.FullResult.ConfigMap}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	var tl report.Timeline
-	if err := report.DecodeGzipJSON(cm.BinaryData[report.TimelineKey], &tl); err != nil {
+	var tl judge.Timeline
+	if err := judge.DecodeGzipJSON(cm.BinaryData[judge.TimelineKey], &tl); err != nil {
 		t.Fatal(err)
 	}
 	var requests uint64

@@ -9,7 +9,7 @@ import (
 )
 
 // rejectResult ends the run Failed because a runner's result envelope was refused for its size
-// or shape (results.ErrRejected): decoding it would have taken more of the manager's memory
+// or shape (measure.ErrRejected): decoding it would have taken more of the manager's memory
 // than any run may, so its results are lost, and no other run pays for them.
 func (s *scope) rejectResult(pod *corev1.Pod, err error) {
 	if s.failure != nil {

@@ -13,11 +13,11 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/measure"
+	"fleetbench.dev/fleetbench/pkg/measure/targetstats"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/report"
-	"fleetbench.dev/fleetbench/pkg/results"
-	"fleetbench.dev/fleetbench/pkg/targetstats"
 )
 
 // targetPointsKey holds the target's samples in the results ConfigMap while the run runs; the
@@ -49,7 +49,7 @@ func (r *Reconciler) resultConfigMap(run *v1alpha1.TestRun) (*corev1.ConfigMap, 
 // status holds only the before/after/peak columns. A point lost to a conflicting write is
 // logged, not retried: the chart has a gap, the columns are unaffected.
 func (r *Reconciler) recordTargetPoint(ctx context.Context, s *scope, sample targetstats.Sample) {
-	point := report.TargetPoint{At: sample.At, MemoryMiB: targetstats.MiB(sample.MemoryBytes()), Cores: sample.CoresNow}
+	point := judge.TargetPoint{At: sample.At, MemoryMiB: targetstats.MiB(sample.MemoryBytes()), Cores: sample.CoresNow}
 	for i := range s.targetPods {
 		for _, cs := range s.targetPods[i].Status.ContainerStatuses {
 			point.Restarts += cs.RestartCount
@@ -62,7 +62,7 @@ func (r *Reconciler) recordTargetPoint(ctx context.Context, s *scope, sample tar
 	err = r.apiReader.Get(ctx, client.ObjectKeyFromObject(cm), cm)
 	switch {
 	case apierrors.IsNotFound(err):
-		_, err = r.createConfigMap(ctx, s.run, withTargetPoints(cm, []report.TargetPoint{point}))
+		_, err = r.createConfigMap(ctx, s.run, withTargetPoints(cm, []judge.TargetPoint{point}))
 	case err == nil && !controlledBy(cm, s.run.UID):
 		return // someone else's ConfigMap of that name: storeResult warns
 	case err == nil:
@@ -70,14 +70,14 @@ func (r *Reconciler) recordTargetPoint(ctx context.Context, s *scope, sample tar
 		if n := len(points); n > 0 && !points[n-1].At.Before(point.At) {
 			return // this sample is already kept (a repeated reconcile)
 		}
-		err = r.Update(ctx, withTargetPoints(cm, report.ThinTargetPoints(append(points, point))))
+		err = r.Update(ctx, withTargetPoints(cm, judge.ThinTargetPoints(append(points, point))))
 	}
 	if err != nil {
 		logf.FromContext(ctx).Info("keeping a target sample for the timeline failed", "error", err.Error())
 	}
 }
 
-func withTargetPoints(cm *corev1.ConfigMap, points []report.TargetPoint) *corev1.ConfigMap {
+func withTargetPoints(cm *corev1.ConfigMap, points []judge.TargetPoint) *corev1.ConfigMap {
 	raw, _ := json.Marshal(points) // plain data: cannot fail
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
@@ -86,8 +86,8 @@ func withTargetPoints(cm *corev1.ConfigMap, points []report.TargetPoint) *corev1
 	return cm
 }
 
-func targetPoints(cm *corev1.ConfigMap) []report.TargetPoint {
-	var points []report.TargetPoint
+func targetPoints(cm *corev1.ConfigMap) []judge.TargetPoint {
+	var points []judge.TargetPoint
 	_ = json.Unmarshal([]byte(cm.Data[targetPointsKey]), &points) // unreadable points are no points
 	return points
 }
@@ -95,7 +95,7 @@ func targetPoints(cm *corev1.ConfigMap) []report.TargetPoint {
 // storeResult keeps the full merged result, in k6's summary shape, and the run over time (the
 // merged windows and the target's points) in the ConfigMap the TestRun owns, and points status
 // at it; a result too large for a ConfigMap is a warning instead.
-func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, merged *results.Summary, outcome *report.Outcome) error {
+func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, merged *measure.Summary, outcome *judge.Outcome) error {
 	cm, err := r.resultConfigMap(run)
 	if err != nil {
 		return err
@@ -110,12 +110,12 @@ func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, mer
 			"the full result and timeline, kept there, were not written (delete that ConfigMap or rename the TestRun)", cm.Name))
 		return nil
 	}
-	if _, stored := cm.BinaryData[report.SummaryKey]; !stored {
-		summary, err := report.EncodeGzipJSON(outcome.K6Summary)
+	if _, stored := cm.BinaryData[judge.SummaryKey]; !stored {
+		summary, err := judge.EncodeGzipJSON(outcome.K6Summary)
 		if err != nil {
 			return fmt.Errorf("encoding the full result: %w", err)
 		}
-		timeline, err := report.EncodeGzipJSON(report.BuildTimeline(merged, targetPoints(cm)))
+		timeline, err := judge.EncodeGzipJSON(judge.BuildTimeline(merged, targetPoints(cm)))
 		if err != nil {
 			return fmt.Errorf("encoding the timeline: %w", err)
 		}
@@ -124,7 +124,7 @@ func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, mer
 				fmt.Sprintf("the full result (%d KiB gzipped) is too large for a ConfigMap and was not kept", size>>10))
 			return nil
 		}
-		cm.BinaryData = map[string][]byte{report.SummaryKey: summary, report.TimelineKey: timeline}
+		cm.BinaryData = map[string][]byte{judge.SummaryKey: summary, judge.TimelineKey: timeline}
 		delete(cm.Data, targetPointsKey)
 		// Collection runs once per run; a repeat after a lost status write finds the result kept.
 		if exists {
@@ -139,6 +139,6 @@ func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, mer
 			return err
 		}
 	}
-	outcome.Results.FullResult = &v1alpha1.FullResultRef{ConfigMap: cm.Name, Key: report.SummaryKey}
+	outcome.Results.FullResult = &v1alpha1.FullResultRef{ConfigMap: cm.Name, Key: judge.SummaryKey}
 	return nil
 }

@@ -13,9 +13,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
-	"fleetbench.dev/fleetbench/pkg/report"
-	"fleetbench.dev/fleetbench/pkg/results"
+	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -118,14 +118,14 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, err
 	}
 
-	var merged *report.Outcome
-	var summary results.Summary
+	var merged *judge.Outcome
+	var summary measure.Summary
 	if len(envs) > 0 {
 		var err error
-		if summary, err = results.Merge(envs...); err != nil {
+		if summary, err = measure.Merge(envs...); err != nil {
 			problems = append(problems, "merging: "+err.Error())
 		} else {
-			o := report.BuildWith(&summary, run.Spec.Thresholds, len(s.runners), report.Options{NoData: run.Spec.ThresholdsOnNoData})
+			o := judge.BuildWith(&summary, run.Spec.Thresholds, len(s.runners), judge.Options{NoData: run.Spec.ThresholdsOnNoData})
 			merged = &o
 			r.warn(run, eventThresholdNoData, "Collect", o.NoData)
 		}
@@ -140,7 +140,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 
 	e := outcome(collected{
 		runners: s.summary, report: merged, problems: problems, runDeadline: s.runDeadline(), now: s.now,
-		targetProblems: report.TargetProblems(s.target(), &run.Spec), peak: s.peak(),
+		targetProblems: judge.TargetProblems(s.target(), &run.Spec), peak: s.peak(),
 		abort: s.abortOnFail(),
 	}.withTargetLost(s))
 	if merged != nil {
@@ -164,7 +164,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		s.fail(e.reason, e.message)
 		return ctrl.Result{}, nil
 	}
-	s.d.capacity = report.Capacity(merged.Results, &run.Spec, s.capacity().DeepCopy())
+	s.d.capacity = judge.Capacity(merged.Results, &run.Spec, s.capacity().DeepCopy())
 	s.d.ending = &e
 	return afterEnd(), nil
 }

@@ -15,7 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -30,7 +30,7 @@ type RunnerAPI interface {
 	// is still printed.
 	Stop(ctx context.Context, pod *corev1.Pod) error
 	// Envelope reads what the runner measured so far from its live endpoint.
-	Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error)
+	Envelope(ctx context.Context, pod *corev1.Pod) (measure.Envelope, error)
 	// Setup runs the script's setup() on the runner and returns its data as JSON (null when
 	// it returns nothing); an exception in setup() is the error, in k6's words.
 	Setup(ctx context.Context, pod *corev1.Pod) (json.RawMessage, error)
@@ -47,7 +47,7 @@ type RunnerAPI interface {
 	Release(ctx context.Context, pod *corev1.Pod) error
 	// Final waits, as long as ctx allows, for the runner's final envelope: answered when k6
 	// stops its outputs, before the process exits.
-	Final(ctx context.Context, pod *corev1.Pod) (results.Envelope, error)
+	Final(ctx context.Context, pod *corev1.Pod) (measure.Envelope, error)
 }
 
 // onRunners makes call for every pod at once and waits for all: runner calls are independent,
@@ -168,7 +168,7 @@ const bodyTimeout = 10 * time.Second
 
 // wireMemory bounds the large answers (envelopes, logs) the manager holds at once, with what
 // they decode into: a fleet's answers are read a few at a time when they are large.
-var wireMemory = results.NewBudget(32 << 20)
+var wireMemory = measure.NewBudget(32 << 20)
 
 // maxSetupData bounds setup()'s data, which every runner gets a copy of.
 const maxSetupData = 1 << 20
@@ -241,13 +241,13 @@ func (k *k6API) Stop(ctx context.Context, pod *corev1.Pod) error {
 	return k.patchStatus(ctx, pod, map[string]any{"stopped": true})
 }
 
-func (k *k6API) Envelope(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
-	b, release, err := k.doLarge(ctx, pod, 2*callTimeout, runners.LivePort, http.MethodGet, results.LivePath, nil, results.MaxWireBytes)
+func (k *k6API) Envelope(ctx context.Context, pod *corev1.Pod) (measure.Envelope, error) {
+	b, release, err := k.doLarge(ctx, pod, 2*callTimeout, runners.LivePort, http.MethodGet, measure.LivePath, nil, measure.MaxWireBytes)
 	if err != nil {
-		return results.Envelope{}, err
+		return measure.Envelope{}, err
 	}
 	defer release()
-	return results.ExtractEnvelopeWithin(b, envelopeLimitsOf(ctx))
+	return measure.ExtractEnvelopeWithin(b, envelopeLimitsOf(ctx))
 }
 
 func (k *k6API) Setup(ctx context.Context, pod *corev1.Pod) (json.RawMessage, error) {
@@ -313,17 +313,17 @@ func (k *k6API) Teardown(ctx context.Context, pod *corev1.Pod) error {
 }
 
 func (k *k6API) Release(ctx context.Context, pod *corev1.Pod) error {
-	_, err := k.do(ctx, pod, callTimeout, runners.LivePort, http.MethodPost, results.ReleasePath, nil, maxSmallAnswer)
+	_, err := k.do(ctx, pod, callTimeout, runners.LivePort, http.MethodPost, measure.ReleasePath, nil, maxSmallAnswer)
 	return err
 }
 
-func (k *k6API) Final(ctx context.Context, pod *corev1.Pod) (results.Envelope, error) {
-	b, release, err := k.doLarge(ctx, pod, 0, runners.LivePort, http.MethodGet, results.FinalPath, nil, results.MaxWireBytes)
+func (k *k6API) Final(ctx context.Context, pod *corev1.Pod) (measure.Envelope, error) {
+	b, release, err := k.doLarge(ctx, pod, 0, runners.LivePort, http.MethodGet, measure.FinalPath, nil, measure.MaxWireBytes)
 	if err != nil {
-		return results.Envelope{}, err
+		return measure.Envelope{}, err
 	}
 	defer release()
-	return results.ExtractEnvelopeWithin(b, envelopeLimitsOf(ctx))
+	return measure.ExtractEnvelopeWithin(b, envelopeLimitsOf(ctx))
 }
 
 // k6Status is the body of k6's /v1/status.

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // redirecting is a runner that sends every request on to target, as a look-alike pod aiming
@@ -112,9 +112,9 @@ func TestAnswersAreBounded(t *testing.T) {
 	if _, err := api.Ended(ctx, testPod()); !errors.Is(err, errTooLarge) {
 		t.Errorf("status answer of %d KiB: %v, want too large", maxSmallAnswer>>10, err)
 	}
-	body.Store([]byte(strings.Repeat("A", results.MaxWireBytes+1)))
+	body.Store([]byte(strings.Repeat("A", measure.MaxWireBytes+1)))
 	if _, err := api.Envelope(ctx, testPod()); !errors.Is(err, errTooLarge) {
-		t.Errorf("envelope answer of %d MiB: %v, want too large", results.MaxWireBytes>>20, err)
+		t.Errorf("envelope answer of %d MiB: %v, want too large", measure.MaxWireBytes>>20, err)
 	}
 	if used := wireMemory.Used(); used != 0 {
 		t.Errorf("%d bytes of wireMemory still held", used)

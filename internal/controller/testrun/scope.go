@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
+	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
 	"fleetbench.dev/fleetbench/pkg/target"
 )
@@ -59,7 +59,7 @@ type scope struct {
 	// live is the runners' results so far, read at most once per reconcile (liveEnvelopes).
 	live struct {
 		read bool
-		envs []results.Envelope
+		envs []measure.Envelope
 		err  error
 		at   time.Time // when the read began; zero: none this reconcile
 	}

@@ -15,9 +15,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	rc "fleetbench.dev/fleetbench/internal/controller/reconcile"
-	"fleetbench.dev/fleetbench/pkg/capacity"
-	"fleetbench.dev/fleetbench/pkg/targetstats"
+	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/pkg/judge/capacity"
+	"fleetbench.dev/fleetbench/pkg/measure/targetstats"
 )
 
 // TargetStats fetches what the target's containers use: one node's kubelet summary

@@ -20,8 +20,8 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/report"
 )
 
 var ctx = context.Background()
@@ -111,7 +111,7 @@ func TestHappyPathMergesAllRunners(t *testing.T) {
 			Thresholds map[string]struct{ OK bool }
 		}
 	}
-	if err := report.DecodeGzipJSON(cm.BinaryData[r.FullResult.Key], &k6); err != nil {
+	if err := judge.DecodeGzipJSON(cm.BinaryData[r.FullResult.Key], &k6); err != nil {
 		t.Fatal(err)
 	}
 	if k6.Metrics["http_reqs"].Values["count"] != 300 || !k6.Metrics["http_req_duration"].Thresholds["p(95)<200"].OK {

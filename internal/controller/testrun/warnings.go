@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/results"
 	"fleetbench.dev/fleetbench/pkg/runners"
 	"fleetbench.dev/fleetbench/pkg/statusbound"
 )
@@ -112,7 +112,7 @@ func (r *Reconciler) knownScenarios(ctx context.Context, s *scope, pods []corev1
 // checkScenarios are the scenarios of the pre-flight's check report (k6 run's own plan), their
 // VUs summed over the segments it printed; false without a report that has them.
 func checkScenarios(out string) ([]runners.ScenarioVUs, bool) {
-	report, ok := results.ParseCheckReport(out)
+	report, ok := measure.ParseCheckReport(out)
 	if !ok {
 		return nil, false
 	}

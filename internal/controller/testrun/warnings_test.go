@@ -16,7 +16,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -153,10 +153,10 @@ func TestThresholdOnNoData(t *testing.T) {
 // for tags a threshold names.
 func taggedLoad(pod *corev1.Pod, start time.Time, tags ...string) []byte {
 	e := tw.Envelope(tw.RunnerLoad{Runner: pod.Name, Requests: 100, Start: start, Duration: 10 * time.Second, CPUSeconds: 0.5})
-	e.Tags = append(append([]string{}, results.KeptTags...), tags...)
+	e.Tags = append(append([]string{}, measure.KeptTags...), tags...)
 	var buf bytes.Buffer
 	buf.WriteString("time=\"...\" level=info msg=\"k6 output before the result\"\n")
-	if err := results.Encode(&buf, &e); err != nil {
+	if err := measure.Encode(&buf, &e); err != nil {
 		panic(err)
 	}
 	return buf.Bytes()

@@ -1,6 +1,6 @@
 // Package hostile makes what a hostile tenant's script and runners can report, and the status
 // the controller builds from it, for the tests that prove every such status can be written.
-// It is its own package because it uses pkg/report, whose tests use testwrappers.
+// It is its own package because it uses pkg/judge, whose tests use testwrappers.
 package hostile
 
 import (
@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/report"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // hostilePieces are what a tenant's script can put in a name: unicode of every width, control
@@ -42,16 +42,16 @@ func String(r *rand.Rand, max int) string {
 // Envelope is one runner's final envelope as a hostile script can make it: many custom
 // metrics with long names, checks and scenarios by the hundred, script thresholds (some
 // abortOnFail) by the hundred, tags whose values are long.
-func Envelope(r *rand.Rand, runner string, start time.Time) results.Envelope {
-	c := results.NewCollector(results.DefaultCollectorConfig, start)
+func Envelope(r *rand.Rand, runner string, start time.Time) measure.Envelope {
+	c := measure.NewCollector(measure.DefaultCollectorConfig, start)
 	ts := start.Add(time.Second).UnixNano()
 	ok := map[string]string{"scenario": "default", "expected_response": "true", "status_class": "2xx"}
 	for i := range 1 + r.Intn(50) {
-		c.Series("http_reqs", results.Counter, "", ok).Add(ts, 1)
-		c.Series("http_req_duration", results.Trend, "time", ok).Add(ts, float64(10+i))
-		c.Series("http_req_failed", results.Rate, "", ok).Add(ts, float64(r.Intn(2)))
+		c.Series("http_reqs", measure.Counter, "", ok).Add(ts, 1)
+		c.Series("http_req_duration", measure.Trend, "time", ok).Add(ts, float64(10+i))
+		c.Series("http_req_failed", measure.Rate, "", ok).Add(ts, float64(r.Intn(2)))
 	}
-	types := []results.MetricType{results.Counter, results.Gauge, results.Rate, results.Trend}
+	types := []measure.MetricType{measure.Counter, measure.Gauge, measure.Rate, measure.Trend}
 	for i := range r.Intn(1 << r.Intn(10)) {
 		name := fmt.Sprintf("m%d_%s", i, String(r, 10000))
 		tags := map[string]string{"scenario": String(r, 2000)}
@@ -59,16 +59,16 @@ func Envelope(r *rand.Rand, runner string, start time.Time) results.Envelope {
 	}
 	for range r.Intn(1 << r.Intn(10)) {
 		tags := map[string]string{"check": String(r, 10000), "group": String(r, 3000)}
-		c.Series("checks", results.Rate, "", tags).Add(ts, float64(r.Intn(2)))
+		c.Series("checks", measure.Rate, "", tags).Add(ts, float64(r.Intn(2)))
 	}
 	for range r.Intn(1 << r.Intn(8)) {
 		tags := map[string]string{"scenario": String(r, 5000)}
-		c.Series("iterations", results.Counter, "", tags).Add(ts, 1)
-		c.Series("http_req_duration", results.Trend, "time", tags).Add(ts, r.Float64()*1000)
+		c.Series("iterations", measure.Counter, "", tags).Add(ts, 1)
+		c.Series("http_req_duration", measure.Trend, "time", tags).Add(ts, r.Float64()*1000)
 	}
 	e := c.Envelope(start.Add(10 * time.Second))
 	e.Runner, e.Final = runner, true
-	e.CPU = results.CPU{UserSeconds: 1, Cores: 1}
+	e.CPU = measure.CPU{UserSeconds: 1, Cores: 1}
 	e.Thresholds = map[string][]string{}
 	exprs := []string{"p(95)<200", "rate<0.01", "count>5", "avg<1", "value>0", "max<" + strings.Repeat("9", r.Intn(300)+1)}
 	for i := range r.Intn(1 << r.Intn(10)) {
@@ -80,29 +80,29 @@ func Envelope(r *rand.Rand, runner string, start time.Time) results.Envelope {
 			}
 			e.Thresholds[metric] = append(e.Thresholds[metric], expr)
 			if r.Intn(3) == 0 {
-				e.AbortOnFail = append(e.AbortOnFail, results.AbortThreshold{Metric: metric, Expression: expr})
+				e.AbortOnFail = append(e.AbortOnFail, measure.AbortThreshold{Metric: metric, Expression: expr})
 			}
 		}
 	}
 	for range r.Intn(40) {
-		e.Overflows = append(e.Overflows, results.Overflow{Metric: String(r, 3000), Tag: String(r, 3000), Series: 200})
+		e.Overflows = append(e.Overflows, measure.Overflow{Metric: String(r, 3000), Tag: String(r, 3000), Series: 200})
 	}
 	return e
 }
 
 // Status builds a TestRun's status the way the controller does, from what hostile
-// runners reported: their envelopes merged (results.Merge) and mapped onto status
-// (report.Build), with the parts the run adds while it runs and ends (progress, abortOnFail,
+// runners reported: their envelopes merged (measure.Merge) and mapped onto status
+// (judge.Build), with the parts the run adds while it runs and ends (progress, abortOnFail,
 // log findings, peak steps, the result ConfigMap's warning, the ending's message and the
 // ThresholdsPassed condition). Nothing is cut here: that is statusbound's job.
 func Status(r *rand.Rand) v1alpha1.TestRunStatus {
 	start := time.Unix(1_700_000_000, 0)
-	var envs []results.Envelope
+	var envs []measure.Envelope
 	for i := range 1 + r.Intn(3) {
 		envs = append(envs, Envelope(r, fmt.Sprintf("runner-%d-%s", i, String(r, 300)), start))
 	}
 	st := v1alpha1.TestRunStatus{Phase: v1alpha1.PhaseSucceeded, Reason: v1alpha1.ReasonCompleted, TestID: "hostile-0123abcd"}
-	summary, err := results.Merge(envs...)
+	summary, err := measure.Merge(envs...)
 	if err != nil {
 		st.Phase, st.Reason, st.Message = v1alpha1.PhaseFailed, v1alpha1.ReasonNoResults, "merging: "+err.Error()
 		return st
@@ -111,14 +111,14 @@ func Status(r *rand.Rand) v1alpha1.TestRunStatus {
 	for range r.Intn(33) {
 		spec[String(r, 400)] = v1alpha1.ThresholdList{"p(95)<200", "rate<0.01"}
 	}
-	o := report.Build(&summary, spec, len(envs))
+	o := judge.Build(&summary, spec, len(envs))
 	st.Results = o.Results
 	st.Verdict = o.Verdict
 	st.GeneratorBound, st.GeneratorBoundReason = o.GeneratorBound, o.GeneratorBoundReason
 	// As storeResult does for a result too large for its ConfigMap.
 	st.Results.Warnings = append(st.Results.Warnings, "the full result (2048 KiB gzipped) is too large for a ConfigMap and was not kept")
-	st.Results.FullResult = &v1alpha1.FullResultRef{ConfigMap: "hostile-result", Key: report.SummaryKey}
-	p := report.Progress(&summary, start, summary.End, 10*time.Second)
+	st.Results.FullResult = &v1alpha1.FullResultRef{ConfigMap: "hostile-result", Key: judge.SummaryKey}
+	p := judge.Progress(&summary, start, summary.End, 10*time.Second)
 	st.Progress = &p
 	st.Message = fmt.Sprintf("verdict %s: %d requests; failed: %s", o.Verdict, st.Results.Requests.Total, strings.Join(o.FailedThresholds, "; "))
 	now := metav1.NewTime(start)

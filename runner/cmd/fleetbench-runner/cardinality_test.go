@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // explodingTags requests a new URL every iteration without a name tag, so k6 names each
@@ -38,18 +38,18 @@ func TestExplodingTagsStayBounded(t *testing.T) {
 	if err != nil || code != 0 {
 		t.Fatalf("k6 exit %d: %v\n%s", code, err, out)
 	}
-	e, err := results.ExtractEnvelope(out)
+	e, err := measure.ExtractEnvelope(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := results.Merge(e)
+	s, err := measure.Merge(e)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Metrics["http_reqs"].Stats.Sum; got != 1500 || tg.hits.Load() != 1500 {
 		t.Errorf("http_reqs %g, target saw %d, want 1500", got, tg.hits.Load())
 	}
-	limit := results.DefaultCollectorConfig.MaxSeriesPerMetric
+	limit := measure.DefaultCollectorConfig.MaxSeriesPerMetric
 	for _, m := range e.Metrics {
 		if len(m.Series) > limit+1 {
 			t.Errorf("%s kept %d series, limit %d plus the overflow series", m.Name, len(m.Series), limit)

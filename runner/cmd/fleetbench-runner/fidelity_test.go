@@ -62,8 +62,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
-	"fleetbench.dev/fleetbench/pkg/report"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/test/fidelity"
 )
 
@@ -83,7 +83,7 @@ const (
 	// maxAttempts bounds the runs of a script whose two executions did different work.
 	maxAttempts = 3
 	// quantileTolerance is the relative error fleetbench promises for quantiles (its histograms
-	// hold 0.5 %, pkg/results.RelativeAccuracy).
+	// hold 0.5 %, pkg/measure.RelativeAccuracy).
 	quantileTolerance = 0.01
 )
 
@@ -150,7 +150,7 @@ func checkFidelityRun(t *testing.T, bin string, fr fidelityRun) {
 
 	var (
 		ref              k6Summary
-		refEnv           results.Envelope
+		refEnv           measure.Envelope
 		fleet            fleetResult
 		refHits, segHits served
 	)
@@ -178,7 +178,7 @@ func checkFidelityRun(t *testing.T, bin string, fr fidelityRun) {
 		t.Logf("attempt %d: the servers saw %+v from k6 and %+v from the 3 segments; running both again", attempt, refHits, segHits)
 	}
 
-	one, err := results.Merge(refEnv)
+	one, err := measure.Merge(refEnv)
 	if err != nil {
 		t.Fatalf("merge 1 envelope: %v", err)
 	}
@@ -193,7 +193,7 @@ func checkFidelityRun(t *testing.T, bin string, fr fidelityRun) {
 	t.Logf("1 segment: %d thresholds (%d failing in k6), %d metrics, %d checks compared; served %+v",
 		judged, failing, metrics, checks, refHits)
 
-	three, err := results.Merge(fleet.envs...)
+	three, err := measure.Merge(fleet.envs...)
 	if err != nil {
 		t.Fatalf("merge 3 envelopes: %v", err)
 	}
@@ -206,7 +206,7 @@ func checkFidelityRun(t *testing.T, bin string, fr fidelityRun) {
 		// segments would. What fleetbench adds must still be exact: the merged counts are
 		// what the servers saw. The differences from k6 are logged for the README.
 		compareHits(t, "3 segments", &three, segHits)
-		for _, d := range fidelity.Compare(ref, report.BuildK6Summary(&three, three.Thresholds)) {
+		for _, d := range fidelity.Compare(ref, judge.BuildK6Summary(&three, three.Thresholds)) {
 			t.Logf("3 segments differ from one k6, as documented: %s", d)
 		}
 		return
@@ -234,7 +234,7 @@ func checkFidelityRun(t *testing.T, bin string, fr fidelityRun) {
 	compareHits(t, "3 segments", &three, segHits)
 	// The full result the operator stores (k6's summary shape) says the same; make e2e compares
 	// its TestRuns with k6 this way.
-	for _, d := range fidelity.Compare(ref, report.BuildK6Summary(&three, three.Thresholds)) {
+	for _, d := range fidelity.Compare(ref, judge.BuildK6Summary(&three, three.Thresholds)) {
 		t.Errorf("3 segments, as the full result: %s", d)
 	}
 	t.Logf("3 segments: %d thresholds, %d metrics, %d checks compared; served %+v", judged, metrics, checks, segHits)
@@ -242,7 +242,7 @@ func checkFidelityRun(t *testing.T, bin string, fr fidelityRun) {
 
 // runReference runs the script with k6's thresholds on and returns k6's end-of-test data and
 // the envelope the same process printed.
-func runReference(t *testing.T, bin string, fr fidelityRun, env []string) (k6Summary, results.Envelope) {
+func runReference(t *testing.T, bin string, fr fidelityRun, env []string) (k6Summary, measure.Envelope) {
 	t.Helper()
 	userArgs := fr.userArgs
 	dir := t.TempDir()
@@ -270,7 +270,7 @@ func runReference(t *testing.T, bin string, fr fidelityRun, env []string) (k6Sum
 	if failed := failedThresholds(sum); code != exitScriptAborted && (code == 99) != (failed > 0) {
 		t.Errorf("k6 exited %d with %d failed thresholds in its summary", code, failed)
 	}
-	e, err := results.ExtractEnvelope(out)
+	e, err := measure.ExtractEnvelope(out)
 	if err != nil {
 		t.Fatalf("reference envelope: %v\n%s", err, out)
 	}
@@ -280,8 +280,8 @@ func runReference(t *testing.T, bin string, fr fidelityRun, env []string) (k6Sum
 // fleetResult is what a fleet of three runners left: their envelopes, the pre-flight's check
 // report, and whether the script called test.abort() on one of them.
 type fleetResult struct {
-	envs          []results.Envelope
-	report        results.CheckReport
+	envs          []measure.Envelope
+	report        measure.CheckReport
 	scriptAborted bool
 }
 
@@ -420,7 +420,7 @@ func runFleet(t *testing.T, bin string, fr fidelityRun, env []string) fleetResul
 	if _, err := k6Call(ctx, http.MethodPost, fleet[0].api+"/v1/teardown", nil); err != nil {
 		fail("teardown() on runner 0: %v", err)
 	}
-	if _, err := k6Call(ctx, http.MethodPost, "http://"+fleet[0].live+results.ReleasePath, nil); err != nil {
+	if _, err := k6Call(ctx, http.MethodPost, "http://"+fleet[0].live+measure.ReleasePath, nil); err != nil {
 		fail("release runner 0: %v", err)
 	}
 	select {
@@ -429,13 +429,13 @@ func runFleet(t *testing.T, bin string, fr fidelityRun, env []string) fleetResul
 		fail("runner 0 did not exit after its release")
 	}
 
-	envs := make([]results.Envelope, len(fleet))
+	envs := make([]measure.Envelope, len(fleet))
 	for i, r := range fleet {
 		// After test.abort(), its runner exits 108 and those stopped 103; otherwise all exit 0.
 		if code := exitCode(r.err); r.err != nil && (!scriptAborted || (code != exitScriptAborted && code != exitStopped)) {
 			fail("runner %d: %v", i, r.err)
 		}
-		if envs[i], err = results.ExtractEnvelope(r.out.Bytes()); err != nil {
+		if envs[i], err = measure.ExtractEnvelope(r.out.Bytes()); err != nil {
 			fail("runner %d envelope: %v", i, err)
 		}
 		if envs[i].Aborted && !scriptAborted {
@@ -580,8 +580,8 @@ func k6Command(ctx context.Context, bin, home string, out *bytes.Buffer, env []s
 
 // k6Summary is k6's handleSummary data; fleetbench's full result has the same shape.
 type (
-	k6Summary = report.K6Summary
-	k6Metric  = report.K6Metric
+	k6Summary = judge.K6Summary
+	k6Metric  = judge.K6Metric
 )
 
 // failedThresholds counts the thresholds k6 says failed.
@@ -599,7 +599,7 @@ func failedThresholds(s k6Summary) int {
 
 // checkEnvelopes asserts the envelopes are complete and nothing was folded into overflow series,
 // which would make per-tag counts inexact.
-func checkEnvelopes(t *testing.T, label string, envs ...results.Envelope) {
+func checkEnvelopes(t *testing.T, label string, envs ...measure.Envelope) {
 	t.Helper()
 	for _, e := range envs {
 		if !e.Final || e.K6Version != "v2.2.0" || e.OverflowSamples != 0 {
@@ -610,9 +610,9 @@ func checkEnvelopes(t *testing.T, label string, envs ...results.Envelope) {
 
 // compareThresholds: every threshold k6 judged has a fleetbench result with the same verdict,
 // and fleetbench judged no other. It returns how many k6 judged and how many of those failed.
-func compareThresholds(t *testing.T, label string, ref k6Summary, s *results.Summary) (judged, failing int) {
+func compareThresholds(t *testing.T, label string, ref k6Summary, s *measure.Summary) (judged, failing int) {
 	t.Helper()
-	ours := map[string]results.ThresholdResult{}
+	ours := map[string]measure.ThresholdResult{}
 	for _, r := range s.Thresholds {
 		ours[fidelity.CanonicalKey(r.Metric)+" "+r.Expression] = r
 	}
@@ -646,7 +646,7 @@ func compareThresholds(t *testing.T, label string, ref k6Summary, s *results.Sum
 // true when both saw the same samples (the reference process): then everything must agree.
 // Across separate executions only what the scripts make deterministic is compared. It returns
 // how many metrics and sub-metrics were compared on some value.
-func compareMetrics(t *testing.T, label string, ref k6Summary, s *results.Summary, sameRun bool) int {
+func compareMetrics(t *testing.T, label string, ref k6Summary, s *measure.Summary, sameRun bool) int {
 	t.Helper()
 	compared := 0
 	for _, name := range slices.Sorted(maps.Keys(ref.Metrics)) {
@@ -678,7 +678,7 @@ func compareMetrics(t *testing.T, label string, ref k6Summary, s *results.Summar
 		base, _, _ := strings.Cut(name, "{")
 		compared++
 		switch typ {
-		case results.Counter:
+		case measure.Counter:
 			// Byte counts depend on more than the iterations (each process's own connections,
 			// header values such as Date and Content-Length digits), so they are equal only
 			// when both saw the same samples.
@@ -688,19 +688,19 @@ func compareMetrics(t *testing.T, label string, ref k6Summary, s *results.Summar
 			if st.Sum != v["count"] {
 				t.Errorf("%s: %s count: k6 %g, fleetbench %g", label, name, v["count"], st.Sum)
 			}
-		case results.Rate:
+		case measure.Rate:
 			if float64(st.Passes) != v["passes"] || float64(st.Fails) != v["fails"] {
 				t.Errorf("%s: %s passes/fails: k6 %g/%g, fleetbench %d/%d", label, name, v["passes"], v["fails"], st.Passes, st.Fails)
 			}
-		case results.Gauge: // same run only, see above
+		case measure.Gauge: // same run only, see above
 			expectClose(t, label, name+" value", v["value"], st.Value, 0, 0)
 			expectClose(t, label, name+" min", v["min"], st.Min, 0, 0)
 			expectClose(t, label, name+" max", v["max"], st.Max, 0, 0)
-		case results.Trend:
+		case measure.Trend:
 			if float64(st.Count) != v["count"] {
 				t.Errorf("%s: %s count: k6 %g, fleetbench %d", label, name, v["count"], st.Count)
 			}
-			_, builtin := results.BuiltinMetrics[base]
+			_, builtin := measure.BuiltinMetrics[base]
 			deterministic := !builtin && km.Contains != "time"
 			if !sameRun && !deterministic {
 				continue // timings of separate executions differ
@@ -710,7 +710,7 @@ func compareMetrics(t *testing.T, label string, ref k6Summary, s *results.Summar
 	}
 	// Nothing fleetbench recorded may be unknown to k6 (but gauges, see above).
 	for name, m := range s.Metrics {
-		if _, ok := ref.Metrics[name]; !ok && (sameRun || m.Type != results.Gauge) {
+		if _, ok := ref.Metrics[name]; !ok && (sameRun || m.Type != measure.Gauge) {
 			t.Errorf("%s: fleetbench has metric %s, k6 does not", label, name)
 		}
 	}
@@ -722,7 +722,7 @@ func compareMetrics(t *testing.T, label string, ref k6Summary, s *results.Summar
 // identical samples. For deterministic trends they also get the gap between neighbouring order
 // statistics that k6's linear interpolation may cross (about (max-min)/(count-1) for the spread
 // values the corpus uses), as the brief allows.
-func compareTrend(t *testing.T, label, name string, v map[string]float64, st results.Stats, deterministic bool) {
+func compareTrend(t *testing.T, label, name string, v map[string]float64, st measure.Stats, deterministic bool) {
 	t.Helper()
 	expectClose(t, label, name+" min", v["min"], st.Min, 1e-9, 0)
 	expectClose(t, label, name+" max", v["max"], st.Max, 1e-9, 0)
@@ -751,14 +751,14 @@ func expectClose(t *testing.T, label, what string, want, got, rel, abs float64) 
 // pickStats returns fleetbench's stats for a metric or for a sub-metric such as
 // `http_req_duration{name:home}` (its matching series merged, as thresholds select them);
 // found is false when no sample reached fleetbench.
-func pickStats(s *results.Summary, key string) (results.MetricType, results.Stats, bool, error) {
-	name, filter, err := results.ParseMetricSelector(key)
+func pickStats(s *measure.Summary, key string) (measure.MetricType, measure.Stats, bool, error) {
+	name, filter, err := measure.ParseMetricSelector(key)
 	if err != nil {
-		return "", results.Stats{}, false, err
+		return "", measure.Stats{}, false, err
 	}
 	m := s.Metrics[name]
 	if m == nil {
-		return "", results.Stats{}, false, nil
+		return "", measure.Stats{}, false, nil
 	}
 	if len(filter) == 0 {
 		// The whole metric's stats, with Merge's cross-runner semantics.
@@ -766,12 +766,12 @@ func pickStats(s *results.Summary, key string) (results.MetricType, results.Stat
 	}
 	_, _, agg, err := s.SubMetric(key)
 	if err != nil {
-		return "", results.Stats{}, false, err
+		return "", measure.Stats{}, false, err
 	}
 	if agg.Count == 0 {
-		return m.Type, results.Stats{}, false, nil
+		return m.Type, measure.Stats{}, false, nil
 	}
-	return m.Type, results.ComputeStats(m.Type, &agg, s.Duration.Seconds()), true, nil
+	return m.Type, measure.ComputeStats(m.Type, &agg, s.Duration.Seconds()), true, nil
 }
 
 // k6SampleCount is how many samples k6's values say it saw (a counter's count is its sum,
@@ -788,12 +788,12 @@ func k6SampleCount(m k6Metric) float64 {
 
 // compareChecks: every check, by group path and name, has k6's passes and fails. It returns
 // how many checks k6 reported.
-func compareChecks(t *testing.T, label string, ref k6Summary, s *results.Summary) int {
+func compareChecks(t *testing.T, label string, ref k6Summary, s *measure.Summary) int {
 	t.Helper()
 	type counts struct{ passes, fails uint64 }
 	want := map[string]counts{}
-	var walk func(g report.K6Group)
-	walk = func(g report.K6Group) {
+	var walk func(g judge.K6Group)
+	walk = func(g judge.K6Group) {
 		for _, c := range g.Checks {
 			want[g.Path+" / "+c.Name] = counts{c.Passes, c.Fails}
 		}
@@ -821,7 +821,7 @@ func compareChecks(t *testing.T, label string, ref k6Summary, s *results.Summary
 }
 
 // compareHits: what the servers saw is what the merged counts say, an oracle independent of k6.
-func compareHits(t *testing.T, label string, s *results.Summary, hits served) {
+func compareHits(t *testing.T, label string, s *measure.Summary, hits served) {
 	t.Helper()
 	httpHits, grpcCalls := hits.HTTP, hits.GRPC
 	var reqs, calls float64

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // buildRunner compiles this command once per test binary; the Go build
@@ -130,11 +130,11 @@ func TestRunnerReportsExactCounts(t *testing.T) {
 	tg := newTarget(t)
 	log := runK6(t, bin, tg, nil, 0)
 
-	e, err := results.ExtractEnvelope(log)
+	e, err := measure.ExtractEnvelope(log)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
-	s, err := results.Merge(e)
+	s, err := measure.Merge(e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestRunnerReportsExactCounts(t *testing.T) {
 	}
 	// k6 judges no threshold itself (--no-thresholds), yet the abortOnFail one travels along
 	// for the operator's fleet-wide judgement.
-	if want := []results.AbortThreshold{{Metric: "http_req_duration", Expression: "p(99)<60000", DelayNanos: int64(5 * time.Second)}}; !reflect.DeepEqual(e.AbortOnFail, want) {
+	if want := []measure.AbortThreshold{{Metric: "http_req_duration", Expression: "p(99)<60000", DelayNanos: int64(5 * time.Second)}}; !reflect.DeepEqual(e.AbortOnFail, want) {
 		t.Errorf("abortOnFail = %+v, want %+v", e.AbortOnFail, want)
 	}
 	for _, th := range s.Thresholds {
@@ -185,11 +185,11 @@ func TestRunnerReportsWhenInterrupted(t *testing.T) {
 	bin := buildRunner(t)
 	tg := newTarget(t)
 	log := runK6(t, bin, tg, []string{"SLOW=1"}, 2*time.Second)
-	e, err := results.ExtractEnvelope(log)
+	e, err := measure.ExtractEnvelope(log)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
-	s, err := results.Merge(e)
+	s, err := measure.Merge(e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -116,7 +116,7 @@ func TestSpecOutputsReachTheirReceivers(t *testing.T) {
 	}
 	args, env := runners.OutputArgs(tr)
 	out := runK6Args(t, bin, tg, append(envStrings(env), "K6_OTEL_EXPORT_INTERVAL=200ms", "K6_PROMETHEUS_RW_PUSH_INTERVAL=200ms"), args...)
-	env6, err := results.ExtractEnvelope(out)
+	env6, err := measure.ExtractEnvelope(out)
 	if err != nil {
 		t.Fatalf("the envelope: %v\n%s", err, out)
 	}

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // runPreflight runs the operator's pre-flight on the fleet's test, as pkg/runners.PreflightJob
 // builds it: runner 0's arguments without the fleet's own --no-setup, --no-teardown and
 // --linger, the user's flags, the runners' environment. k6 run accepted the test, or it fails.
-func runPreflight(t *testing.T, bin, dir, js string, env, userArgs []string) results.CheckReport {
+func runPreflight(t *testing.T, bin, dir, js string, env, userArgs []string) measure.CheckReport {
 	t.Helper()
 	args := []string{"check", "run", "--quiet", "--execution-segment", threeSegments[0], "--execution-segment-sequence", segmentSeq,
 		"--paused", "--address", loopbackAddr(t), "--out", "fleetbench", "--summary-mode=disabled", "--no-thresholds"}
@@ -22,7 +22,7 @@ func runPreflight(t *testing.T, bin, dir, js string, env, userArgs []string) res
 	if err != nil || code != 0 {
 		t.Fatalf("the pre-flight refused what k6 run runs (exit %d, %v):\n%s", code, err, out)
 	}
-	report, ok := results.ParseCheckReport(string(out))
+	report, ok := measure.ParseCheckReport(string(out))
 	if !ok || len(report.Segments) != len(threeSegments) {
 		t.Fatalf("the pre-flight printed no plan of %d segments:\n%s", len(threeSegments), out)
 	}
@@ -57,7 +57,7 @@ func TestPreflightRefusesWhatK6Refuses(t *testing.T) {
 			if err != nil || code != tc.code || !strings.Contains(string(out), tc.says) {
 				t.Errorf("exit %d (%v), want %d saying %q:\n%s", code, err, tc.code, tc.says, out)
 			}
-			if _, ok := results.ParseCheckReport(string(out)); ok {
+			if _, ok := measure.ParseCheckReport(string(out)); ok {
 				t.Errorf("a refused test has no plan:\n%s", out)
 			}
 		})
@@ -66,7 +66,7 @@ func TestPreflightRefusesWhatK6Refuses(t *testing.T) {
 	js := filepath.Join(dir, "ok.js")
 	writeFile(t, js, "export default function () { throw new Error('the check ran an iteration'); }")
 	out, code, err := runK6Process(bin, dir, nil, "check", "run", "--vus", "2", js)
-	if r, ok := results.ParseCheckReport(string(out)); err != nil || code != 0 || !ok || r.Segments[0].MaxVUs != 2 {
+	if r, ok := measure.ParseCheckReport(string(out)); err != nil || code != 0 || !ok || r.Segments[0].MaxVUs != 2 {
 		t.Errorf("exit %d (%v), report %+v:\n%s", code, err, r, out)
 	}
 	if err := exec.Command(bin, "check", "inspect", js).Run(); err == nil {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"fleetbench.dev/fleetbench/pkg/report"
-	"fleetbench.dev/fleetbench/pkg/results"
+	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -18,7 +18,7 @@ import (
 // A scenario with fewer VUs than runners leaves runners idle without changing what the test
 // does (each VU's iterations, a shared total, an arrival rate split by maxVUs are the same):
 // that warning is about waste, so it is logged and allowed either way.
-func checkSplitWarnings(t *testing.T, fr fidelityRun, plan results.CheckReport) {
+func checkSplitWarnings(t *testing.T, fr fidelityRun, plan measure.CheckReport) {
 	t.Helper()
 	const parallelism = 3
 	scenarios, ok := runners.ScenariosFromCheckReport(plan)
@@ -68,11 +68,11 @@ const teardownCheck = "teardown ran"
 
 // checkTeardownOnce: where k6 ran teardown() (its check counted), the fleet ran it exactly as
 // often, also when the run ended early (abortOnFail, test.abort()).
-func checkTeardownOnce(t *testing.T, ref k6Summary, one, three *results.Summary) {
+func checkTeardownOnce(t *testing.T, ref k6Summary, one, three *measure.Summary) {
 	t.Helper()
 	var want uint64
-	var walk func(g report.K6Group)
-	walk = func(g report.K6Group) {
+	var walk func(g judge.K6Group)
+	walk = func(g judge.K6Group) {
 		for _, c := range g.Checks {
 			if c.Name == teardownCheck {
 				want += c.Passes + c.Fails
@@ -86,7 +86,7 @@ func checkTeardownOnce(t *testing.T, ref k6Summary, one, three *results.Summary)
 	if want == 0 {
 		return
 	}
-	for label, s := range map[string]*results.Summary{"1 segment": one, "3 segments": three} {
+	for label, s := range map[string]*measure.Summary{"1 segment": one, "3 segments": three} {
 		var got uint64
 		for _, c := range s.Checks {
 			if c.Name == teardownCheck {

@@ -28,7 +28,7 @@ import (
 	"time"
 )
 
-// The runner's ports and paths (pkg/runners, pkg/results), written out: this image stands for
+// The runner's ports and paths (pkg/runners, pkg/measure), written out: this image stands for
 // a tenant's code, which does not import fleetbench.
 const (
 	apiPort     = ":6565"

@@ -1,0 +1,183 @@
+package htmlreport
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/present/htmlreport/browsertest"
+)
+
+// externalRef finds anything that would load from elsewhere.
+var externalRef = regexp.MustCompile(`(?i)https?://|(src|href)\s*=\s*"//|@import|url\(`)
+
+// render writes a report into a temporary directory and checks it is self-contained.
+func render(t *testing.T, name string, write func(w *bytes.Buffer) error) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		t.Fatalf("writing %s: %v", name, err)
+	}
+	if loc := externalRef.FindIndex(buf.Bytes()); loc != nil {
+		t.Errorf("%s names an external resource: %q", name, buf.Bytes()[max(0, loc[0]-60):min(buf.Len(), loc[1]+60)])
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// inBrowser runs the real-browser check and keeps the screenshot where FLEETBENCH_ARTIFACTS
+// says (bin/artifacts with make test; the test's temporary directory when unset).
+func inBrowser(t *testing.T, htmlPath string) browsertest.Result {
+	t.Helper()
+	shot := strings.TrimSuffix(htmlPath, ".html") + ".png"
+	res, err := browsertest.Check(context.Background(), htmlPath, shot)
+	if err != nil {
+		t.Fatalf("browser check of %s: %v", htmlPath, err)
+	}
+	kept := shot
+	if dir := os.Getenv("FLEETBENCH_ARTIFACTS"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		kept = filepath.Join(dir, filepath.Base(shot))
+		b, err := os.ReadFile(shot)
+		if err == nil {
+			err = os.WriteFile(kept, b, 0o644)
+		}
+		if err != nil {
+			t.Fatalf("keeping the screenshot: %v", err)
+		}
+	}
+	t.Logf("screenshot: %s", kept)
+	for _, c := range res.Charts {
+		t.Logf("chart %-22s points %3d values %4d series %2d coloured pixels %d", c.Name, c.Points, c.Values, c.Series, c.ColoredPixels)
+	}
+	if len(res.Requests) == 0 {
+		t.Errorf("the request recorder saw no request at all, not even the page's own file: URL")
+	}
+	return res
+}
+
+func TestTestRunReportInBrowser(t *testing.T) {
+	run, tl := fixtureTestRun(), fixtureTimeline()
+	path := render(t, "testrun-report.html", func(w *bytes.Buffer) error {
+		return WriteTestRun(w, TestRunInput{Run: run, Timeline: tl})
+	})
+	res := inBrowser(t, path)
+	if err := browsertest.Verify(res, map[string]int{
+		"throughput": fixtureWindows, "latency": fixtureWindows, "errors": fixtureWindows,
+		"target": fixtureTargetPoints, "latency-histogram": fixtureBuckets,
+	}); err != nil {
+		t.Error(err)
+	}
+	for _, want := range []string{"FAILED", "p(99)<50", "generator-bound", "demo-runner-2", "register", "body has id",
+		"177.37", "restarts: 1"} {
+		if !strings.Contains(res.Text, want) && !strings.Contains(res.Title, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+	if strings.Contains(res.Text, "full result was not kept") {
+		t.Errorf("the page says the full result was not kept, but the timeline was given")
+	}
+}
+
+func TestPlanReportInBrowser(t *testing.T) {
+	plan, peak := fixturePlan(), fixturePeakChild()
+	path := render(t, "plan-report.html", func(w *bytes.Buffer) error {
+		return WritePlan(w, PlanInput{Plan: plan, Children: []v1alpha1.TestRun{peak},
+			ChildHref: func(name string) string { return name + ".html" }})
+	})
+	res := inBrowser(t, path)
+	if err := browsertest.Verify(res, map[string]int{
+		"plan-throughput": 4, "plan-latency": 4, "plan-rtt-goodput": 4, "peak-" + peak.Name: fixturePeakSteps,
+	}); err != nil {
+		t.Error(err)
+	}
+	for _, want := range []string{"Succeeded", "Sizing", "39680", "Pushes per second by WORKERS", "Breaking point Reached",
+		"bench-6-ssl-C2-w8-r2", "C1 · 2nd run"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+	if c, _ := res.Chart("plan-latency"); c.Series != 12 {
+		t.Errorf("plan-latency has %d series, want 12 (2 profiles × 2 runs × avg, p95, p99)", c.Series)
+	}
+}
+
+// TestPayloadPlanReportInBrowser: seed 004's plan, RTT and goodput against payload size, draws a
+// point of each series at every payload the plan swept.
+func TestPayloadPlanReportInBrowser(t *testing.T) {
+	plan := fixturePayloadPlan()
+	path := render(t, "payload-plan-report.html", func(w *bytes.Buffer) error {
+		return WritePlan(w, PlanInput{Plan: plan})
+	})
+	res := inBrowser(t, path)
+	n := len(fixturePayloads)
+	if err := browsertest.Verify(res, map[string]int{"plan-throughput": n, "plan-latency": n, "plan-rtt-goodput": n}); err != nil {
+		t.Error(err)
+	}
+	c, _ := res.Chart("plan-rtt-goodput")
+	if !slices.Equal(c.X, fixturePayloads) {
+		t.Errorf("plan-rtt-goodput has x %v, want the payload sizes %v", c.X, fixturePayloads)
+	}
+	// Two series (RTT on the left, goodput on the right), each with a value at every payload.
+	if c.Series != 2 || c.Values != 2*n {
+		t.Errorf("plan-rtt-goodput has %d series with %d values, want 2 with %d", c.Series, c.Values, 2*n)
+	}
+	for _, want := range []string{"Round-trip time and goodput by PAYLOAD_BYTES", "PAYLOAD_BYTES", "65536", "ouroboros-payload-c1-64"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+}
+
+func TestTestRunReportWithoutTimeline(t *testing.T) {
+	run := fixtureTestRun()
+	path := render(t, "testrun-no-timeline.html", func(w *bytes.Buffer) error {
+		return WriteTestRun(w, TestRunInput{Run: run})
+	})
+	res := inBrowser(t, path)
+	if err := browsertest.Verify(res, map[string]int{}); err != nil {
+		t.Error(err)
+	}
+	for _, want := range []string{"The full result was not kept", "FAILED", "p(99)<50", "push", "status is 200"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+}
+
+func TestCheckFailsWithoutPage(t *testing.T) {
+	if _, err := browsertest.Check(context.Background(), filepath.Join(t.TempDir(), "missing.html"), ""); err == nil {
+		t.Fatal("checking a missing file succeeded")
+	}
+}
+
+// TestCheckSeesNetworkRequests proves the recorder: a page that loads an image from elsewhere
+// fails Verify even though the emulated offline network refuses it.
+func TestCheckSeesNetworkRequests(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leaky.html")
+	page := `<!DOCTYPE html><html><body><img src="http://192.0.2.1/pixel.png"><script>window.fleetbenchReady = true;</script></body></html>`
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := browsertest.Check(context.Background(), path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NonFileRequests) == 0 {
+		t.Fatalf("no non-file request recorded; requests %v", res.Requests)
+	}
+	if err := browsertest.Verify(res, map[string]int{}); err == nil {
+		t.Error("Verify accepted a page that made a network request")
+	}
+}
