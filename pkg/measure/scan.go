@@ -219,6 +219,9 @@ func (s *costScanner) value(c byte, inMap bool, depth int) error {
 	case c >= 'a' && c <= 'z': // true, false, null
 		for i := 0; i < 5; i++ {
 			b, err := s.r.ReadByte()
+			if errors.Is(err, io.EOF) {
+				return nil // the text ends with the literal; a misspelt one is the decoder's to refuse
+			}
 			if err != nil {
 				return errSyntax
 			}
