@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -36,8 +38,8 @@ func TestCells(t *testing.T) {
 		{Index: 1, Profile: "C1", Values: []string{"1", "on"}, Repetition: 2},
 		{Index: 2, Profile: "C1", Values: []string{"1", "off"}, Repetition: 1},
 	}
-	if !reflect.DeepEqual(cells[:3], want) {
-		t.Errorf("first cells %+v, want %+v", cells[:3], want)
+	if diff := cmp.Diff(want, cells[:3]); diff != "" {
+		t.Errorf("first cells (-want +got):\n%s", diff)
 	}
 	if last := cells[31]; last.Profile != "C2" || !reflect.DeepEqual(last.Values, []string{"8", "off"}) || last.Repetition != 2 {
 		t.Errorf("last cell %+v", last)
@@ -90,8 +92,8 @@ func TestChildSpec(t *testing.T) {
 	if spec.Capacity == nil || spec.Capacity.PushPeriod != "30s" {
 		t.Errorf("capacity %+v, want the plan's", spec.Capacity)
 	}
-	if !reflect.DeepEqual(before, p.Spec.DeepCopy()) {
-		t.Errorf("ChildSpec changed the plan's template")
+	if diff := cmp.Diff(before, p.Spec.DeepCopy()); diff != "" {
+		t.Errorf("ChildSpec changed the plan's template (-before +after):\n%s", diff)
 	}
 	p.Spec.Template.Capacity = &v1alpha1.CapacitySpec{PushPeriod: "10s"}
 	if spec, _ := ChildSpec(&p.Spec, cells[0]); spec.Capacity.PushPeriod != "10s" {
@@ -200,8 +202,8 @@ func TestRowsAndSummary(t *testing.T) {
 		{Profile: "C1", Rows: 4, Passed: 2, PushesPerSecond: "16.50", IdealMaxDevices: 495, SafeMaxDevices: 247},
 		{Profile: "C2", Rows: 4, Passed: 0},
 	}
-	if !reflect.DeepEqual(sum, want) {
-		t.Errorf("summary %+v, want %+v", sum, want)
+	if diff := cmp.Diff(want, sum); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,8 +1,9 @@
 package runners
 
 import (
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestPerRunnerNumbering(t *testing.T) {
@@ -25,8 +26,8 @@ func TestPerRunnerNumbering(t *testing.T) {
 		{"exec API", `import exec from 'k6/execution'; const id = exec.vu.idInTest;`, nil},
 		{"unterminated comment", "const a = __VU; /* open", []string{"__VU"}},
 	} {
-		if got := PerRunnerNumbering(tc.script); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: PerRunnerNumbering = %q, want %q", tc.name, got, tc.want)
+		if diff := cmp.Diff(tc.want, PerRunnerNumbering(tc.script)); diff != "" {
+			t.Errorf("%s: PerRunnerNumbering (-want +got):\n%s", tc.name, diff)
 		}
 	}
 }

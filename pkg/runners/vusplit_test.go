@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The expected shares are worked by hand from k6's striping (lib/execution_segment.go): equal
@@ -93,8 +95,8 @@ trailing log line`
 		{Name: "ramp", Executor: "ramping-vus", VUs: 7},
 		{Name: "rar", Executor: "ramping-arrival-rate", VUs: 4, MaxVUs: 4},
 	}
-	if !ok || !reflect.DeepEqual(got, want) {
-		t.Errorf("ScenariosFromOptions = %+v, %v; want %+v", got, ok, want)
+	if diff := cmp.Diff(want, got); !ok || diff != "" {
+		t.Errorf("ScenariosFromOptions ok=%v (-want +got):\n%s", ok, diff)
 	}
 	for _, raw := range []string{"", "no json here", `{"scenarios": `, `{"vus": 3}`} {
 		if _, ok := ScenariosFromOptions([]byte(raw)); ok {

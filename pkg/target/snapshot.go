@@ -21,7 +21,7 @@ func Snapshot(p *v1alpha1.Profile) (v1alpha1.ProfileSnapshot, error) {
 		ExtendedResources: spec.ExtendedResources, NodeSelector: spec.NodeSelector,
 	}}
 	bad := func(what string, errs []string) error {
-		return fmt.Errorf("Profile %s has an invalid %s (%v): an admin must fix it", p.Name, what, errs)
+		return fmt.Errorf("the Profile %s has an invalid %s (%v): an admin must fix it", p.Name, what, errs)
 	}
 	for k, v := range spec.NodeSelector {
 		if errs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(errs) > 0 {

@@ -108,13 +108,12 @@ func (c *asyncCalls) Start(ctx context.Context) error {
 }
 
 // start makes fn(ctx) for run as kind unless a call of that kind is in flight or unread; ctx
-// ends at limit. An action (Stop, Release) is not ended when its run is forgotten. It says
-// whether it started fn.
-func (c *asyncCalls) start(run *v1alpha1.TestRun, kind callKind, limit time.Duration, action bool, fn func(ctx context.Context) (any, error)) bool {
+// ends at limit. An action (Stop, Release) is not ended when its run is forgotten.
+func (c *asyncCalls) start(run *v1alpha1.TestRun, kind callKind, limit time.Duration, action bool, fn func(ctx context.Context) (any, error)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.calls[run.UID][kind] != nil {
-		return false
+		return
 	}
 	base := c.base
 	if base == nil {
@@ -151,7 +150,6 @@ func (c *asyncCalls) start(run *v1alpha1.TestRun, kind callKind, limit time.Dura
 		case <-base.Done():
 		}
 	}()
-	return true
 }
 
 // take returns the finished call of kind for run and forgets it; false while none finished.

@@ -47,7 +47,7 @@ func inProgress(reason string) map[string]string {
 // ending, and the summary conditions GitOps reads, all composed from the scope alone.
 func TestComposeStatusInEveryPhase(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	ended := func(verdict v1alpha1.Verdict, ready, stalled string) map[string]string {
+	ended := func(ready, stalled string) map[string]string {
 		return map[string]string{
 			v1alpha1.ConditionReady: ready, v1alpha1.ConditionReconciling: "False/" + v1alpha1.ReasonCompleted,
 			v1alpha1.ConditionStalled: stalled, v1alpha1.ConditionComplete: "True/" + v1alpha1.ReasonCompleted,
@@ -93,7 +93,7 @@ func TestComposeStatusInEveryPhase(t *testing.T) {
 			d    decision
 			want composed
 		}{"Succeeded " + string(v.verdict), decision{ending: &e}, composed{Phase: v1alpha1.PhaseSucceeded, Reason: v1alpha1.ReasonCompleted,
-			Message: e.message, Verdict: v.verdict, Completed: true, Conditions: ended(v.verdict, v.ready, v.stalled)}})
+			Message: e.message, Verdict: v.verdict, Completed: true, Conditions: ended(v.ready, v.stalled)}})
 	}
 	for _, reason := range v1alpha1.FailureReasons {
 		e := failedEnding(failure{reason, "what went wrong; what to do"})

@@ -19,7 +19,7 @@ const k6AskInterval = 200 * time.Millisecond
 // probe comes once a second, so asking at once takes up to a second off the start (about half
 // of one on average). answered: every runner is Ready or answered. askAgain: some k6 runs and
 // does not answer yet. Nothing is remembered: the next reconcile asks again.
-func (r *Reconciler) k6AnsweredBeforeReady(ctx context.Context, s *scope) (answered, askAgain bool) {
+func (r *Reconciler) k6AnsweredBeforeReady(s *scope) (answered, askAgain bool) {
 	var asking []*corev1.Pod
 	for _, v := range s.summary.views {
 		switch {

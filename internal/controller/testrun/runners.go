@@ -42,7 +42,7 @@ func (r *Reconciler) reconcileRunners(ctx context.Context, s *scope) (ctrl.Resul
 		s.failure = f
 		return ctrl.Result{}, err
 	}
-	answered, askAgain := r.k6AnsweredBeforeReady(ctx, s)
+	answered, askAgain := r.k6AnsweredBeforeReady(s)
 	if answered || s.summary.counts[runnerReady]+s.summary.counts[runnerSucceeded] == len(s.runners) {
 		// Succeeded before the start: an earlier reconcile started it and its status write was lost.
 		s.recordCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionTrue, v1alpha1.ReasonReady, fmt.Sprintf("all %d runners are Ready and paused", len(s.runners)))

@@ -96,7 +96,7 @@ func statusWrites(files map[string]*ast.File) map[string]int {
 			switch x := n.(type) {
 			case *ast.AssignStmt:
 				for i, lhs := range x.Lhs {
-					if throughStatus(lhs) && !(len(x.Rhs) == len(x.Lhs) && composedBy(x.Rhs[i], composers)) {
+					if throughStatus(lhs) && (len(x.Rhs) != len(x.Lhs) || !composedBy(x.Rhs[i], composers)) {
 						out[name]++
 					}
 				}
