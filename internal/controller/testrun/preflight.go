@@ -142,7 +142,8 @@ func recordSkippedSteps(s *scope, report *measure.CheckReport) {
 func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
 	if s.started() || s.conditionTrue(v1alpha1.ConditionScriptChecked) {
-		return ctrl.Result{}, nil
+		// The verdict was loaded from status, so it is kept: the Job has nothing more to say.
+		return ctrl.Result{}, r.deletePassedPreflight(ctx, s)
 	}
 	job := runners.PreflightJob(run, r.runnerJobOptions(s))
 	if err := controllerutil.SetControllerReference(run, job, r.scheme); err != nil {
@@ -183,8 +184,9 @@ func (r *Reconciler) reconcilePreflight(ctx context.Context, s *scope) (ctrl.Res
 		if exportsHandleSummary(s.script) {
 			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, "HandleSummaryNotRun", "CheckScript", "%s", handleSummaryNotRun)
 		}
-		// The condition remembers the answer; the pod has nothing more to say.
-		return ctrl.Result{}, rc.DeleteExact(ctx, r.Client, job)
+		// The Job goes on a later reconcile, once the status holding the verdict is written: a
+		// restart in between would otherwise find neither and check the script again.
+		return ctrl.Result{}, nil
 	}
 	s.recordCondition(v1alpha1.ConditionScriptChecked, metav1.ConditionFalse, v1alpha1.ReasonCheckingScript, p.waiting)
 	if rc.Expired(s.now, s.provisioningDeadline()) {

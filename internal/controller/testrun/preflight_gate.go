@@ -83,6 +83,20 @@ func (r *Reconciler) deleteUnfinishedPreflight(ctx context.Context, s *scope) er
 	return rc.DeleteExact(ctx, r.Client, job)
 }
 
+// deletePassedPreflight deletes the pre-flight Job of a run whose status already holds the
+// passed verdict, if this run controls it.
+func (r *Reconciler) deletePassedPreflight(ctx context.Context, s *scope) error {
+	if !meta.IsStatusConditionTrue(s.run.Status.Conditions, v1alpha1.ConditionScriptChecked) {
+		return nil // decided in this reconcile, not yet written; or no pre-flight (started earlier)
+	}
+	job := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: s.run.Namespace, Name: naming.PreflightJob(s.run.Name)}, job)
+	if err != nil || !controlledBy(job, s.run.UID) {
+		return client.IgnoreNotFound(err)
+	}
+	return rc.DeleteExact(ctx, r.Client, job)
+}
+
 // preflightEnded: the pre-flight pod's k6 container has ended, with its exit code and
 // termination message final. The kubelet reports that about a second before the pod's phase
 // turns Succeeded or Failed (it first stops the pod's sandbox), a second the verdict, and so
