@@ -303,6 +303,15 @@ const (
 // arguments, as the operator's does.
 func runFleet(t *testing.T, bin string, fr fidelityRun, env []string) fleetResult {
 	t.Helper()
+	return runFleetAttempt(t, bin, fr, env, 1)
+}
+
+// maxPortAttempts bounds the fleet's starts when a free loopback port was taken by another
+// process between loopbackAddr and k6's bind (the parallel subtests, other test binaries).
+const maxPortAttempts = 3
+
+func runFleetAttempt(t *testing.T, bin string, fr fidelityRun, env []string, attempt int) fleetResult {
+	t.Helper()
 	dir := t.TempDir()
 	js := writeScript(t, dir, "script.js", fr.src, fr.files)
 	userArgs := fr.userArgs
@@ -331,6 +340,19 @@ func runFleet(t *testing.T, bin string, fr fidelityRun, env []string) fleetResul
 		go func() { r.err = r.cmd.Wait(); close(r.exited) }()
 		fleet[i] = r
 	}
+	// A port taken between loopbackAddr and k6's bind: the whole fleet starts again on others.
+	portTaken := func() bool {
+		if attempt >= maxPortAttempts {
+			return false
+		}
+		cancel()
+		taken := false
+		for _, r := range fleet {
+			<-r.exited
+			taken = taken || bytes.Contains(r.out.Bytes(), []byte("address already in use"))
+		}
+		return taken
+	}
 	// On any failure: stop the fleet, then say what each runner printed.
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -345,6 +367,10 @@ func runFleet(t *testing.T, bin string, fr fidelityRun, env []string) fleetResul
 
 	for i, r := range fleet {
 		if err := r.waitStatus(ctx, statusPausedBeforeRun); err != nil {
+			if portTaken() {
+				t.Logf("attempt %d: a runner's port was taken before k6 bound it; starting the fleet again", attempt)
+				return runFleetAttempt(t, bin, fr, env, attempt+1)
+			}
 			fail("runner %d did not come up paused: %v", i, err)
 		}
 	}
