@@ -41,8 +41,14 @@ func PreflightJob(tr *v1alpha1.TestRun, opts JobOptions) *batchv1.Job {
 		tmpl.Labels[k] = v
 	}
 	spec := &tmpl.Spec
-	// Nothing to reach yet (the target comes after), and nothing to spread: one short pod.
+	// Nothing to reach yet (the target comes after), and nothing to spread: one short pod. It
+	// runs beside the runners now, so it must not repel them either: a `separate` fleet's
+	// required anti-affinity on it would keep a runner off its node, and the scheduler retries
+	// such a runner only when the pod is deleted, not when it ends (minutes later).
 	spec.TopologySpreadConstraints = nil
+	if spec.Affinity != nil {
+		spec.Affinity.PodAntiAffinity = nil
+	}
 	c := &spec.Containers[0]
 	c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == measure.ReachEnv || e.Name == measure.ReachTimeoutEnv })
 	c.Args = preflightArgs(c.Args, len(UserArgs(&tr.Spec)), n)

@@ -97,3 +97,18 @@ func TestOnceSteps(t *testing.T) {
 		})
 	}
 }
+
+// The pre-flight runs beside the runners: it must not repel them (a separate fleet's required
+// anti-affinity on it kept a runner off its node for minutes), while the runners keep theirs.
+func TestPreflightRepelsNoRunner(t *testing.T) {
+	tr := tw.MakeTestRun("apart", "ns").Parallelism(2).Separate().Inline("export default function () {}").Obj()
+	tr.Spec.Runner = &v1alpha1.RunnerSpec{AvoidTarget: v1alpha1.AvoidTargetRequired}
+	opts := JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "apart-script"}
+	if a := Job(tr, 1, 2, opts).Spec.Template.Spec.Affinity; a == nil || a.PodAntiAffinity == nil ||
+		len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) == 0 {
+		t.Fatalf("the runners of a separate fleet want required anti-affinity, got %+v", a)
+	}
+	if a := PreflightJob(tr, opts).Spec.Template.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+		t.Errorf("the pre-flight pod carries pod anti-affinity %+v", a.PodAntiAffinity)
+	}
+}

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -129,9 +130,10 @@ func TestSeed002SuiteKeepsCustomMetricsAndScenarios(t *testing.T) {
 
 var registerRequests = regexp.MustCompile(`(?m)^sut_http_requests_total\{route="register",status="\d+"\} (\d+)$`)
 
-// TestBrokenScriptFailsBeforeAnythingIsProvisioned: a syntax error is found by the pre-flight in
-// seconds, with k6's line in the message, and no target namespace is made.
-func TestBrokenScriptFailsBeforeAnythingIsProvisioned(t *testing.T) {
+// TestBrokenScriptFailsBeforeAnythingStarts: a syntax error is found by the pre-flight in
+// seconds, with k6's line in the message. The pre-flight runs alongside provisioning, so the
+// target may have been begun: it is released at once, and no runner ever started.
+func TestBrokenScriptFailsBeforeAnythingStarts(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "e2e-broken")
 	run := tw.MakeTestRun("broken", ns).
@@ -142,8 +144,11 @@ func TestBrokenScriptFailsBeforeAnythingIsProvisioned(t *testing.T) {
 	if got.Status.Phase != v1alpha1.PhaseFailed || got.Status.Reason != v1alpha1.ReasonScriptInvalid || !strings.Contains(got.Status.Message, "Line 3") || took > 30*time.Second {
 		t.Errorf("%s/%s after %s: %s; want ScriptInvalid naming line 3 within 30 s", got.Status.Phase, got.Status.Reason, took, got.Status.Message)
 	}
-	err := e.c.Get(e.ctx, client.ObjectKey{Name: naming.TargetNamespace(ns, run.Name)}, &corev1.Namespace{})
-	if !apierrors.IsNotFound(err) {
-		t.Errorf("target namespace of a broken script: %v, want none", err)
+	if got.Status.StartTime != nil || meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionSetupDone) != nil {
+		t.Errorf("a broken script started the load: startTime %v, conditions %+v", got.Status.StartTime, got.Status.Conditions)
 	}
+	e.eventually(t, "the broken script's target namespace gone", time.Minute, func() (bool, string) {
+		err := e.c.Get(e.ctx, client.ObjectKey{Name: naming.TargetNamespace(ns, run.Name)}, &corev1.Namespace{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
 }
