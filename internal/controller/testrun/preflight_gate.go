@@ -75,6 +75,12 @@ func (r *Reconciler) deleteUnfinishedPreflight(ctx context.Context, s *scope) er
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonCheckingScript {
 		return nil
 	}
+	return r.deletePreflightJob(ctx, run)
+}
+
+// deletePreflightJob deletes the run's pre-flight Job if this run controls it, with a UID
+// precondition; a Job of that name someone else made is left alone.
+func (r *Reconciler) deletePreflightJob(ctx context.Context, run *v1alpha1.TestRun) error {
 	job := &batchv1.Job{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.PreflightJob(run.Name)}, job)
 	if err != nil || !controlledBy(job, run.UID) {
@@ -89,12 +95,7 @@ func (r *Reconciler) deletePassedPreflight(ctx context.Context, s *scope) error 
 	if !meta.IsStatusConditionTrue(s.run.Status.Conditions, v1alpha1.ConditionScriptChecked) {
 		return nil // decided in this reconcile, not yet written; or no pre-flight (started earlier)
 	}
-	job := &batchv1.Job{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: s.run.Namespace, Name: naming.PreflightJob(s.run.Name)}, job)
-	if err != nil || !controlledBy(job, s.run.UID) {
-		return client.IgnoreNotFound(err)
-	}
-	return rc.DeleteExact(ctx, r.Client, job)
+	return r.deletePreflightJob(ctx, s.run)
 }
 
 // preflightEnded: the pre-flight pod's k6 container has ended, with its exit code and
