@@ -188,15 +188,11 @@ func (e *env) dumpOnFailure(t *testing.T, key client.ObjectKey, targetNS string)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		// CI shows a failure's tail: the manager's log and the events first, the run's own
+		// status last, so the tail says where the run stood.
 		var b strings.Builder
-		run := &v1alpha1.TestRun{}
-		if err := e.c.Get(ctx, key, run); err != nil {
-			fmt.Fprintf(&b, "TestRun %s: %v\n", key, err)
-		} else {
-			run.ManagedFields = nil
-			y, _ := yaml.Marshal(run)
-			fmt.Fprintf(&b, "---- TestRun %s ----\n%s", key, y)
-		}
+		b.WriteString("---- manager log tail ----\n")
+		b.WriteString(e.managerLogTail(ctx, 80))
 		for _, ns := range []string{key.Namespace, targetNS} {
 			evs, err := e.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
@@ -213,8 +209,14 @@ func (e *env) dumpOnFailure(t *testing.T, key client.ObjectKey, targetNS string)
 					strings.ToLower(ev.InvolvedObject.Kind), ev.InvolvedObject.Name, ev.Message)
 			}
 		}
-		b.WriteString("---- manager log tail ----\n")
-		b.WriteString(e.managerLogTail(ctx, 80))
+		run := &v1alpha1.TestRun{}
+		if err := e.c.Get(ctx, key, run); err != nil {
+			fmt.Fprintf(&b, "TestRun %s: %v\n", key, err)
+		} else {
+			run.ManagedFields = nil
+			y, _ := yaml.Marshal(run.Status)
+			fmt.Fprintf(&b, "---- TestRun %s status ----\n%s", key, y)
+		}
 		t.Log("\n" + b.String())
 	})
 }
@@ -233,10 +235,13 @@ func (e *env) managerLogTail(ctx context.Context, lines int64) string {
 		}
 		body, _ := io.ReadAll(io.LimitReader(stream, 1<<20))
 		_ = stream.Close()
-		fmt.Fprintf(&b, "[%s]\n%s", p.Name, body)
+		fmt.Fprintf(&b, "[%s]\n%s", p.Name, stackTraces.ReplaceAll(body, nil))
 	}
 	return b.String()
 }
+
+// stackTraces are the JSON log's stacktrace fields: long, and of no use in a failure's tail.
+var stackTraces = regexp.MustCompile(`,"stacktrace":"[^"]*"`)
 
 var stubRequests = regexp.MustCompile(`(?m)^\s*(\d+)\s+(\d+)\s+(\d+)\s*$`)
 
