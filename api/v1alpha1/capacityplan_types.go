@@ -40,6 +40,7 @@ type CapacityPlanSpec struct {
 
 	// template is the TestRun every child is made from.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="!has(self.baseline)",message="spec.template.baseline is not implemented yet for a CapacityPlan: its children would all compare with one run; compare single TestRuns with spec.baseline"
 	Template TestRunSpec `json:"template"`
 
 	// capacity holds the assumptions behind the table's device counts; children whose template

@@ -132,6 +132,10 @@ const (
 	// completed with that verdict.
 	ReasonVerdictFailed       = "VerdictFailed"
 	ReasonVerdictInconclusive = "VerdictInconclusive"
+	ReasonVerdictRegressed    = "VerdictRegressed"
+	// ReasonBaselineNotFound: spec.baseline named no TestRun and no kept results in the run's
+	// namespace (onMissing Fail).
+	ReasonBaselineNotFound = "BaselineNotFound"
 )
 
 // Reasons of the per-step conditions (TargetReady, RunnersReady, ScriptChecked, SetupDone,

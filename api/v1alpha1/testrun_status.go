@@ -19,7 +19,7 @@ const (
 )
 
 // Verdict is the test's outcome as the seed reports state it.
-// +kubebuilder:validation:Enum=PASSED;FAILED;INCONCLUSIVE
+// +kubebuilder:validation:Enum=PASSED;FAILED;INCONCLUSIVE;REGRESSED
 type Verdict string
 
 const (
@@ -28,6 +28,9 @@ const (
 	// VerdictInconclusive is a run whose numbers cannot be trusted: partial results, or a
 	// generator that was itself the limit.
 	VerdictInconclusive Verdict = "INCONCLUSIVE"
+	// VerdictRegressed is a run whose thresholds held but which is worse than its baseline
+	// (spec.baseline) beyond the band, by more than noise.
+	VerdictRegressed Verdict = "REGRESSED"
 )
 
 // Condition types of a TestRun.
@@ -71,7 +74,7 @@ type TestRunStatus struct {
 	// +optional
 	Phase TestRunPhase `json:"phase,omitempty"`
 
-	// verdict: PASSED, FAILED or INCONCLUSIVE, set when the run finished.
+	// verdict: PASSED, FAILED, INCONCLUSIVE or REGRESSED, set when the run finished.
 	// +optional
 	Verdict Verdict `json:"verdict,omitempty"`
 
@@ -137,6 +140,11 @@ type TestRunStatus struct {
 	// target is what the target did under load.
 	// +optional
 	Target *TargetUsage `json:"target,omitempty"`
+
+	// comparison is this run against spec.baseline, metric by metric, written once when the
+	// results are merged.
+	// +optional
+	Comparison *Comparison `json:"comparison,omitempty"`
 
 	// capacity turns the results into device counts.
 	// +optional

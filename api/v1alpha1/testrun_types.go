@@ -152,6 +152,12 @@ type TestRunSpec struct {
 	// +optional
 	Capacity *CapacitySpec `json:"capacity,omitempty"`
 
+	// baseline names the run this one is compared with: its results against the baseline's,
+	// metric by metric, in status.comparison. A regression (beyond the band and unlikely to be
+	// noise) makes the verdict REGRESSED.
+	// +optional
+	Baseline *BaselineSpec `json:"baseline,omitempty"`
+
 	// timeouts bound every wait; each ends the TestRun Failed with a reason when it passes.
 	// +optional
 	Timeouts *TimeoutsSpec `json:"timeouts,omitempty"`

@@ -1,0 +1,221 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BaselineOnMissing says what a run does when its baseline cannot be found.
+// +kubebuilder:validation:Enum=Fail;Warn
+type BaselineOnMissing string
+
+const (
+	// BaselineMissingFail ends the run Failed BaselineNotFound before anything is provisioned.
+	BaselineMissingFail BaselineOnMissing = "Fail"
+	// BaselineMissingWarn runs without a comparison; status.comparison and a Warning event say
+	// that no baseline was found.
+	BaselineMissingWarn BaselineOnMissing = "Warn"
+)
+
+// Direction says which way a compared metric gets better.
+// +kubebuilder:validation:Enum=LowerIsBetter;HigherIsBetter
+type Direction string
+
+const (
+	LowerIsBetter  Direction = "LowerIsBetter"
+	HigherIsBetter Direction = "HigherIsBetter"
+)
+
+// BaselineSpec names the run a TestRun is compared with, and how. The comparison is made once
+// the run's results are merged; a regression makes the verdict REGRESSED.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.selector)",message="spec.baseline needs exactly one of name (a TestRun in this namespace) or selector (the newest Succeeded TestRun whose labels match)"
+type BaselineSpec struct {
+	// name of a TestRun in this TestRun's namespace, or of its kept results once it was
+	// deleted (by its TTL or a prune). Baselines are never read from another namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="spec.baseline.name must be the name of a TestRun in this namespace (no namespace prefix: a baseline is never read from another namespace)"
+	Name string `json:"name,omitempty"`
+
+	// selector picks the newest Succeeded TestRun in this namespace whose labels match, among
+	// the TestRuns and the kept results of deleted ones; the run itself is never its own
+	// baseline. A pipeline says "the last run of this test on the previous release" with it,
+	// e.g. matchLabels {test: ingest, release: v1.4}.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// onMissing: Fail (the default) ends the run Failed BaselineNotFound, before anything is
+	// provisioned; Warn runs without a comparison and says so in status and in an event.
+	// +optional
+	// +kubebuilder:default=Fail
+	OnMissing BaselineOnMissing `json:"onMissing,omitempty"`
+
+	// metrics are compared in addition to the built-in ones, or replace a built-in's bands
+	// when they name it. Built-ins: throughput, latencyP95, latencyP99, targetMemory,
+	// targetCPU. Any other name is a k6 metric of status.results.metrics, with an optional tag
+	// filter (http_req_duration{name:push}, a custom Trend).
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	Metrics []ComparedMetric `json:"metrics,omitempty"`
+}
+
+// ComparedMetric is one metric of a comparison with its direction and bands. The bands are
+// percentages of the baseline's value. Without bands a metric gets seed 000's rule: lower is
+// better (resources, latency) is success up to 100 %, ok up to 120 %, regressed above; higher
+// is better (throughput) is success from 100 %, ok from 80 %, regressed below.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.successPercent) || !has(self.okPercent) || (self.direction == 'HigherIsBetter' ? self.okPercent <= self.successPercent : self.okPercent >= self.successPercent)",message="okPercent must be the wider band: at most successPercent for HigherIsBetter, at least successPercent for LowerIsBetter"
+type ComparedMetric struct {
+	// name: a built-in comparison, or a k6 metric name with an optional tag filter.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-zA-Z_][a-zA-Z0-9_]*(\\\\{[^{}]+\\\\})?$')",message="must be a built-in comparison (throughput, latencyP95, latencyP99, targetMemory, targetCPU) or a k6 metric name with an optional tag filter, e.g. http_req_duration{name:push}"
+	Name string `json:"name"`
+
+	// stat of a k6 metric compared: avg, med, p90, p95 or p99 of a Trend (default p95), rate
+	// of a Counter (per second) or of a Rate, value of a Gauge. Built-ins have their own.
+	// +optional
+	// +kubebuilder:validation:Enum=avg;med;p90;p95;p99;rate;value
+	Stat string `json:"stat,omitempty"`
+
+	// direction: LowerIsBetter (the default) or HigherIsBetter.
+	// +optional
+	// +kubebuilder:default=LowerIsBetter
+	Direction Direction `json:"direction,omitempty"`
+
+	// successPercent is the band's edge for success, in % of the baseline's value.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	SuccessPercent *int32 `json:"successPercent,omitempty"`
+
+	// okPercent is the band's edge for ok; beyond it, a difference that is not noise is a
+	// regression.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	OKPercent *int32 `json:"okPercent,omitempty"`
+}
+
+// ComparisonDecision is the outcome of one compared metric, or of the whole comparison.
+// +kubebuilder:validation:Enum=Success;OK;Regressed;TooFewSamples;NoData
+type ComparisonDecision string
+
+const (
+	// ComparisonSuccess: as good as the baseline or better, or a difference that may be noise.
+	ComparisonSuccess ComparisonDecision = "Success"
+	// ComparisonOK: worse than the baseline, within the ok band.
+	ComparisonOK ComparisonDecision = "OK"
+	// ComparisonRegressed: beyond the ok band and unlikely to be noise.
+	ComparisonRegressed ComparisonDecision = "Regressed"
+	// ComparisonTooFewSamples: too few windows or repetitions on a side for the test to reach
+	// its significance level; no decision is made.
+	ComparisonTooFewSamples ComparisonDecision = "TooFewSamples"
+	// ComparisonNoData: the metric is missing from this run or from the baseline.
+	ComparisonNoData ComparisonDecision = "NoData"
+)
+
+// Comparison is a run compared with its baseline, written once when the run's results are
+// merged.
+type Comparison struct {
+	// baseline is the run compared with; empty when none was found (onMissing Warn).
+	// +optional
+	Baseline *ComparedRun `json:"baseline,omitempty"`
+
+	// decision of the whole comparison: Regressed when any metric regressed, else the worst
+	// of the others.
+	// +optional
+	Decision ComparisonDecision `json:"decision,omitempty"`
+
+	// worst names the metric that decided, e.g. "throughput 71.20 % of baseline".
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Worst string `json:"worst,omitempty"`
+
+	// method is the statistical test, e.g. "Mann-Whitney U over 10 s window blocks, one-sided,
+	// alpha 0.05; bootstrap 95 % CI of the ratio".
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Method string `json:"method,omitempty"`
+
+	// message says what was compared, or why nothing was.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+
+	// metrics has one row per compared metric.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	Metrics []MetricComparison `json:"metrics,omitempty"`
+}
+
+// ComparedRun identifies the baseline.
+type ComparedRun struct {
+	// name of the baseline TestRun.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// uid of the baseline TestRun.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	UID string `json:"uid,omitempty"`
+	// source: TestRun (read from the run itself) or Kept (from the kept results of a deleted run).
+	// +kubebuilder:validation:Enum=TestRun;Kept
+	Source string `json:"source"`
+	// completionTime of the baseline run.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+// MetricComparison is one metric of this run against the baseline. Numbers are text with
+// fixed decimals, as elsewhere in status.
+type MetricComparison struct {
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	Stat string `json:"stat,omitempty"`
+	// unit of baseline and current, e.g. req/s, ms, MiB, cores.
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	Unit      string    `json:"unit,omitempty"`
+	Direction Direction `json:"direction"`
+	// baseline and current are the whole-run values.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Baseline string `json:"baseline,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Current string `json:"current,omitempty"`
+	// ratioPercent is current in % of baseline, two decimals.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	RatioPercent string `json:"ratioPercent,omitempty"`
+	// band, e.g. "success ≤ 100 %, ok ≤ 120 %".
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Band string `json:"band,omitempty"`
+	// ciLowPercent and ciHighPercent bound the ratio at 95 % confidence.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	CILowPercent string `json:"ciLowPercent,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	CIHighPercent string `json:"ciHighPercent,omitempty"`
+	// pValue of the one-sided test that the run is worse than the baseline.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	PValue string `json:"pValue,omitempty"`
+	// samples on each side: windows within a run, or repetitions across runs.
+	// +optional
+	BaselineSamples int32 `json:"baselineSamples,omitempty"`
+	// +optional
+	CurrentSamples int32              `json:"currentSamples,omitempty"`
+	Decision       ComparisonDecision `json:"decision"`
+	// note says why, e.g. "3 windows a side: a rank test needs 4 to reach p < 0.05".
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Note string `json:"note,omitempty"`
+}
