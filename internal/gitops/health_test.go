@@ -166,6 +166,7 @@ func TestHealth(t *testing.T) {
 		{"testrun-running.yaml", "Progressing", "Running: 40s/1m0s 66%"},
 		{"testrun-passed.yaml", "Healthy", "PASSED: Completed: 6000 requests, 0.00% dropped, p95 12ms"},
 		{"testrun-verdict-failed.yaml", "Degraded", "FAILED: Completed: threshold http_req_duration p(95)<5 failed: 12.1"},
+		{"testrun-regressed.yaml", "Degraded", "REGRESSED: throughput 71.20 % of baseline (ok ≥ 80 %)"},
 		{"testrun-inconclusive.yaml", "Degraded", "INCONCLUSIVE: GeneratorBound: the runners, not the target, were the limit"},
 		{"testrun-failed.yaml", "Degraded", "ProfileNotFound: no Profile named c9; kubectl get profiles lists them"},
 		{"testrun-stale-generation.yaml", "Progressing", "Waiting for the operator to observe generation 2 (status describes 1)"},

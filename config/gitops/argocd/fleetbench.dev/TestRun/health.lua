@@ -60,6 +60,15 @@ if phase == "Succeeded" then
   elseif verdict == "FAILED" or verdict == "INCONCLUSIVE" then
     hs.status = "Degraded"
     hs.message = verdict .. ": " .. describe(st, "see the TestRun's status")
+  elseif verdict == "REGRESSED" then
+    -- Worse than spec.baseline beyond its band, by more than noise: the rollout stops here.
+    hs.status = "Degraded"
+    local worst = st.comparison and st.comparison.worst or ""
+    if worst ~= "" then
+      hs.message = "REGRESSED: " .. worst
+    else
+      hs.message = "REGRESSED: " .. describe(st, "see status.comparison")
+    end
   else
     hs.status = "Progressing"
     hs.message = "Succeeded, waiting for the verdict"
