@@ -38,6 +38,9 @@ type fault struct {
 	build func(ns string) *v1alpha1.TestRun
 	// inject waits for its moment and strikes; it returns when a runner was lost (zero if none).
 	inject injector
+	// served: the target's own count of the requests it served must match the status's,
+	// so a request counted twice (or one lost) on the way through a fault is caught.
+	served bool
 	// check says whether the ended run is what expect says.
 	check func(got *v1alpha1.TestRun, lost time.Time) string
 }
@@ -45,10 +48,10 @@ type fault struct {
 type injector func(t *testing.T, e *env, run *v1alpha1.TestRun, w *runWatch) time.Time
 
 // chaosRun is the run most faults hit: 20 s of constant arrival at 200/s from 2 runners, gone
-// 10 s after it ends.
+// 10 s after it ends. Its target is kept until then, so nginx can be asked what it served.
 func chaosRun(ns string) *v1alpha1.TestRun {
 	return tw.MakeTestRun("chaos", ns).Inline(arrivalScript).Parallelism(2).
-		Threshold("http_req_failed", "rate<0.01").TTL(10).Obj()
+		Threshold("http_req_failed", "rate<0.01").Cleanup(v1alpha1.TargetKeepUntilDeleted).TTL(10).Obj()
 }
 
 // checkpointRun lasts past the runners' first checkpoint (runners.CheckpointInterval, 60 s):
@@ -69,24 +72,24 @@ func faults() []fault {
 	}
 	return []fault{
 		{name: "manager deleted in Provisioning", expect: "Succeeded, all requests", repeat: true,
-			inject: managerIn(v1alpha1.PhaseProvisioning, 0), check: complete},
+			inject: managerIn(v1alpha1.PhaseProvisioning, 0), served: true, check: complete},
 		{name: "manager deleted in Starting", expect: "Succeeded, all requests", repeat: true,
 			inject: func(t *testing.T, e *env, _ *v1alpha1.TestRun, w *runWatch) time.Time {
 				w.waitForTheStart(t)
 				e.forceDeleteManager(t)
 				return time.Time{}
-			}, check: complete},
+			}, served: true, check: complete},
 		{name: "manager deleted in Running", expect: "Succeeded, all requests", repeat: true,
-			inject: managerIn(v1alpha1.PhaseRunning, 3*time.Second), check: complete},
+			inject: managerIn(v1alpha1.PhaseRunning, 3*time.Second), served: true, check: complete},
 		{name: "manager deleted in Collecting", expect: "Succeeded, all requests", repeat: true,
-			inject: managerAtTheEnd, check: complete},
+			inject: managerAtTheEnd, served: true, check: complete},
 		{name: "API server restarted mid-run", expect: "Succeeded, all requests",
 			inject: func(t *testing.T, e *env, run *v1alpha1.TestRun, w *runWatch) time.Time {
 				w.waitFor(t, v1alpha1.PhaseRunning)
 				time.Sleep(3 * time.Second)
 				runFault(t, "restart", "kube-apiserver")
 				return time.Time{}
-			}, check: complete},
+			}, served: true, check: complete},
 		{name: "runner pod deleted", expect: "Failed RunnerLost ≤ 60 s, partial",
 			inject: func(t *testing.T, e *env, run *v1alpha1.TestRun, w *runWatch) time.Time {
 				w.waitFor(t, v1alpha1.PhaseRunning)
@@ -171,6 +174,9 @@ func (e *env) chaosTry(t *testing.T, f fault, nsName string) tryResult {
 		w.afterEnd()
 	}
 	res := tryResult{outcome: fmt.Sprintf("%s/%s %s", got.Status.Phase, got.Status.Reason, got.Status.Verdict), failure: f.check(got, lost)}
+	if f.served && res.failure == "" {
+		res.failure = servedMatches(got, e.nginxRequests(t, targetNS, "web")-1) // minus this read
+	}
 	res.dupJobs, res.secondStarts = w.duplicates(int(run.Spec.Parallelism))
 	r := got.Status.Results
 	res.withResults = got.Status.Phase == v1alpha1.PhaseSucceeded && r != nil && r.Requests != nil && r.Requests.Total > 0 && !r.Partial
@@ -272,8 +278,30 @@ func complete(got *v1alpha1.TestRun, _ time.Time) string {
 	switch {
 	case got.Status.Phase != v1alpha1.PhaseSucceeded || got.Status.Verdict != v1alpha1.VerdictPassed:
 		return fmt.Sprintf("ended %s/%s verdict %s: %s", got.Status.Phase, got.Status.Reason, got.Status.Verdict, got.Status.Message)
-	case r == nil || r.Requests == nil || r.Partial || r.Requests.Total < 3900 || r.Requests.Total > 4001:
+	case r == nil || r.Requests == nil || r.Partial || r.Requests.Total < 3900 || r.Requests.Total > 4001+lateTicks:
 		return fmt.Sprintf("results %+v, want about 4000 requests, not partial", r)
+	}
+	return ""
+}
+
+// lateTicks is how many iterations k6 itself may start past its plan of 2001 + 2000 for 200/s
+// over 20 s in two segments. Its arrival-rate loop waits on the next tick's timer and on the
+// scenario's end in one select; a loop late by more than a tick (a CPU-starved runner: three
+// kubelets and a restarting manager share two cores) finds both ready and Go picks one at
+// random, so a runner may start one more, rarely two. Plain k6 does the same; servedMatches,
+// not this bound, is what tells such an iteration from one counted twice.
+const lateTicks = 2
+
+// servedMatches says whether nginx served what status counts: every accepted request, and no
+// more than were made. A request counted twice makes status claim more than nginx served; one
+// lost, less.
+func servedMatches(got *v1alpha1.TestRun, served int64) string {
+	r := got.Status.Results
+	if r == nil || r.Requests == nil {
+		return "no request counts"
+	}
+	if served < r.Requests.Accepted || served > r.Requests.Total {
+		return fmt.Sprintf("status counts %d requests (%d accepted), nginx served %d", r.Requests.Total, r.Requests.Accepted, served)
 	}
 	return ""
 }
