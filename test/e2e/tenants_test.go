@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -337,6 +338,21 @@ func (e *env) createServedPod(t *testing.T, c client.Client, pod *corev1.Pod, po
 			}
 		}
 		return false, string(got.Status.Phase)
+	})
+	// The service proxy answers 503 until the endpoint controller has published the Ready pod.
+	e.eventually(t, "service "+svc.Name+" has a ready endpoint", time.Minute, func() (bool, string) {
+		var slices discoveryv1.EndpointSliceList
+		if err := e.c.List(e.ctx, &slices, client.InNamespace(svc.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: svc.Name}); err != nil {
+			return false, err.Error()
+		}
+		for _, sl := range slices.Items {
+			for _, ep := range sl.Endpoints {
+				if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+					return true, ""
+				}
+			}
+		}
+		return false, fmt.Sprintf("%d endpoint slices, none ready", len(slices.Items))
 	})
 }
 
