@@ -116,10 +116,12 @@ const chartsJS = `Array.from(document.querySelectorAll("[data-chart]")).map(func
     return out;
   }
   r.legend = legend();
-  var mid = Math.floor(u.data[0].length / 2);
-  u.setCursor({left: u.valToPos(u.data[0][mid], "x"), top: u.bbox.height / 2 / uPlot.pxRatio});
-  r.legendHover = legend();
-  u.setCursor({left: -10, top: -10});
+  if (u.data[0].length > 0) {
+    var mid = Math.floor(u.data[0].length / 2);
+    u.setCursor({left: u.valToPos(u.data[0][mid], "x"), top: u.bbox.height / 2 / uPlot.pxRatio});
+    r.legendHover = legend();
+    u.setCursor({left: -10, top: -10});
+  }
   return r;
 })`
 
