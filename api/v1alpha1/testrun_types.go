@@ -734,8 +734,10 @@ type StabilitySpec struct {
 	// +kubebuilder:validation:Maximum=10000
 	MaxMemoryGrowthPercent *int32 `json:"maxMemoryGrowthPercent,omitempty"`
 
-	// sampleInterval is how often target CPU and memory are sampled; defaults to 30s, at least 1s
-	// (each sample reads the kubelet and writes the result ConfigMap and status).
+	// sampleInterval is how often target CPU and memory are sampled, at least 1s (each sample
+	// reads the kubelet and writes the result ConfigMap and status). It defaults to a thirtieth
+	// of the load's length in whole seconds, from 2s to 30s, and to 30s when only the script
+	// knows the length.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+(\\\\.[0-9]+)?(ms|s|m|h))+$') || duration(self) >= duration('1s')",message="spec.stability.sampleInterval must be at least 1s: every sample reads the kubelet and writes the result ConfigMap and status; use e.g. 10s or 30s"
 	SampleInterval Duration `json:"sampleInterval,omitempty"`

@@ -162,6 +162,10 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		env = append(env,
 			corev1.EnvVar{Name: "K6_FLEETBENCH_WINDOW", Value: window.String()},
 			corev1.EnvVar{Name: "K6_FLEETBENCH_MAX_WINDOWS", Value: strconv.FormatInt(max(windows, 60), 10)})
+	} else if window := Window(spec); window != DefaultWindow {
+		// A short run gets narrower windows, so its timeline is a curve (cadence.go); the cap
+		// stays the runner's default, so envelopes keep their size.
+		env = append(env, corev1.EnvVar{Name: "K6_FLEETBENCH_WINDOW", Value: window.String()})
 	}
 	if spec.Load != nil && spec.Load.Devices != nil {
 		r := DeviceRanges(int64(*spec.Load.Devices), n)[i]

@@ -18,6 +18,7 @@ import (
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
 	"fleetbench.dev/fleetbench/pkg/judge/capacity"
 	"fleetbench.dev/fleetbench/pkg/measure/targetstats"
+	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
 // TargetStats fetches what the target's containers use: one node's kubelet summary
@@ -75,7 +76,6 @@ const (
 )
 
 const (
-	defaultSampleInterval = 30 * time.Second
 	// minSampleInterval is the floor admission sets on spec.stability.sampleInterval; it is
 	// kept here too, for objects admitted before the floor: each sample reads the kubelet and
 	// writes the result ConfigMap and status.
@@ -86,11 +86,14 @@ const (
 	maxTargetLogBytes = 32 << 20
 )
 
+// sampleInterval is spec.stability.sampleInterval, else one that follows the run's length
+// (runners.SampleIntervalFor), so a short run's target still draws a curve.
 func (r *Reconciler) sampleInterval(run *v1alpha1.TestRun) time.Duration {
+	def := runners.SampleIntervalFor(runners.RunLength(&run.Spec))
 	if run.Spec.Stability != nil {
-		return max(rc.Timeout(run.Spec.Stability.SampleInterval, defaultSampleInterval), minSampleInterval)
+		return max(rc.Timeout(run.Spec.Stability.SampleInterval, def), minSampleInterval)
 	}
-	return defaultSampleInterval
+	return def
 }
 
 // nextSample is how long until the next target sample is due.

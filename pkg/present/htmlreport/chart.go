@@ -35,6 +35,10 @@ type Chart struct {
 	Marks   []Mark    `json:"marks,omitempty"`
 	// LogX puts a KindLine chart's x on a log scale (a sweep over decades, e.g. payload sizes).
 	LogX bool `json:"logX,omitempty"`
+	// YAxis and Y2Axis are the left and right value axes, set from the series when the page
+	// is written (withAxes).
+	YAxis  *Axis `json:"yAxis,omitempty"`
+	Y2Axis *Axis `json:"y2Axis,omitempty"`
 }
 
 // Series is one line (or the bars) of a chart.

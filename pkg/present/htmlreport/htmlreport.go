@@ -114,6 +114,9 @@ func newPage(kind, title string, generated time.Time, charts []Chart) (page, err
 	if charts == nil {
 		charts = []Chart{}
 	}
+	for i := range charts {
+		charts[i] = withAxes(charts[i])
+	}
 	data, err := json.Marshal(map[string]any{"charts": charts}) // escapes <, > and &: safe in a script
 	if err != nil {
 		return page{}, fmt.Errorf("encoding the charts' data: %w", err)

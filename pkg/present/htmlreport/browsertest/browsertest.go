@@ -42,6 +42,18 @@ type Chart struct {
 	ColoredPixels int  `json:"coloredPixels"`
 	Width         int  `json:"width"`
 	Height        int  `json:"height"`
+	// YMin, YMax (left) and Y2Min, Y2Max (right, when the chart has that axis) are the value
+	// scales' ranges as drawn; YTicks and Y2Ticks the axes' tick labels.
+	YMin    float64  `json:"yMin"`
+	YMax    float64  `json:"yMax"`
+	Y2Min   *float64 `json:"y2Min"`
+	Y2Max   *float64 `json:"y2Max"`
+	YTicks  []string `json:"yTicks"`
+	Y2Ticks []string `json:"y2Ticks"`
+	// Legend is what the legend shows with the cursor off the chart, LegendHover with the
+	// cursor on its middle point: one entry per visible slot, "label" or "label: value".
+	Legend      []string `json:"legend"`
+	LegendHover []string `json:"legendHover"`
 }
 
 // Result is what the check saw.
@@ -84,6 +96,31 @@ const chartsJS = `Array.from(document.querySelectorAll("[data-chart]")).map(func
     r.nonBlank = true;
     var mx = Math.max(d[p], d[p + 1], d[p + 2]), mn = Math.min(d[p], d[p + 1], d[p + 2]);
     if (mx - mn > 48) r.coloredPixels++;
+  }
+  r.yMin = u.scales.y.min; r.yMax = u.scales.y.max;
+  if (u.scales.y2 && u.series.some(function (s) { return s.scale === "y2"; })) { r.y2Min = u.scales.y2.min; r.y2Max = u.scales.y2.max; }
+  u.axes.forEach(function (a) {
+    var labels = (a._values || []).map(String);
+    if (a.scale === "y") r.yTicks = labels;
+    if (a.scale === "y2") r.y2Ticks = labels;
+  });
+  // the legend's visible slots, as a reader sees them: hidden cells (display: none) left out
+  function legend() {
+    var out = [];
+    el.querySelectorAll(".u-legend tr").forEach(function (tr) {
+      if (!tr.offsetParent) return;
+      var label = (tr.querySelector("th") || {}).innerText || "", slots = [];
+      tr.querySelectorAll("td").forEach(function (td) { if (td.offsetParent) slots.push(td.innerText); });
+      out.push(slots.length ? label.trim() + ": " + slots.join(" ") : label.trim());
+    });
+    return out;
+  }
+  r.legend = legend();
+  if (u.data[0].length > 0) {
+    var mid = Math.floor(u.data[0].length / 2);
+    u.setCursor({left: u.valToPos(u.data[0][mid], "x"), top: u.bbox.height / 2 / uPlot.pxRatio});
+    r.legendHover = legend();
+    u.setCursor({left: -10, top: -10});
   }
   return r;
 })`

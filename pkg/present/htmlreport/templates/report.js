@@ -17,8 +17,31 @@
     if (a >= 10) return +v.toFixed(1) + "";
     return +v.toFixed(3) + "";
   }
-  // tick labels: nothing for the ticks uPlot leaves unlabelled (log axes' minor ticks).
-  function ticks(u, splits) { return splits.map(function (v) { return v == null ? "" : fmt(v); }); }
+  // tick labels: nothing for the ticks uPlot leaves unlabelled (log axes' minor ticks); on a
+  // linear axis, the decimals the ticks' spacing needs, so no two ticks read the same.
+  function ticks(u, splits, axisIdx) {
+    var log = u.scales[u.axes[axisIdx].scale].distr === 3, gap = Infinity, d = -1;
+    for (var i = 1; i < splits.length; i++) {
+      if (splits[i] != null && splits[i - 1] != null) gap = Math.min(gap, Math.abs(splits[i] - splits[i - 1]));
+    }
+    if (!log && gap > 0 && gap < 1) d = Math.min(12, Math.ceil(-Math.log10(gap) - 1e-9));
+    return splits.map(function (v) { return v == null ? "" : d > 0 && Math.abs(v) < 1e4 ? v.toFixed(d) : fmt(v); });
+  }
+  // valueAxis draws a value axis as the report chose it (axes.go): its range from zero, its
+  // ticks and their labels.
+  function valueAxis(a) {
+    return {
+      range: function () { return [a.min, a.max]; },
+      splits: function () { return a.ticks; },
+      values: function (u, splits) { return splits.map(function (v) { var i = a.ticks.indexOf(v); return i < 0 ? "" : a.labels[i]; }); }
+    };
+  }
+  // idleLegend shows the legend's values only while the cursor is on a point: uPlot writes
+  // "--" in every slot otherwise, so the legend then names the series and nothing else.
+  function idleLegend(u) {
+    var legend = u.root.querySelector(".u-legend");
+    if (legend) legend.classList.toggle("u-live", u.cursor.idx != null);
+  }
   function pad(n) { return (n < 10 ? "0" : "") + n; }
   // timeTicks labels a time axis in UTC, 24-hour, with the date under the first tick and
   // wherever the day changes.
@@ -67,6 +90,9 @@
     var right = c.series.some(function (s) { return s.right; });
     var xAxis = { label: c.xLabel, labelSize: 22, stroke: "#333", grid: { stroke: "#eceef2" } };
     var scales = { x: { time: time }, y: { auto: true }, y2: { auto: true } };
+    var yAxis = c.yAxis ? valueAxis(c.yAxis) : null, y2Axis = c.y2Axis ? valueAxis(c.y2Axis) : null;
+    if (yAxis) scales.y = { auto: true, range: yAxis.range };
+    if (y2Axis) scales.y2 = { auto: true, range: y2Axis.range };
     if (time) {
       xAxis.values = timeTicks;
       xAxis.size = 52;
@@ -90,9 +116,11 @@
     }
     var axes = [xAxis, { scale: "y", label: c.yLabel, labelSize: 22, size: 60, stroke: "#333", grid: { stroke: "#eceef2" },
       values: ticks }];
+    if (yAxis) { axes[1].splits = yAxis.splits; axes[1].values = yAxis.values; }
     if (right) {
       axes.push({ scale: "y2", side: 1, label: c.y2Label, labelSize: 22, size: 60, stroke: "#333", grid: { show: false },
         values: ticks });
+      if (y2Axis) { axes[2].splits = y2Axis.splits; axes[2].values = y2Axis.values; }
     }
     var series = [{ label: time ? "time (UTC)" : c.xLabel,
       value: time ? "{YYYY}-{MM}-{DD} {HH}:{mm}:{ss}" : function (u, v) { return cat ? (c.xNames[v] || "") : fmt(v); } }];
@@ -110,10 +138,11 @@
       width: width, height: 300, series: series, axes: axes, scales: scales,
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
-      hooks: { draw: [drawMarks(c.marks)] }
+      hooks: { draw: [drawMarks(c.marks)], setLegend: [idleLegend] }
     };
     if (time) opts.tzDate = utc;
     var u = new uPlot(opts, data, el);
+    idleLegend(u);
     charts[c.name] = u;
   }
 
