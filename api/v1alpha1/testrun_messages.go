@@ -5,6 +5,13 @@ package v1alpha1
 const (
 	// MessageAccepted: a new run, before anything is made.
 	MessageAccepted = "waiting for the target and runners"
+	// MessageBaselinePinned (baseline name, source): status.comparison before the results.
+	MessageBaselinePinned = "baseline %s (%s) pinned; compared once the results are merged"
+	// MessageWaitingForBaseline (baseline name).
+	MessageWaitingForBaseline = "waiting for the baseline TestRun %s to finish before anything is provisioned"
+	// MessageBaselineStillRunning (baseline name): the provisioning deadline passed meanwhile.
+	MessageBaselineStillRunning = "the baseline TestRun %s had not finished by the provisioning deadline; apply this run once it finished, " +
+		"or raise spec.timeouts.provisioning"
 	// MessageStatusRejected (the API server's refusal): the run's status could not be written.
 	MessageStatusRejected = "the API server refused this run's status (%s); its results could not be kept and the run was " +
 		"ended: report it as a fleetbench bug, with the manager's log"

@@ -18,7 +18,9 @@ const (
 	ReasonPassed       = "Passed"
 	ReasonFailed       = "Failed"
 	ReasonInconclusive = "Inconclusive"
-	ReasonInProgress   = "InProgress"
+	// ReasonRegressed: the run is worse than its baseline (verdict REGRESSED).
+	ReasonRegressed  = "Regressed"
+	ReasonInProgress = "InProgress"
 )
 
 // Reasons a TestRun ends Failed: status.reason, and the reason of Stalled. Users and tools
@@ -108,12 +110,15 @@ var FailureReasons = []string{
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,
-	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected,
+	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound,
 }
 
 // Reasons of a TestRun still in progress (status.reason while not ended) and of its end.
 const (
-	ReasonAccepted                   = "Accepted"
+	ReasonAccepted = "Accepted"
+	// ReasonWaitingForBaseline: spec.baseline names a TestRun that has not finished yet; the
+	// run waits for it until its provisioning deadline, then ends Failed BaselineNotFound.
+	ReasonWaitingForBaseline         = "WaitingForBaseline"
 	ReasonProvisioning               = "Provisioning"
 	ReasonTargetNamespaceTerminating = "TargetNamespaceTerminating"
 	ReasonWaitingForTarget           = "WaitingForTarget"

@@ -34,7 +34,7 @@ func main() {
 	var leaderElect, podLevelResources, metricsSecure bool
 	var apiQPS float64
 	var orphanGrace time.Duration
-	var apiBurst, maxTargetsPerNamespace, workers int
+	var apiBurst, maxTargetsPerNamespace, workers, keptResults int
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to authenticated and authorized clients only "+
 		"(a bearer token allowed to get /metrics); false serves plain HTTP to anyone, for a manager bound to 127.0.0.1 (make run).")
@@ -55,6 +55,8 @@ func main() {
 		"TestRuns: the manager never creates, labels or deletes it, and removes exactly each run's objects. Empty: a fresh namespace per TestRun.")
 	flag.IntVar(&maxTargetsPerNamespace, "max-targets-per-namespace", 0, "The most provisioned targets the TestRuns of one namespace "+
 		"hold at once; a run over it waits Pending TargetLimitReached until one ends, or fails so at its provisioning deadline. 0: no limit.")
+	flag.IntVar(&keptResults, "kept-results-per-namespace", testrun.DefaultKeptRecords, "How many kept results (the records a later "+
+		"TestRun's spec.baseline compares with, kept after their TestRun is deleted) a namespace holds; the oldest beyond it are deleted.")
 	flag.DurationVar(&orphanGrace, "orphan-grace", orphans.DefaultGrace, "How long a target whose TestRun is gone without having removed it "+
 		"(its finalizer stripped) keeps running before the manager deletes it; only what carries a TestRun's UID is ever deleted.")
 	// client-go's 5 QPS (controller-runtime's 20) would queue a 1,000-runner fleet's Job creates
@@ -146,6 +148,7 @@ func main() {
 
 		// The admin's cap on targets per namespace (TargetLimitReached).
 		MaxTargetsPerNamespace: maxTargetsPerNamespace,
+		KeptRecords:            keptResults,
 		Workers:                workers,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")

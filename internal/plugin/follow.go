@@ -197,7 +197,7 @@ func exitCode(run *v1alpha1.TestRun) int {
 	switch run.Status.Verdict {
 	case v1alpha1.VerdictPassed:
 		return ExitPassed
-	case v1alpha1.VerdictFailed:
+	case v1alpha1.VerdictFailed, v1alpha1.VerdictRegressed:
 		return ExitFailed
 	}
 	return ExitError

@@ -28,7 +28,7 @@ import (
 const (
 	// ExitPassed: the TestRun finished with verdict PASSED (or a command succeeded).
 	ExitPassed = 0
-	// ExitFailed: the TestRun finished with verdict FAILED.
+	// ExitFailed: the TestRun finished with verdict FAILED, or REGRESSED against its baseline.
 	ExitFailed = 1
 	// ExitError: verdict INCONCLUSIVE, phase Failed (a runtime error), a timeout, or any error.
 	ExitError = 2

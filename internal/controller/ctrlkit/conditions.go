@@ -89,6 +89,8 @@ func SetSummaryConditions(conds *[]metav1.Condition, generation int64, s Standin
 	case s.Failed:
 	case s.Verdict == v1alpha1.VerdictInconclusive:
 		ready, stalled = v1alpha1.ReasonInconclusive, v1alpha1.ReasonVerdictInconclusive
+	case s.Verdict == v1alpha1.VerdictRegressed:
+		ready, stalled = v1alpha1.ReasonRegressed, v1alpha1.ReasonVerdictRegressed
 	default:
 		stalled = v1alpha1.ReasonVerdictFailed
 	}

@@ -30,6 +30,8 @@ func TestSetSummaryConditions(t *testing.T) {
 			[4]string{"False/Failed", "False/Completed", "True/VerdictFailed", "True/Completed"}, ""},
 		{"inconclusive", Standing{Ended: true, Verdict: v1alpha1.VerdictInconclusive, Reason: "Completed"},
 			[4]string{"False/Inconclusive", "False/Completed", "True/VerdictInconclusive", "True/Completed"}, ""},
+		{"regressed", Standing{Ended: true, Verdict: v1alpha1.VerdictRegressed, Reason: "Completed"},
+			[4]string{"False/Regressed", "False/Completed", "True/VerdictRegressed", "True/Completed"}, ""},
 		{"ended failed", Standing{Ended: true, Failed: true, Verdict: v1alpha1.VerdictFailed, Reason: "RunnerOOMKilled"},
 			[4]string{"False/Failed", "False/RunnerOOMKilled", "True/RunnerOOMKilled", "True/RunnerOOMKilled"}, ""},
 		// A Failed phase with a PASSED verdict cannot be Ready: failing wins.

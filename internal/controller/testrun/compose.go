@@ -152,7 +152,17 @@ func composeDecided(st *v1alpha1.TestRunStatus, d *decision) {
 	if d.abortOnFail != nil {
 		st.AbortOnFail = d.abortOnFail.DeepCopy()
 	}
+	composeComparison(st, d.comparison)
 	applyConditions(&st.Conditions, d.conditions)
+}
+
+// composeComparison writes status.comparison once when the baseline is pinned (or found
+// missing) and once when the comparison is decided; a decided comparison is never rewritten.
+func composeComparison(st *v1alpha1.TestRunStatus, c *v1alpha1.Comparison) {
+	if c == nil || (st.Comparison != nil && (st.Comparison.Decision != "" || c.Decision == "")) {
+		return
+	}
+	st.Comparison = c.DeepCopy()
 }
 
 // applyConditions sets the decided conditions on conds, in order.

@@ -92,6 +92,9 @@ type Options struct {
 	MaxTargetsPerNamespace int
 	// Clock defaults to the real one.
 	Clock clock.PassiveClock
+	// KeptRecords is how many kept records (the results a later run may compare with) a
+	// namespace holds (--kept-results-per-namespace); DefaultKeptRecords when zero.
+	KeptRecords int
 	// Workers is how many TestRuns are reconciled at once (MaxConcurrentReconciles);
 	// DefaultWorkers when zero. The reconciler's shared state (finals, pulls,
 	// podLevelDropped, the metrics) is safe for that; one TestRun is never reconciled twice at once.
@@ -237,6 +240,8 @@ func (r *Reconciler) announce(run *v1alpha1.TestRun, changes []announcement) {
 
 func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, error) {
 	phases := []phaseFunc{
+		// Before anything is provisioned: a missing baseline (onMissing Fail) ends the run here.
+		r.reconcileBaseline,
 		r.reconcileProfile,
 		r.reconcilePermission,
 		r.reconcileSharedNamespace,

@@ -38,6 +38,9 @@ type decision struct {
 	peak           *v1alpha1.PeakResult
 	target         *v1alpha1.TargetUsage
 	abortOnFail    *v1alpha1.AbortWatch
+	// comparison is status.comparison: the pinned baseline (reconcileBaseline), then the
+	// comparison with it (judgeBaseline); composeComparison writes each once.
+	comparison *v1alpha1.Comparison
 }
 
 // generatorBound is whether the runners, not the target, limited the load, and why.

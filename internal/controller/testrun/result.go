@@ -95,34 +95,40 @@ func targetPoints(cm *corev1.ConfigMap) []judge.TargetPoint {
 // storeResult keeps the full merged result, in k6's summary shape, and the run over time (the
 // merged windows and the target's points) in the ConfigMap the TestRun owns, and points status
 // at it; a result too large for a ConfigMap is a warning instead.
-func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, merged *measure.Summary, outcome *judge.Outcome) error {
+// It returns the timeline (the comparison's Record is built from it).
+func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, merged *measure.Summary, outcome *judge.Outcome) (*judge.Timeline, error) {
 	cm, err := r.resultConfigMap(run)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	err = r.apiReader.Get(ctx, client.ObjectKeyFromObject(cm), cm)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return err
+		return nil, err
 	}
 	exists := err == nil
 	if exists && !controlledBy(cm, run.UID) {
 		outcome.Results.Warnings = append(outcome.Results.Warnings, fmt.Sprintf("ConfigMap %s exists and was not made for this TestRun: "+
 			"the full result and timeline, kept there, were not written (delete that ConfigMap or rename the TestRun)", cm.Name))
-		return nil
+		tl := judge.BuildTimeline(merged, nil)
+		return &tl, nil
+	}
+	tl := judge.BuildTimeline(merged, targetPoints(cm))
+	if stored, ok := cm.BinaryData[judge.TimelineKey]; ok {
+		_ = judge.DecodeGzipJSON(stored, &tl) // a repeat: the target points moved into the stored timeline
 	}
 	if _, stored := cm.BinaryData[judge.SummaryKey]; !stored {
 		summary, err := judge.EncodeGzipJSON(outcome.K6Summary)
 		if err != nil {
-			return fmt.Errorf("encoding the full result: %w", err)
+			return nil, fmt.Errorf("encoding the full result: %w", err)
 		}
-		timeline, err := judge.EncodeGzipJSON(judge.BuildTimeline(merged, targetPoints(cm)))
+		timeline, err := judge.EncodeGzipJSON(tl)
 		if err != nil {
-			return fmt.Errorf("encoding the timeline: %w", err)
+			return nil, fmt.Errorf("encoding the timeline: %w", err)
 		}
 		if size := len(summary) + len(timeline); size > maxResultBytes {
 			outcome.Results.Warnings = append(outcome.Results.Warnings,
 				fmt.Sprintf("the full result (%d KiB gzipped) is too large for a ConfigMap and was not kept", size>>10))
-			return nil
+			return &tl, nil
 		}
 		cm.BinaryData = map[string][]byte{judge.SummaryKey: summary, judge.TimelineKey: timeline}
 		delete(cm.Data, targetPointsKey)
@@ -136,9 +142,9 @@ func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, mer
 			}
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	outcome.Results.FullResult = &v1alpha1.FullResultRef{ConfigMap: cm.Name, Key: judge.SummaryKey}
-	return nil
+	return &tl, nil
 }

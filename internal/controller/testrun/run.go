@@ -151,7 +151,11 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		merged.Results.Partial = merged.Results.Partial || e.partial
 		s.d.results = merged.Results
 		s.d.generatorBound = &generatorBound{merged.GeneratorBound, merged.GeneratorBoundReason}
-		if err := r.storeResult(ctx, run, &summary, merged); err != nil {
+		tl, err := r.storeResult(ctx, run, &summary, merged)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if e, err = r.judgeBaseline(ctx, s, &summary, merged.Results, tl, e); err != nil {
 			return ctrl.Result{}, err
 		}
 		// The last progress covers the whole load, so the PROGRESS column ends where it did.

@@ -64,6 +64,9 @@ type scope struct {
 		at   time.Time // when the read began; zero: none this reconcile
 	}
 
+	// baseline is what load found of spec.baseline while it is not pinned; nil otherwise.
+	baseline *baselineLookup
+
 	// failure, once recorded by a phase, ends the run Failed in finish().
 	failure *failure
 	// stop, once recorded, has finish() stop every runner still running.
@@ -171,6 +174,9 @@ func (r *Reconciler) load(ctx context.Context, s *scope) error {
 		s.targetPods = pods.Items
 	}
 	if err := r.loadRunners(ctx, s); err != nil {
+		return err
+	}
+	if err := r.loadBaseline(ctx, s); err != nil {
 		return err
 	}
 	s.summary = classify(s.runners)

@@ -143,6 +143,7 @@ var childCreators = map[string][]string{
 	"createRunnerJobs":   {"Job (runner)"},
 	"reconcilePreflight": {"Job (pre-flight)"},
 	"createConfigMap":    {"ConfigMap (script, script copy, results)"},
+	"createKeptRecord":   {"ConfigMap (kept results, owned by no TestRun)"},
 }
 
 // TestEachChildKindIsCreatedInOneFunction: the functions that call the API server's create

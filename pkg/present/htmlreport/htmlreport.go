@@ -73,7 +73,7 @@ func verdictClass(v v1alpha1.Verdict) string {
 	switch v {
 	case v1alpha1.VerdictPassed:
 		return "pass"
-	case v1alpha1.VerdictFailed:
+	case v1alpha1.VerdictFailed, v1alpha1.VerdictRegressed:
 		return "fail"
 	case v1alpha1.VerdictInconclusive:
 		return "warn"
