@@ -112,7 +112,7 @@ or any other error.`,
 	cmd.SetErr(streams.ErrOut)
 	o.flags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newRunCommand(o), newWaitCommand(o), newGetCommand(o, false), newGetCommand(o, true), newReportCommand(o),
-		newConvertCommand(o))
+		newConvertCommand(o), newCompareCommand(o))
 	return cmd
 }
 
