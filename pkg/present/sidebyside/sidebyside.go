@@ -16,7 +16,7 @@ import (
 )
 
 // Method says what these rows are, for the plugin's output.
-const Method = "none: one whole-run value a side, seed 000's bands on their ratio; without spec.baseline there is no significance test, so a difference may be noise"
+const Method = "none (no significance test): one whole-run value a side, judged by seed 000's bands on their ratio"
 
 // Seed 000's rule: "Comparable results (100%) are considered success and results within
 // 101-120% of resources usage and 99-80% throughput are considered ok."
