@@ -46,6 +46,7 @@ func TestExitCode(t *testing.T) {
 	}{
 		{v1alpha1.PhaseSucceeded, v1alpha1.VerdictPassed, ExitPassed},
 		{v1alpha1.PhaseSucceeded, v1alpha1.VerdictFailed, ExitFailed},
+		{v1alpha1.PhaseSucceeded, v1alpha1.VerdictRegressed, ExitFailed},
 		{v1alpha1.PhaseSucceeded, v1alpha1.VerdictInconclusive, ExitError},
 		{v1alpha1.PhaseSucceeded, "", ExitError},
 		{v1alpha1.PhaseFailed, v1alpha1.VerdictPassed, ExitError},

@@ -188,7 +188,7 @@ func comparisonCases(run *v1alpha1.TestRun) []junitCase {
 		c := junitCase{Name: "comparison: " + cells[columns.CmpMetric], Classname: "fleetbench.comparison." + run.Name}
 		switch r.Metric.Decision {
 		case v1alpha1.ComparisonRegressed:
-			c.Failure = &junitProblem{Message: comparisonMessage(cols, cells), Type: string(v1alpha1.ComparisonRegressed), Text: comparisonText(cols, cells)}
+			c.Failure = &junitProblem{Message: comparisonMessage(cells), Type: string(v1alpha1.ComparisonRegressed), Text: comparisonText(cols, cells)}
 		case v1alpha1.ComparisonTooFewSamples, v1alpha1.ComparisonNoData:
 			c.Skipped = &junitSkipped{Message: string(r.Metric.Decision) + suffix(": ", r.Metric.Note)}
 		}
@@ -199,13 +199,13 @@ func comparisonCases(run *v1alpha1.TestRun) []junitCase {
 
 // comparisonMessage is a regressed row in one line: "throughput (req/s) Regressed: 71.20 % of
 // baseline (100.00 → 71.20), band success ≥ 100 %, ok ≥ 80 %, 95 % CI [65.10, 77.30] %, p 0.0004".
-func comparisonMessage(cols []columns.ComparisonColumn, cells map[string]string) string {
+func comparisonMessage(cells map[string]string) string {
 	msg := fmt.Sprintf("%s %s: %s %% of baseline (%s → %s), band %s", cells[columns.CmpMetric], cells[columns.CmpDecision],
-		orDash(cells["ratioPercent"]), orDash(cells["baseline"]), orDash(cells["current"]), orDash(cells["band"]))
-	if v := cells["ci"]; v != "" {
+		orDash(cells[columns.CmpRatio]), orDash(cells[columns.CmpBaseline]), orDash(cells[columns.CmpCurrent]), orDash(cells[columns.CmpBand]))
+	if v := cells[columns.CmpCI]; v != "" {
 		msg += ", 95 % CI " + v
 	}
-	if v := cells["pValue"]; v != "" {
+	if v := cells[columns.CmpPValue]; v != "" {
 		msg += ", p " + v
 	}
 	return msg

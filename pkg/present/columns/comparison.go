@@ -44,7 +44,13 @@ func (c ComparisonColumn) Header(r Renderer) string {
 // IDs of the comparison columns a renderer treats specially.
 const (
 	CmpMetric   = "metric"
+	CmpBaseline = "baseline"
+	CmpCurrent  = "current"
+	CmpRatio    = "ratioPercent"
+	CmpBand     = "band"
 	CmpDecision = "decision"
+	CmpCI       = "ci"
+	CmpPValue   = "pValue"
 )
 
 // ComparisonColumns are the comparison table's columns, in seed 000's order: the metric, the
@@ -52,19 +58,19 @@ const (
 // made.
 var ComparisonColumns = []ComparisonColumn{
 	{ID: CmpMetric, Name: "Metric", Short: "METRIC", Fields: []string{"name", "stat", "unit"}, In: Table | JUnit | HTML, Value: metricLabel},
-	{ID: "baseline", Name: "Baseline", Short: "BASELINE", Fields: []string{"baseline"}, In: Table | JUnit | HTML,
+	{ID: CmpBaseline, Name: "Baseline", Short: "BASELINE", Fields: []string{"baseline"}, In: Table | JUnit | HTML,
 		Value: func(r ComparisonRow) string { return r.Metric.Baseline }},
-	{ID: "current", Name: "This run", Short: "CURRENT", Fields: []string{"current"}, In: Table | JUnit | HTML,
+	{ID: CmpCurrent, Name: "This run", Short: "CURRENT", Fields: []string{"current"}, In: Table | JUnit | HTML,
 		Value: func(r ComparisonRow) string { return r.Metric.Current }},
 	// Seed 000's own words for the ratio.
-	{ID: "ratioPercent", Name: "% of previous", Short: "% OF PREVIOUS", Fields: []string{"ratioPercent"}, In: Table | JUnit | HTML,
+	{ID: CmpRatio, Name: "% of previous", Short: "% OF PREVIOUS", Fields: []string{"ratioPercent"}, In: Table | JUnit | HTML,
 		Value: func(r ComparisonRow) string { return r.Metric.RatioPercent }},
 	// The band's words say the direction (≤ lower is better, ≥ higher is better).
-	{ID: "band", Name: "Band", Short: "BAND", Fields: []string{"band", "direction"}, In: Table | JUnit | HTML,
+	{ID: CmpBand, Name: "Band", Short: "BAND", Fields: []string{"band", "direction"}, In: Table | JUnit | HTML,
 		Value: func(r ComparisonRow) string { return r.Metric.Band }},
 	{ID: CmpDecision, Name: "Decision", Short: "DECISION", Fields: []string{"decision"}, In: Table | JUnit | HTML, Value: decisionCell},
-	{ID: "ci", Name: "95 % CI of the ratio", Short: "95% CI", Fields: []string{"ciLowPercent", "ciHighPercent"}, In: Table | JUnit | HTML, Value: ciCell},
-	{ID: "pValue", Name: "p-value", Short: "P-VALUE", Fields: []string{"pValue"}, In: Table | JUnit | HTML,
+	{ID: CmpCI, Name: "95 % CI of the ratio", Short: "95% CI", Fields: []string{"ciLowPercent", "ciHighPercent"}, In: Table | JUnit | HTML, Value: ciCell},
+	{ID: CmpPValue, Name: "p-value", Short: "P-VALUE", Fields: []string{"pValue"}, In: Table | JUnit | HTML,
 		Value: func(r ComparisonRow) string { return r.Metric.PValue }},
 	{ID: "samples", Name: "Samples (baseline / this run)", Short: "SAMPLES", Fields: []string{"baselineSamples", "currentSamples"},
 		In: Table | JUnit | HTML, Value: samplesCell},
