@@ -111,18 +111,18 @@ func (o *options) compare(cmd *cobra.Command, argA, argB string) (*CompareDocume
 		return nil, err
 	}
 	if ka == kindPlan || kb == kindPlan {
-		return nil, withCode(ExitError, "%s", errPlansNotYet)
+		return nil, errPlansNotYet
 	}
 	objB, err := lookup(ctx, c, ns, argB, false)
 	if err != nil {
 		return nil, err
 	}
 	if objB.plan != nil {
-		return nil, withCode(ExitError, "%s", errPlansNotYet)
+		return nil, errPlansNotYet
 	}
 	objA, errA := lookup(ctx, c, ns, argA, false)
 	if errA == nil && objA.plan != nil {
-		return nil, withCode(ExitError, "%s", errPlansNotYet)
+		return nil, errPlansNotYet
 	}
 	b := objB.run
 	doc := &CompareDocument{APIVersion: CompareAPIVersion, Kind: CompareKind, Namespace: ns, Baseline: nameA, Current: nameB}

@@ -54,7 +54,7 @@ func writeList(w io.Writer, ns string, runs []v1alpha1.TestRun, plans []v1alpha1
 		rows := [][]string{{"NAME", "PROFILES", "PROGRESS", "PHASE", "AGE"}}
 		for _, p := range plans {
 			rows = append(rows, []string{p.Name, orDash(strings.Join(p.Spec.Profiles, ",")), orDash(p.Status.Progress),
-				orDash(string(p.Status.Phase)), age(p.CreationTimestamp, now)})
+				orDash(p.Status.Phase), age(p.CreationTimestamp, now)})
 		}
 		section(w, "CapacityPlans", rows)
 	}
