@@ -546,6 +546,7 @@ type CapacityResult struct {
 // +kubebuilder:printcolumn:name="TYPE",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="VERDICT",type=string,JSONPath=`.status.verdict`
+// +kubebuilder:printcolumn:name="COMPARED",type=string,JSONPath=`.status.comparison.decision`
 // +kubebuilder:printcolumn:name="PROGRESS",type=string,JSONPath=`.status.progress.summary`
 // +kubebuilder:printcolumn:name="RPS",type=string,JSONPath=`.status.results.throughput.requestsPerSecond`
 // +kubebuilder:printcolumn:name="P95",type=string,JSONPath=`.status.results.latency.p95`

@@ -22,7 +22,8 @@ import (
 
 // measuredRun is a finished TestRun with every figure set, and distinct.
 func measuredRun() *v1alpha1.TestRun {
-	run := tw.MakeTestRun("stab", "ns").Type(v1alpha1.TestTypeStability).Measured(v1alpha1.VerdictPassed).Obj()
+	run := tw.MakeTestRun("stab", "ns").Type(v1alpha1.TestTypeStability).Measured(v1alpha1.VerdictPassed).
+		Compared("stab-prev", "", tw.LatencyWithin()).Obj()
 	run.Spec.Target.Components[0].Env = []corev1.EnvVar{{Name: "WORKERS", Value: "4"}}
 	return run
 }

@@ -48,7 +48,10 @@ func hostileRun() *v1alpha1.TestRun {
 	var warnings []string
 	var findings []v1alpha1.LogFinding
 	var conds []v1alpha1.ScenarioResult
+	var compared []v1alpha1.MetricComparison
 	for name, s := range hostile {
+		compared = append(compared, v1alpha1.MetricComparison{Name: s, Stat: s, Unit: s, Baseline: s, Current: s, RatioPercent: s, Band: s,
+			CILowPercent: s, PValue: s, Decision: v1alpha1.ComparisonRegressed, Note: s}, v1alpha1.MetricComparison{Name: name, Decision: v1alpha1.ComparisonNoData, Note: s})
 		checks = append(checks, v1alpha1.NamedCheck{Name: s, Group: s})
 		thresholds = append(thresholds, v1alpha1.ThresholdResult{Metric: s, Expression: s, Value: s})
 		warnings = append(warnings, s)
@@ -58,7 +61,9 @@ func hostileRun() *v1alpha1.TestRun {
 	run.Status = v1alpha1.TestRunStatus{Phase: v1alpha1.PhaseFailed, Reason: "X\x1b[2J", Message: hostile["OSC 8 link"] + hostile["CR overwrite"],
 		Verdict: v1alpha1.VerdictFailed, GeneratorBound: true, GeneratorBoundReason: hostile["bidi override"],
 		Results: &v1alpha1.Results{Checks: &v1alpha1.CheckCounts{ByName: checks}, Thresholds: thresholds, Warnings: warnings, Scenarios: conds},
-		Target:  &v1alpha1.TargetUsage{LogFindings: findings}}
+		Target:  &v1alpha1.TargetUsage{LogFindings: findings},
+		Comparison: &v1alpha1.Comparison{Baseline: &v1alpha1.ComparedRun{Name: hostile["title"], Source: hostile["CR overwrite"]},
+			Decision: v1alpha1.ComparisonRegressed, Worst: hostile["clear screen"], Method: hostile["OSC 8 link"], Message: hostile["bidi override"], Metrics: compared}}
 	return run
 }
 
@@ -102,6 +107,15 @@ func TestOutputsEscapeControlCharacters(t *testing.T) {
 	controlFree(t, "csv", table.String())
 	if _, err := csv.NewReader(&table).ReadAll(); err != nil {
 		t.Errorf("csv: %v", err)
+	}
+
+	var compared bytes.Buffer
+	writeCompare(&compared, &CompareDocument{Baseline: "a", Current: "evil", Tested: true, Comparison: run.Status.Comparison,
+		Decision: "Regressed", Worst: hostile["clear screen"], Method: hostile["OSC 8 link"], Message: hostile["bidi override"],
+		Notes: []string{hostile["title"]}, Rows: rowCells(columns.TestedRows(run.Status.Comparison))})
+	controlFree(t, "compare", compared.String())
+	if strings.Contains(compared.String(), "\n  Verdict: PASSED") {
+		t.Errorf("compare: a metric's newline made a row of its own:\n%s", compared.String())
 	}
 
 	var stderr bytes.Buffer

@@ -34,7 +34,7 @@ func newRunCommand(o *options) *cobra.Command {
 		Use:   "run -f testrun.yaml",
 		Short: "Create a TestRun and follow it to its verdict",
 		Long: `Create the TestRun in the file (- reads standard input) and follow it by a watch, printing a
-progress line on each change, then its results. Exit code: 0 PASSED, 1 FAILED, 2 INCONCLUSIVE,
+progress line on each change, then its results. Exit code: 0 PASSED, 1 FAILED or REGRESSED, 2 INCONCLUSIVE,
 phase Failed, timeout or error. A TestRun of that name that already finished is not re-used: the
 command says so and exits 2 (delete it, or give the new one another name).`,
 		Args: cobra.NoArgs,
@@ -56,7 +56,7 @@ func newWaitCommand(o *options) *cobra.Command {
 		Use:   "wait NAME",
 		Short: "Follow an existing TestRun to its verdict",
 		Long: `Follow the TestRun by a watch, printing a progress line on each change, then its results.
-Exit code: 0 PASSED, 1 FAILED, 2 INCONCLUSIVE, phase Failed, timeout or error.`,
+Exit code: 0 PASSED, 1 FAILED or REGRESSED, 2 INCONCLUSIVE, phase Failed, timeout or error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.wait(cmd.Context(), args[0], timeout)
@@ -198,6 +198,7 @@ func exitCode(run *v1alpha1.TestRun) int {
 	case v1alpha1.VerdictPassed:
 		return ExitPassed
 	case v1alpha1.VerdictFailed, v1alpha1.VerdictRegressed:
+		// A regression against the baseline stops a pipeline as failed thresholds do.
 		return ExitFailed
 	}
 	return ExitError

@@ -19,6 +19,7 @@ type junitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr,omitempty"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -28,6 +29,7 @@ type junitSuite struct {
 	Tests      int             `xml:"tests,attr"`
 	Failures   int             `xml:"failures,attr"`
 	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
 	Time       string          `xml:"time,attr,omitempty"`
 	Timestamp  string          `xml:"timestamp,attr,omitempty"`
 	Properties []junitProperty `xml:"properties>property,omitempty"`
@@ -45,6 +47,12 @@ type junitCase struct {
 	Time      string        `xml:"time,attr,omitempty"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+// junitSkipped is a case that was not judged (a compared metric with too few samples).
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitProblem struct {
@@ -70,6 +78,9 @@ func (s junitSuite) wrap() junitSuites {
 				p.Message, p.Type, p.Text = textsafe.Line(p.Message), textsafe.Line(p.Type), textsafe.Text(p.Text)
 			}
 		}
+		if c.Skipped != nil {
+			c.Skipped.Message = textsafe.Line(c.Skipped.Message)
+		}
 	}
 	for _, c := range s.Cases {
 		if c.Failure != nil {
@@ -78,8 +89,11 @@ func (s junitSuite) wrap() junitSuites {
 		if c.Error != nil {
 			s.Errors++
 		}
+		if c.Skipped != nil {
+			s.Skipped++
+		}
 	}
-	return junitSuites{Name: "fleetbench", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Time: s.Time, Suites: []junitSuite{s}}
+	return junitSuites{Name: "fleetbench", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped, Time: s.Time, Suites: []junitSuite{s}}
 }
 
 // runCase is the testcase of a whole run: a failure when the verdict is not PASSED, an error
@@ -118,7 +132,11 @@ func junitTestRun(run *v1alpha1.TestRun) junitSuites {
 			s.Cases = append(s.Cases, c)
 		}
 	}
+	s.Cases = append(s.Cases, comparisonCases(run)...)
 	c := runCase(run.Name, "fleetbench.testrun", run.Status.Phase, run.Status.Verdict, run.Status.Reason, run.Status.Message)
+	if cmp := run.Status.Comparison; cmp != nil && run.Status.Verdict == v1alpha1.VerdictRegressed && c.Failure != nil {
+		c.Failure.Text = strings.TrimSpace(c.Failure.Text + "\nworst: " + orDash(cmp.Worst))
+	}
 	c.Time = s.Time
 	s.Cases = append(s.Cases, c)
 	return s.wrap()
@@ -157,4 +175,49 @@ func junitPlan(p *v1alpha1.CapacityPlan) junitSuites {
 		s.Cases = append(s.Cases, runCase(name, "fleetbench.capacityplan."+p.Name, r.Phase, r.Verdict, r.Reason, ""))
 	}
 	return s.wrap()
+}
+
+// comparisonCases are a testcase per metric of the run's comparison with its baseline: a
+// failure when it Regressed, with the row's numbers; skipped when no decision was made (too
+// few samples, no data); passed otherwise (Success, OK).
+func comparisonCases(run *v1alpha1.TestRun) []junitCase {
+	cols := columns.ComparisonFor(columns.JUnit)
+	var out []junitCase
+	for _, r := range columns.TestedRows(run.Status.Comparison) {
+		cells := r.Cells(cols)
+		c := junitCase{Name: "comparison: " + cells[columns.CmpMetric], Classname: "fleetbench.comparison." + run.Name}
+		switch r.Metric.Decision {
+		case v1alpha1.ComparisonRegressed:
+			c.Failure = &junitProblem{Message: comparisonMessage(cells), Type: string(v1alpha1.ComparisonRegressed), Text: comparisonText(cols, cells)}
+		case v1alpha1.ComparisonTooFewSamples, v1alpha1.ComparisonNoData:
+			c.Skipped = &junitSkipped{Message: string(r.Metric.Decision) + suffix(": ", r.Metric.Note)}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// comparisonMessage is a regressed row in one line: "throughput (req/s) Regressed: 71.20 % of
+// baseline (100.00 → 71.20), band success ≥ 100 %, ok ≥ 80 %, 95 % CI [65.10, 77.30] %, p 0.0004".
+func comparisonMessage(cells map[string]string) string {
+	msg := fmt.Sprintf("%s %s: %s %% of baseline (%s → %s), band %s", cells[columns.CmpMetric], cells[columns.CmpDecision],
+		orDash(cells[columns.CmpRatio]), orDash(cells[columns.CmpBaseline]), orDash(cells[columns.CmpCurrent]), orDash(cells[columns.CmpBand]))
+	if v := cells[columns.CmpCI]; v != "" {
+		msg += ", 95 % CI " + v
+	}
+	if v := cells[columns.CmpPValue]; v != "" {
+		msg += ", p " + v
+	}
+	return msg
+}
+
+// comparisonText is every cell of the row, a line each, named as the HTML report names them.
+func comparisonText(cols []columns.ComparisonColumn, cells map[string]string) string {
+	var lines []string
+	for _, c := range cols {
+		if v := cells[c.ID]; v != "" {
+			lines = append(lines, c.Header(columns.HTML)+": "+v)
+		}
+	}
+	return strings.Join(lines, "\n")
 }

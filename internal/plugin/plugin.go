@@ -97,9 +97,10 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "kubectl-fleetbench",
 		Short: "Run fleetbench TestRuns, follow them to their verdict, and report their results",
 		Long: `kubectl fleetbench runs a TestRun and follows it to its verdict, waits for one, shows the
-results of a TestRun or the sizing table of a CapacityPlan, and writes reports.
+results of a TestRun or the sizing table of a CapacityPlan, lists them (get without a name),
+compares a TestRun with its baseline (compare A B), and writes reports.
 
-Exit codes of run and wait: 0 verdict PASSED, 1 FAILED, 2 INCONCLUSIVE, phase Failed, a timeout
+Exit codes of run and wait: 0 verdict PASSED, 1 FAILED or REGRESSED, 2 INCONCLUSIVE, phase Failed, a timeout
 or any other error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -112,7 +113,7 @@ or any other error.`,
 	cmd.SetErr(streams.ErrOut)
 	o.flags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newRunCommand(o), newWaitCommand(o), newGetCommand(o, false), newGetCommand(o, true), newReportCommand(o),
-		newConvertCommand(o))
+		newConvertCommand(o), newCompareCommand(o))
 	return cmd
 }
 

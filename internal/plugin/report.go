@@ -41,7 +41,8 @@ func newReportCommand(o *options) *cobra.Command {
 		Long: `Write a report of a TestRun or a CapacityPlan:
   html   (default) one self-contained page with the run over time (NAME.html unless -o says otherwise)
   json   the TestRun's spec summary and status, with the full k6 summary and the timeline when kept
-  junit  a JUnit XML testsuite: a testcase per threshold and one for the run (for CI)
+  junit  a JUnit XML testsuite: a testcase per threshold, one per metric compared with the
+         baseline (failed when Regressed, skipped when too few samples) and one for the run
   csv    seed 000's sizing-table columns: a row per CapacityPlan table row, or one for a TestRun
 -o - writes to standard output, the default for json, junit and csv.`,
 		Args: cobra.ExactArgs(1),

@@ -30,6 +30,9 @@ NAME is a TestRun or a CapacityPlan: testrun/NAME (tr/NAME) and capacityplan/NAM
 which; a plain NAME is looked up as a TestRun first, then as a CapacityPlan.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return o.list(cmd.Context(), plan)
+			}
 			_, obj, err := o.resolve(cmd.Context(), args[0], plan)
 			if err != nil {
 				return err
@@ -43,6 +46,12 @@ which; a plain NAME is looked up as a TestRun first, then as a CapacityPlan.`,
 		},
 	}
 	cmd.Flags().BoolVar(&plan, "plan", false, "NAME is a CapacityPlan")
+	if !describe {
+		// As kubectl get: without a name, the namespace's TestRuns and CapacityPlans.
+		cmd.Use = "get [NAME]"
+		cmd.Long += "\nWithout NAME, list the namespace's TestRuns and CapacityPlans (--plan: only CapacityPlans)."
+		cmd.Args = cobra.MaximumNArgs(1)
+	}
 	return cmd
 }
 
@@ -186,6 +195,7 @@ func writeTestRun(w io.Writer, run *v1alpha1.TestRun, describe bool) {
 	if ab := s.AbortOnFail; ab != nil && ab.Aborted != "" {
 		section(w, "Aborted", [][]string{{"Threshold:", ab.Aborted}})
 	}
+	writeRunComparison(w, s.Comparison)
 	if s.Results != nil && len(s.Results.Warnings) > 0 {
 		var rows [][]string
 		for _, wn := range s.Results.Warnings {

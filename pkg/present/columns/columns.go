@@ -75,6 +75,7 @@ const (
 	Repetition = "repetition"
 	Verdict    = "verdict"
 	TestRun    = "testRun"
+	Comparison = "comparison"
 )
 
 // All are the columns in the order every renderer shows them (each shows those it is In).
@@ -94,6 +95,10 @@ var All = []Column{
 		Value: func(r *v1alpha1.TestRun) string { return string(r.Status.Phase) }},
 	{ID: Verdict, Name: "Verdict", Short: "VERDICT", Path: ".status.verdict", Key: true, Row: true, In: Table | JUnit | HTML | Printer,
 		Value: func(r *v1alpha1.TestRun) string { return string(r.Status.Verdict) }},
+	// comparison is the decision of the run against its baseline (spec.baseline), "" when it
+	// has none: Regressed is what made a verdict REGRESSED.
+	{ID: Comparison, Name: "Comparison", Short: "COMPARED", Path: ".status.comparison.decision", In: JUnit | Printer,
+		Value: comparisonDecision},
 	// outcome is seed 000's Verdict row, which a spreadsheet reads without a phase column.
 	{ID: "outcome", Name: "Outcome", Seed: "Verdict", Key: true, Row: true, In: CSV, Value: outcome},
 	{ID: "requests", Name: "Requests", Short: "REQUESTS", Unit: "requests", Path: ".status.results.requests.total", In: JUnit | HTML,
