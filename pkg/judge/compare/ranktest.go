@@ -130,9 +130,17 @@ func smallestP(m, n int) float64 {
 	if m == 0 || n == 0 {
 		return 1
 	}
-	// log C(m+n, m) via lgamma; exact enough to compare with alpha
-	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
-	return math.Exp(-(lg(m+n) - lg(m) - lg(n)))
+	// C(m+n, m) as a product; rounded while it is an exactly representable integer, so that
+	// 1/C(6,3) is 0.05 exactly and 3 a side is correctly too few at alpha 0.05
+	k, big := min(m, n), max(m, n)
+	c := 1.0
+	for i := 1; i <= k; i++ {
+		c = c * float64(big+i) / float64(i)
+		if c < 1<<53 {
+			c = math.Round(c)
+		}
+	}
+	return 1 / c
 }
 
 // samplesNeeded is the smallest k such that k a side can reach p < alpha.

@@ -49,6 +49,8 @@ const (
 	// a side and no decision. One τ keeps the blocks; the correlation left between them is
 	// accounted for by blockVIF (see BenchmarkDecisionRates).
 	blockFactor = 1
+	// minBlocks a side are kept when the windows allow it.
+	minBlocks = 8
 	// bootstrapResamples of the block means give the 95 % interval of the ratio.
 	bootstrapResamples = 1000
 )
@@ -87,43 +89,66 @@ func Test(baseline, current []float64, kind Kind, dir v1alpha1.Direction) TestRe
 	r.BaselineN, r.CurrentN = len(b), len(c)
 	r.P, r.CILow, r.CIHigh = 1, math.NaN(), math.NaN()
 
+	vif := 1.0
 	r.BlockLen = 1
 	if kind == Windows {
 		r.Autocorrelation = lag1(b, c)
-		r.BlockLen = blockLength(r.Autocorrelation, max(len(b), len(c)))
+		r.BlockLen = blockLength(r.Autocorrelation, min(len(b), len(c)), max(len(b), len(c)))
+		vif = blockVIF(r.Autocorrelation, r.BlockLen)
 	}
 	bb, cb := blocks(b, r.BlockLen), blocks(c, r.BlockLen)
 	r.BaselineBlocks, r.CurrentBlocks = len(bb), len(cb)
+	if len(bb) > 0 && len(cb) > 0 {
+		r.CILow, r.CIHigh = bootstrapRatio(bb, cb, seed(b, c, kind, dir))
+	}
 
-	if smallestP(len(bb), len(cb)) >= Alpha {
+	if minP(len(bb), len(cb), vif) >= Alpha {
 		r.TooFew = true
 		r.Note = tooFewNote(r, kind)
-		if len(bb) > 0 && len(cb) > 0 {
-			r.CILow, r.CIHigh = bootstrapRatio(bb, cb, seed(b, c, kind, dir))
-		}
 		return r
-	}
-	vif := 1.0
-	if kind == Windows {
-		vif = blockVIF(r.Autocorrelation, r.BlockLen)
 	}
 	if dir == v1alpha1.HigherIsBetter {
 		r.P = pLessInflated(cb, bb, vif) // worse: current smaller
 	} else {
 		r.P = pLessInflated(bb, cb, vif) // worse: current larger
 	}
-	r.CILow, r.CIHigh = bootstrapRatio(bb, cb, seed(b, c, kind, dir))
 	return r
 }
 
-func tooFewNote(r TestResult, kind Kind) string {
-	need := samplesNeeded(Alpha)
-	if kind == Repetitions || r.BlockLen == 1 {
-		return fmt.Sprintf("%d vs %d %s: a one-sided rank test cannot reach p < %.2f (smallest p %.4f); it needs at least %d a side",
-			r.BaselineBlocks, r.CurrentBlocks, kind, Alpha, smallestP(r.BaselineBlocks, r.CurrentBlocks), need)
+// minP is the smallest p-value the test can give with m and n blocks whose variance is
+// inflated by vif: every block of one side below every block of the other.
+func minP(m, n int, vif float64) float64 {
+	p := smallestP(m, n)
+	if vif > 1 && m > 0 && n > 0 {
+		mf, nf := float64(m), float64(n)
+		p = max(p, normalCDF((-mf*nf/2+0.5)/math.Sqrt(mf*nf*(mf+nf+1)/12*vif)))
 	}
-	return fmt.Sprintf("%d vs %d windows make %d vs %d blocks of %d (autocorrelation %.2f): a one-sided rank test cannot reach p < %.2f; it needs at least %d blocks a side, about %d windows a side",
-		r.BaselineN, r.CurrentN, r.BaselineBlocks, r.CurrentBlocks, r.BlockLen, r.Autocorrelation, Alpha, need, need*r.BlockLen)
+	return p
+}
+
+// windowsNeeded is the smallest number of windows a side with which a test at this
+// autocorrelation can reach Alpha, or 0 past maxSamples.
+func windowsNeeded(rho float64) int {
+	for k := 2; k <= maxSamples; k++ {
+		b := blockLength(rho, k, k)
+		if minP(k/b, k/b, blockVIF(rho, b)) < Alpha {
+			return k
+		}
+	}
+	return 0
+}
+
+func tooFewNote(r TestResult, kind Kind) string {
+	if kind == Repetitions || r.Autocorrelation == 0 {
+		return fmt.Sprintf("%d vs %d %s: a one-sided rank test cannot reach p < %.2f (smallest p %.4f); it needs at least %d a side",
+			r.BaselineBlocks, r.CurrentBlocks, kind, Alpha, smallestP(r.BaselineBlocks, r.CurrentBlocks), samplesNeeded(Alpha))
+	}
+	need := "more than the record can hold"
+	if k := windowsNeeded(r.Autocorrelation); k > 0 {
+		need = fmt.Sprintf("at least %d", k)
+	}
+	return fmt.Sprintf("%d vs %d windows in blocks of %d (autocorrelation %.2f) cannot reach p < %.2f: at this autocorrelation the test needs %s windows a side",
+		r.BaselineN, r.CurrentN, r.BlockLen, r.Autocorrelation, Alpha, need)
 }
 
 // usable keeps the finite, non-negative samples: every compared metric (a rate, a duration,
@@ -210,13 +235,16 @@ func lag1(a, b []float64) float64 {
 }
 
 // blockLength is blockFactor times the integrated autocorrelation time of an AR(1) series
-// with lag-1 autocorrelation rho, and at least n/maxBlocks.
-func blockLength(rho float64, n int) int {
-	b := int(math.Ceil(blockFactor * (1 + rho) / (1 - rho) - 1e-9))
+// with lag-1 autocorrelation rho, but short enough to leave minBlocks blocks on the shorter
+// side (fewer, longer blocks would leave the rank test too coarse to decide, and blockVIF
+// accounts for what the shorter blocks leave correlated), and at least longest/maxBlocks.
+func blockLength(rho float64, shortest, longest int) int {
+	b := int(math.Ceil(blockFactor*(1+rho)/(1-rho) - 1e-9))
 	if rho == 0 {
 		b = 1 // independent windows need no blocks
 	}
-	if floor := (n + maxBlocks - 1) / maxBlocks; b < floor {
+	b = min(b, max(1, shortest/minBlocks))
+	if floor := (longest + maxBlocks - 1) / maxBlocks; b < floor {
 		b = floor
 	}
 	return max(1, b)
