@@ -104,7 +104,7 @@ func TestBeyondBandButNoiseIsSuccess(t *testing.T) {
 	base := []float64{1000, 600, 1400, 900, 1100} // mean 1000, CV 30 %
 	cur := []float64{600, 1300, 500, 800, 600}    // mean 760
 	row := Row(Builtins()[0], Side{Present: true, Whole: 1000, Values: base}, Side{Present: true, Whole: 760, Values: cur}, Repetitions)
-	// U = 6 with a tie of three 600s: z = (6 − 12.5 + 0.5)/√22.3611 = −1.26883, p = 0.102255
+	// U = 6 with a tie of three 600s: z = (6 − 12.5 + 0.5)/√22.3611 = −1.26883, p = 0.10225
 	if row.Decision != v1alpha1.ComparisonSuccess || row.RatioPercent != "76.00" || row.PValue != "0.1023" ||
 		row.Note != "worse than the success edge but p 0.1023 ≥ 0.05: may be noise" {
 		t.Fatalf("%+v", row)
