@@ -154,7 +154,7 @@ func tooFewNote(r TestResult, kind Kind) string {
 // usable keeps the finite, non-negative samples: every compared metric (a rate, a duration,
 // bytes, cores) is ≥ 0, and one NaN would poison every mean and rank after it.
 func usable(v []float64) ([]float64, int) {
-	out := make([]float64, 0, min(len(v), maxSamples*2))
+	out := make([]float64, 0, len(v))
 	dropped := 0
 	for _, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {

@@ -108,3 +108,25 @@ func BenchmarkDecisionRates(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCompareLargest is the most work one comparison can cost: 32 rows of 100,000
+// windows a side (merged to 4096, tested in at most 512 blocks a side).
+//
+//	go test -run '^$' -bench BenchmarkCompareLargest ./pkg/judge/compare
+func BenchmarkCompareLargest(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	var spec v1alpha1.BaselineSpec
+	base, cur := Record{}, Record{}
+	for i := range MaxRows {
+		name := "m" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		spec.Metrics = append(spec.Metrics, v1alpha1.ComparedMetric{Name: name, Stat: "avg"})
+		bw, cw := ar1(rng, 100_000, 100, 0.05, 0.5), ar1(rng, 100_000, 101, 0.05, 0.5)
+		base.Series = append(base.Series, Series{Name: name, Stat: "avg", Whole: meanOf(bw), Windows: bw})
+		cur.Series = append(cur.Series, Series{Name: name, Stat: "avg", Whole: meanOf(cw), Windows: cw})
+	}
+	for b.Loop() {
+		if c := Compare(spec, base, cur); len(c.Metrics) != MaxRows {
+			b.Fatalf("%d rows", len(c.Metrics))
+		}
+	}
+}
