@@ -49,7 +49,15 @@ func Builtins() []Metric {
 }
 
 func builtin(name, unit string, dir v1alpha1.Direction) Metric {
-	m := Metric{Name: name, Unit: unit, Direction: dir, Builtin: true}
+	m := NewMetric(name, unit, dir)
+	m.Builtin = true
+	return m
+}
+
+// NewMetric is a metric with seed 000's bands for its direction, for callers that build rows
+// themselves (a CapacityPlan's per-profile RSS, KiB per device, pushes/s over repetitions).
+func NewMetric(name, unit string, dir v1alpha1.Direction) Metric {
+	m := Metric{Name: name, Unit: unit, Direction: dir}
 	m.SuccessPercent, m.OKPercent = defaultBands(dir)
 	return m
 }
