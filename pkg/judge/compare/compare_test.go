@@ -42,14 +42,6 @@ func rowOf(t *testing.T, c v1alpha1.Comparison, name string) v1alpha1.MetricComp
 	return v1alpha1.MetricComparison{}
 }
 
-func decisions(c v1alpha1.Comparison) map[string]v1alpha1.ComparisonDecision {
-	out := map[string]v1alpha1.ComparisonDecision{}
-	for _, r := range c.Metrics {
-		out[r.Name] = r.Decision
-	}
-	return out
-}
-
 func i32(v int32) *int32 { return &v }
 
 func TestCompareDecisions(t *testing.T) {

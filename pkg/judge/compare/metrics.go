@@ -62,11 +62,13 @@ func NewMetric(name, unit string, dir v1alpha1.Direction) Metric {
 	return m
 }
 
+// defaultBands are seed 000's edges for a direction; success is 100 % either way.
 func defaultBands(dir v1alpha1.Direction) (success, ok float64) {
+	ok = okPercentLower
 	if dir == v1alpha1.HigherIsBetter {
-		return successPercent, okPercentHigher
+		ok = okPercentHigher
 	}
-	return successPercent, okPercentLower
+	return successPercent, ok
 }
 
 // resolve lists the metrics to compare: the built-ins either record has, then the spec's

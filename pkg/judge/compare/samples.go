@@ -260,7 +260,7 @@ func blockVIF(phi float64, b int) float64 {
 	if phi <= 0 {
 		return 1
 	}
-	var variance float64 = float64(b)
+	variance := float64(b)
 	for k := 1; k < b; k++ {
 		variance += 2 * float64(b-k) * math.Pow(phi, float64(k))
 	}

@@ -30,12 +30,6 @@ func meanOf(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-func throughputRecord(name string, windows []float64) Record {
-	return Record{Run: RunRef{Name: name}, WindowSeconds: 10, Series: []Series{
-		{Name: "throughput", Unit: "req/s", Whole: meanOf(windows), Windows: windows},
-	}}
-}
-
 // scenario describes one simulated comparison of throughput.
 type scenario struct {
 	kind  Kind
