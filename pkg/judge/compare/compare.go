@@ -13,9 +13,9 @@ import (
 
 // Method is written to status.comparison.method.
 const Method = "one-sided Mann-Whitney U (exact below 50 a side without ties, else normal with tie correction) " +
-	"on means of blocks of adjacent windows (block length twice the integrated autocorrelation time of the windows), " +
-	"alpha 0.05; seeded bootstrap 95 % interval of the ratio of means; a metric regresses only beyond its ok band " +
-	"and significant, is ok only beyond its success edge and significant"
+	"on means of blocks of adjacent windows (block length the windows' integrated autocorrelation time, at least 8 blocks a side; " +
+	"the correlation left between blocks inflates the variance), alpha 0.05; seeded bootstrap 95 % interval of the ratio of means; " +
+	"regressed only beyond the ok band and significant, ok only beyond the success edge and significant"
 
 // Side is one side of a compared metric: the whole-run value and the samples tested.
 type Side struct {
