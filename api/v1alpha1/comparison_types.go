@@ -66,7 +66,7 @@ type BaselineSpec struct {
 // better (resources, latency) is success up to 100 %, ok up to 120 %, regressed above; higher
 // is better (throughput) is success from 100 %, ok from 80 %, regressed below.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.successPercent) || !has(self.okPercent) || (self.direction == 'HigherIsBetter' ? self.okPercent <= self.successPercent : self.okPercent >= self.successPercent)",message="okPercent must be the wider band: at most successPercent for HigherIsBetter, at least successPercent for LowerIsBetter"
+// +kubebuilder:validation:XValidation:rule="!has(self.successPercent) || !has(self.okPercent) || ((has(self.direction) ? self.direction == 'HigherIsBetter' : self.name == 'throughput') ? self.okPercent <= self.successPercent : self.okPercent >= self.successPercent)",message="okPercent must be the wider band: at most successPercent for HigherIsBetter (throughput's own direction), at least successPercent for LowerIsBetter"
 type ComparedMetric struct {
 	// name: a built-in comparison, or a k6 metric name with an optional tag filter.
 	// +kubebuilder:validation:MinLength=1
@@ -80,9 +80,10 @@ type ComparedMetric struct {
 	// +kubebuilder:validation:Enum=avg;med;p90;p95;p99;rate;value
 	Stat string `json:"stat,omitempty"`
 
-	// direction: LowerIsBetter (the default) or HigherIsBetter.
+	// direction: LowerIsBetter or HigherIsBetter. Unset keeps the metric's own: a built-in's
+	// (throughput HigherIsBetter, the others LowerIsBetter), LowerIsBetter for a k6 metric.
+	// (No API default: it would turn throughput LowerIsBetter whenever only its bands are set.)
 	// +optional
-	// +kubebuilder:default=LowerIsBetter
 	Direction Direction `json:"direction,omitempty"`
 
 	// successPercent is the band's edge for success, in % of the baseline's value.

@@ -159,7 +159,7 @@ func bounded(rec Record) Record {
 	k := 1
 	for _, s := range rec.Series {
 		if !isTarget(s.Name) {
-			k = max(k, blockFactor(len(s.Windows)))
+			k = max(k, recordMergeFactor(len(s.Windows)))
 		}
 	}
 	rec.WindowSeconds *= float64(k)
@@ -167,7 +167,7 @@ func bounded(rec Record) Record {
 		s := &rec.Series[i]
 		f := k
 		if isTarget(s.Name) {
-			f = blockFactor(len(s.Windows))
+			f = recordMergeFactor(len(s.Windows))
 		}
 		s.Windows = blockMeans(s.Windows, f)
 		s.Whole = round6(s.Whole)
@@ -180,7 +180,7 @@ func bounded(rec Record) Record {
 
 func isTarget(name string) bool { return name == SeriesTargetMemory || name == SeriesTargetCPU }
 
-func blockFactor(n int) int { return max(1, (n+MaxRecordWindows-1)/MaxRecordWindows) }
+func recordMergeFactor(n int) int { return max(1, (n+MaxRecordWindows-1)/MaxRecordWindows) }
 
 // blockMeans averages each k adjacent values (the last block may be shorter).
 func blockMeans(v []float64, k int) []float64 {

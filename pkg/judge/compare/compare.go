@@ -1,0 +1,283 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"fleetbench.dev/fleetbench/api/v1alpha1"
+)
+
+// Method is written to status.comparison.method.
+const Method = "one-sided Mann-Whitney U (exact below 50 a side without ties, else normal with tie correction) " +
+	"on means of blocks of adjacent windows (block length the windows' integrated autocorrelation time, at least 8 blocks a side; " +
+	"the correlation left between blocks inflates the variance), alpha 0.05; seeded bootstrap 95 % interval of the ratio of means; " +
+	"regressed only beyond the ok band and significant, ok only beyond the success edge and significant"
+
+// Side is one side of a compared metric: the whole-run value and the samples tested.
+type Side struct {
+	// Present is false when the record has no such metric.
+	Present bool
+	Whole   float64
+	Values  []float64
+	Unit    string
+}
+
+// Compare compares current with baseline under spec and returns status.comparison. It is
+// pure and deterministic: the same records give the same result, byte for byte.
+func Compare(spec v1alpha1.BaselineSpec, baseline, current Record) v1alpha1.Comparison {
+	out := v1alpha1.Comparison{Baseline: comparedRun(baseline.Run), Method: Method}
+	metrics := resolve(spec, baseline, current)
+	dropped := 0
+	if len(metrics) > MaxRows {
+		dropped = len(metrics) - MaxRows
+		metrics = metrics[:MaxRows]
+	}
+	for _, m := range metrics {
+		bs, cs, stat := find(m, baseline, current)
+		m.Stat = stat
+		out.Metrics = append(out.Metrics, Row(m, side(bs), side(cs), Windows))
+	}
+	out.Decision, out.Worst = Overall(out.Metrics)
+	out.Message = message(out, dropped)
+	return out
+}
+
+func side(s *Series) Side {
+	if s == nil {
+		return Side{}
+	}
+	return Side{Present: true, Whole: s.Whole, Values: s.Windows, Unit: s.Unit}
+}
+
+func comparedRun(r RunRef) *v1alpha1.ComparedRun {
+	c := &v1alpha1.ComparedRun{Name: truncate(r.Name, 253), UID: truncate(r.UID, 64), Source: "TestRun"}
+	if !r.CompletionTime.IsZero() {
+		t := metav1.NewTime(r.CompletionTime)
+		c.CompletionTime = &t
+	}
+	return c
+}
+
+// Row compares one metric. Decision: NoData when a side lacks the metric or its value is
+// not a finite number ≥ 0, or the baseline is 0 (no ratio); TooFewSamples when the test
+// cannot reach Alpha; Regressed when the ratio is beyond the ok band and p < Alpha; OK when
+// beyond the success edge and p < Alpha; Success otherwise (including a difference beyond a
+// band that may be noise: the note says so). The ratio is compared with the bands as
+// displayed (two decimals), so a row never reads "80.00 %" next to a decision that 80.00 %
+// would not give.
+func Row(m Metric, base, cur Side, kind Kind) v1alpha1.MetricComparison {
+	row := v1alpha1.MetricComparison{
+		Name:      truncate(m.Name, 256),
+		Stat:      truncate(m.Stat, 16),
+		Unit:      truncate(firstNonEmpty(cur.Unit, base.Unit, m.Unit), 16),
+		Direction: m.Direction,
+		Band:      band(m),
+		Decision:  v1alpha1.ComparisonNoData,
+	}
+	note := func(s string) { row.Note = truncate(join(m.Note, s), 512) }
+	switch {
+	case !base.Present && !cur.Present:
+		note("in neither run")
+		return row
+	case !base.Present:
+		note("missing from the baseline")
+		return row
+	case !cur.Present:
+		note("missing from this run")
+		return row
+	}
+	if !valid(base.Whole) || !valid(cur.Whole) {
+		note("a whole-run value is not a finite number ≥ 0")
+		return row
+	}
+	row.Baseline, row.Current = number(base.Whole), number(cur.Whole)
+	if base.Whole == 0 {
+		note("the baseline is 0: a ratio is undefined; judge this metric with a threshold instead")
+		return row
+	}
+	ratio := math.Round(100*cur.Whole/base.Whole*100) / 100
+	row.RatioPercent = number2(ratio)
+
+	t := Test(base.Values, cur.Values, kind, m.Direction)
+	row.BaselineSamples, row.CurrentSamples = int32(t.BaselineN), int32(t.CurrentN)
+	if !math.IsNaN(t.CILow) {
+		row.CILowPercent, row.CIHighPercent = number2(t.CILow), number2(t.CIHigh)
+	}
+	var why string
+	if t.Dropped > 0 {
+		why = fmt.Sprintf("%d samples dropped (NaN, infinite or negative)", t.Dropped)
+	}
+	if t.TooFew {
+		row.Decision = v1alpha1.ComparisonTooFewSamples
+		note(join(why, t.Note))
+		return row
+	}
+	row.PValue = pValue(t.P)
+	if t.BlockLen > 1 {
+		why = join(why, fmt.Sprintf("%d vs %d blocks of %d %s (autocorrelation %.2f)", t.BaselineBlocks, t.CurrentBlocks, t.BlockLen, kind, t.Autocorrelation))
+	}
+	significant := t.P < Alpha
+	beyondOK, beyondSuccess := ratio > m.OKPercent, ratio > m.SuccessPercent
+	if m.Direction == v1alpha1.HigherIsBetter {
+		beyondOK, beyondSuccess = ratio < m.OKPercent, ratio < m.SuccessPercent
+	}
+	switch {
+	case beyondOK && significant:
+		row.Decision = v1alpha1.ComparisonRegressed
+	case beyondSuccess && significant:
+		row.Decision = v1alpha1.ComparisonOK
+	default:
+		row.Decision = v1alpha1.ComparisonSuccess
+		if beyondSuccess {
+			why = join(why, fmt.Sprintf("worse than the success edge but p %s ≥ %.2f: may be noise", row.PValue, Alpha))
+		}
+	}
+	note(why)
+	return row
+}
+
+// Overall is the comparison's decision and the row that decided it: Regressed if any row
+// regressed, else OK if any is ok, else Success if any succeeded; rows without a decision
+// (TooFewSamples, NoData) pass or fail nothing, but when every row is one of them the whole
+// comparison is TooFewSamples (if any row is) or NoData. Worst is the regressed (else ok)
+// row furthest from the baseline; the first in row order on a tie.
+func Overall(rows []v1alpha1.MetricComparison) (v1alpha1.ComparisonDecision, string) {
+	count := map[v1alpha1.ComparisonDecision]int{}
+	for _, r := range rows {
+		count[r.Decision]++
+	}
+	for _, d := range []v1alpha1.ComparisonDecision{v1alpha1.ComparisonRegressed, v1alpha1.ComparisonOK} {
+		if count[d] == 0 {
+			continue
+		}
+		worst, worstBy := -1, 0.0
+		for i, r := range rows {
+			if r.Decision != d {
+				continue
+			}
+			if by := badness(r); worst < 0 || by > worstBy {
+				worst, worstBy = i, by
+			}
+		}
+		return d, worstText(rows[worst])
+	}
+	switch {
+	case count[v1alpha1.ComparisonSuccess] > 0:
+		return v1alpha1.ComparisonSuccess, ""
+	case count[v1alpha1.ComparisonTooFewSamples] > 0:
+		return v1alpha1.ComparisonTooFewSamples, ""
+	}
+	return v1alpha1.ComparisonNoData, ""
+}
+
+// badness is how many times worse than the baseline a row is (> 1 is worse).
+func badness(r v1alpha1.MetricComparison) float64 {
+	ratio, err := strconv.ParseFloat(r.RatioPercent, 64)
+	if err != nil || ratio <= 0 {
+		return math.Inf(1)
+	}
+	if r.Direction == v1alpha1.HigherIsBetter {
+		return 100 / ratio
+	}
+	return ratio / 100
+}
+
+func worstText(r v1alpha1.MetricComparison) string {
+	name := r.Name
+	if r.Stat != "" {
+		name += " " + r.Stat
+	}
+	edge := bandEdge(r.Band)
+	return truncate(fmt.Sprintf("%s %s %% of baseline (%s), p %s", name, r.RatioPercent, edge, r.PValue), 512)
+}
+
+func message(c v1alpha1.Comparison, dropped int) string {
+	if len(c.Metrics) == 0 {
+		return truncate(fmt.Sprintf("nothing to compare: neither this run nor %s has a comparable metric", c.Baseline.Name), 1024)
+	}
+	count := map[v1alpha1.ComparisonDecision]int{}
+	for _, r := range c.Metrics {
+		count[r.Decision]++
+	}
+	s := fmt.Sprintf("%d metrics compared with %s: %d regressed, %d ok, %d success, %d too few samples, %d no data",
+		len(c.Metrics), c.Baseline.Name, count[v1alpha1.ComparisonRegressed], count[v1alpha1.ComparisonOK],
+		count[v1alpha1.ComparisonSuccess], count[v1alpha1.ComparisonTooFewSamples], count[v1alpha1.ComparisonNoData])
+	if dropped > 0 {
+		s += fmt.Sprintf("; %d more metrics not compared (at most %d rows)", dropped, MaxRows)
+	}
+	return truncate(s, 1024)
+}
+
+func band(m Metric) string {
+	op := "≤"
+	if m.Direction == v1alpha1.HigherIsBetter {
+		op = "≥"
+	}
+	return fmt.Sprintf("success %s %.0f %%, ok %s %.0f %%", op, m.SuccessPercent, op, m.OKPercent)
+}
+
+// bandEdge is the ok part of a band text ("ok ≥ 80 %").
+func bandEdge(b string) string {
+	for i := 0; i+2 < len(b); i++ {
+		if b[i:i+2] == "ok" {
+			return b[i:]
+		}
+	}
+	return b
+}
+
+func valid(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
+
+// number renders a value with fixed decimals that keep small values readable (0.0123 cores,
+// a rate of 0.0004); magnitudes a float64 prints in more than 64 characters use an exponent.
+func number(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1e12:
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	case a >= 1 || a == 0:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a >= 0.01:
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// number2 renders a percentage with two decimals (an exponent past 1e12 %).
+func number2(v float64) string {
+	if math.Abs(v) >= 1e12 {
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func pValue(p float64) string {
+	if p < 0.0001 {
+		return "<0.0001"
+	}
+	return strconv.FormatFloat(p, 'f', 4, 64)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// truncate cuts s to at most n bytes on a rune boundary (status fields have MaxLength).
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
