@@ -207,24 +207,16 @@ func round6(v float64) float64 {
 	return r
 }
 
-// EncodeRecord is rec as gzipped JSON.
+// EncodeRecord is rec as gzipped JSON, as the full result's parts are stored.
 func EncodeRecord(rec Record) ([]byte, error) {
-	raw, err := json.Marshal(rec)
+	z, err := judge.EncodeGzipJSON(rec)
 	if err != nil {
 		return nil, err
 	}
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	if _, err := zw.Write(raw); err != nil {
-		return nil, err
+	if len(z) > MaxRecordGzip {
+		return nil, fmt.Errorf("the record is %d KiB gzipped, over %d KiB", len(z)>>10, MaxRecordGzip>>10)
 	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	if z.Len() > MaxRecordGzip {
-		return nil, fmt.Errorf("the record is %d KiB gzipped, over %d KiB", z.Len()>>10, MaxRecordGzip>>10)
-	}
-	return z.Bytes(), nil
+	return z, nil
 }
 
 // ErrBadRecord marks stored bytes that are not a Record within its bounds (errors.Is).
