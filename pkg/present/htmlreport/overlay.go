@@ -199,7 +199,7 @@ func overlayNote(name string, ws float64, target bool, loadSpan float64) string 
 	d := time.Duration(ws * float64(time.Second)).String()
 	if target {
 		return fmt.Sprintf("Dashed: baseline %s. Its kept record holds its target samples without their times: "+
-			"they are spread evenly over its load (%s from this run's load start).", name,
+			"they are spread evenly over its %s load, from this run's load start.", name,
 			time.Duration(loadSpan*float64(time.Second)))
 	}
 	return fmt.Sprintf("Dashed: baseline %s, aligned with this run at the start of each run's load "+
