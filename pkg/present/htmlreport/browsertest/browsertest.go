@@ -67,12 +67,12 @@ type Result struct {
 	NonFileRequests []string
 	// Errors are uncaught exceptions, console errors and the page's own chart errors.
 	Errors []string
-	// Cells are the page's elements with a data-column attribute, as drawn.
+	// Cells are the page's elements with a data-column or data-field attribute, as drawn.
 	Cells []Cell
 }
 
-// Cell is an element with a data-column attribute: a value the report takes from a column
-// defined once (pkg/present/columns).
+// Cell is an element with a data-column attribute (a value the report takes from a column
+// defined once, pkg/present/columns) or a data-field attribute (another value a test finds).
 type Cell struct {
 	Column string `json:"column"`
 	// Row is the data-row of the enclosing row, if any (a compared metric).
@@ -92,10 +92,10 @@ func (r Result) Cell(row, column string) (Cell, bool) {
 	return Cell{}, false
 }
 
-// cellsJS reads every data-column element as drawn.
-const cellsJS = `Array.from(document.querySelectorAll("[data-column]")).map(function (el) {
+// cellsJS reads every data-column and data-field element as drawn.
+const cellsJS = `Array.from(document.querySelectorAll("[data-column],[data-field]")).map(function (el) {
   var row = el.closest("[data-row]");
-  return {column: el.getAttribute("data-column"), row: row ? row.getAttribute("data-row") : "",
+  return {column: el.getAttribute("data-column") || el.getAttribute("data-field"), row: row ? row.getAttribute("data-row") : "",
     text: el.innerText, color: getComputedStyle(el).color};
 })`
 
