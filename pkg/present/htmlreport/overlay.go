@@ -26,16 +26,18 @@ const (
 // overlayTarget says which chart and series slot a record series is drawn against.
 type overlayTarget struct {
 	chart, record, label string
-	// like is the label of this run's series whose colour (and axis) the baseline's takes.
-	like string
+	// like is the label of this run's series whose colour and axis the baseline's takes; on
+	// the target chart, whose labels name the memory kind, right says which axis it is.
+	like  string
+	right bool
 }
 
 var overlayTargets = []overlayTarget{
 	{chart: "throughput", record: compare.SeriesThroughput, like: "req/s"},
 	{chart: "latency", record: compare.SeriesLatencyP95, label: "p95", like: "p95"},
 	{chart: "latency", record: compare.SeriesLatencyP99, label: "p99", like: "p99"},
-	{chart: "target", record: compare.SeriesTargetMemory, label: "memory", like: "memory"},
-	{chart: "target", record: compare.SeriesTargetCPU, label: "CPU", like: "CPU cores"},
+	{chart: "target", record: compare.SeriesTargetMemory, label: "memory"},
+	{chart: "target", record: compare.SeriesTargetCPU, label: "CPU", right: true},
 }
 
 // baselineOffsets are the seconds from the start of the baseline's load of its n values: one
@@ -106,7 +108,8 @@ func withSeries(c Chart, xs []float64, s Series) Chart {
 		series = append(series, old)
 	}
 	s.Values = at(xs, s.Values)
-	c.X, c.Series = union, append(series, s)
+	series = append(series, s)
+	c.X, c.Series = union, series
 	return c
 }
 
@@ -145,6 +148,9 @@ func overlayBaseline(charts []Chart, tl *judge.Timeline, rec *compare.Record, na
 		}
 	}
 	loadSpan := float64(loadWindows) * ws
+	if loadSpan == 0 && tl.LoadEnd.After(tl.LoadStart) {
+		loadSpan = tl.LoadEnd.Sub(tl.LoadStart).Seconds() // no window series: this run's load
+	}
 	legend := "baseline " + name
 	drawn := 0
 	for _, t := range overlayTargets {
@@ -176,7 +182,7 @@ func overlayBaseline(charts []Chart, tl *judge.Timeline, rec *compare.Record, na
 			bs.Label += " " + t.label
 		}
 		for _, cur := range charts[i].Series {
-			if cur.Label == t.like || (t.like == "memory" && !cur.Right) {
+			if (t.like != "" && cur.Label == t.like) || (t.like == "" && cur.Right == t.right) {
 				bs.Color, bs.Right = cur.Color, cur.Right
 				break
 			}
