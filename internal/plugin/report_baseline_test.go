@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,7 +12,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
@@ -123,6 +128,58 @@ func TestReportReadsTheKeptBaseline(t *testing.T) {
 	}
 	for _, s := range []string{"baseline series not available: its kept record (ConfigMap " + kept.Name + ") is gone", "71.20"} {
 		if !strings.Contains(page, s) {
+			t.Errorf("the report does not show %q", s)
+		}
+	}
+}
+
+// TestReportWithoutReadOnTheKeptRecord: a user who may read the run and its full result but
+// not the baseline's kept record still gets the report, with the table and why the baseline's
+// series are missing.
+func TestReportWithoutReadOnTheKeptRecord(t *testing.T) {
+	ns := namespace(t)
+	finishedRun(t, ns, v1alpha1.VerdictPassed)
+	const uid = "5e1f0c3a-aaaa-bbbb-cccc-000000000002"
+	setStatus(t, ns, "stab", func(s *v1alpha1.TestRunStatus) {
+		s.Comparison = tw.MakeTestRun("x", ns).Compared("v1", uid, tw.ThroughputDrop()).Obj().Status.Comparison
+	})
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "report-reader", Namespace: ns}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"testruns"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}, ResourceNames: []string{"stab-results"}},
+	}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "report-reader", Namespace: ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "report-reader"}}}
+	for _, o := range []client.Object{role, binding} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user, err := env.AddUser(envtest.User{Name: "report-reader"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg, out := filepath.Join(dir, "kubeconfig"), filepath.Join(dir, "stab.html")
+	if err := os.WriteFile(cfg, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := Run(ctx, []string{"report", "stab", "-o", out, "--kubeconfig", cfg, "-n", ns},
+		genericiooptions.IOStreams{In: strings.NewReader(""), Out: &stdout, ErrOut: &stderr})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"baseline series not available: you may not read its kept record", "needs get on configmaps", "71.20"} {
+		if !strings.Contains(string(page), s) {
 			t.Errorf("the report does not show %q", s)
 		}
 	}
