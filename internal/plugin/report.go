@@ -95,6 +95,7 @@ func writeReport(ctx context.Context, c client.Client, w io.Writer, obj object, 
 			if in.Summary, in.Timeline, err = FullResult(ctx, c, obj.run); err != nil {
 				return err
 			}
+			in.Baseline, in.BaselineMissing = KeptBaseline(ctx, c, obj.run)
 			return htmlreport.WriteTestRun(w, in)
 		}
 		children, err := planChildren(ctx, c, obj.plan)

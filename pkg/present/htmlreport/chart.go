@@ -50,6 +50,8 @@ type Series struct {
 	// Color indexes the page's palette; Dash draws a dashed line (a second repetition).
 	Color int  `json:"color"`
 	Dash  bool `json:"dash,omitempty"`
+	// Faint draws it lighter and thinner: the baseline's series under this run's.
+	Faint bool `json:"faint,omitempty"`
 }
 
 // Mark is a labelled vertical line at X, e.g. the load's start or a breaking point.

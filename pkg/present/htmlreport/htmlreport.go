@@ -19,6 +19,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/judge/compare"
 )
 
 //go:embed assets/uPlot.iife.min.js assets/uPlot.min.css assets/LICENSE assets/VERSION
@@ -33,6 +34,10 @@ type TestRunInput struct {
 	Run      *v1alpha1.TestRun
 	Timeline *judge.Timeline
 	Summary  *judge.K6Summary
+	// Baseline is the kept record of status.comparison's baseline, whose series are drawn over
+	// this run's charts; nil when it could not be read, BaselineMissing then says why.
+	Baseline        *compare.Record
+	BaselineMissing string
 	// Generated is the time printed as the report's date; zero means now.
 	Generated time.Time
 }
@@ -155,6 +160,7 @@ type testRunPage struct {
 	Restarts   int32
 	Started    string
 	Completed  string
+	Comparison *comparisonView
 }
 
 // WriteTestRun writes the report of one TestRun.
@@ -164,6 +170,15 @@ func WriteTestRun(w io.Writer, in TestRunInput) error {
 	}
 	run := in.Run
 	charts := TestRunCharts(in.Timeline)
+	var seriesMissing string
+	if cmp := run.Status.Comparison; cmp != nil && cmp.Baseline != nil {
+		seriesMissing = in.BaselineMissing
+		if in.Baseline != nil {
+			charts, seriesMissing = overlayBaseline(charts, in.Timeline, in.Baseline, cmp.Baseline.Name)
+		} else if seriesMissing == "" {
+			seriesMissing = "its kept record was not read"
+		}
+	}
 	if c := PeakChart("peak", run); c.Name != "" {
 		charts = append(charts, c)
 	}
@@ -173,7 +188,8 @@ func WriteTestRun(w io.Writer, in TestRunInput) error {
 	}
 	v := testRunPage{page: pg, Run: run, Status: &run.Status, Results: run.Status.Results,
 		Headline: headline(run), Key: keyCells(run), Runners: runnerRows(in.Timeline),
-		Checks: checkRows(run.Status.Results, in.Summary), Timeline: in.Timeline, NoTimeline: in.Timeline == nil}
+		Checks: checkRows(run.Status.Results, in.Summary), Timeline: in.Timeline, NoTimeline: in.Timeline == nil,
+		Comparison: newComparisonView(run.Status.Comparison, seriesMissing)}
 	if run.Status.StartTime != nil {
 		v.Started = utc(run.Status.StartTime.Time)
 	}

@@ -67,7 +67,37 @@ type Result struct {
 	NonFileRequests []string
 	// Errors are uncaught exceptions, console errors and the page's own chart errors.
 	Errors []string
+	// Cells are the page's elements with a data-column or data-field attribute, as drawn.
+	Cells []Cell
 }
+
+// Cell is an element with a data-column attribute (a value the report takes from a column
+// defined once, pkg/present/columns) or a data-field attribute (another value a test finds).
+type Cell struct {
+	Column string `json:"column"`
+	// Row is the data-row of the enclosing row, if any (a compared metric).
+	Row  string `json:"row"`
+	Text string `json:"text"`
+	// Color is the computed text colour, e.g. "rgb(198, 40, 40)".
+	Color string `json:"color"`
+}
+
+// Cell returns the cell of that row and column, or false.
+func (r Result) Cell(row, column string) (Cell, bool) {
+	for _, c := range r.Cells {
+		if c.Row == row && c.Column == column {
+			return c, true
+		}
+	}
+	return Cell{}, false
+}
+
+// cellsJS reads every data-column and data-field element as drawn.
+const cellsJS = `Array.from(document.querySelectorAll("[data-column],[data-field]")).map(function (el) {
+  var row = el.closest("[data-row]");
+  return {column: el.getAttribute("data-column") || el.getAttribute("data-field"), row: row ? row.getAttribute("data-row") : "",
+    text: el.innerText, color: getComputedStyle(el).color};
+})`
 
 // Chart returns the chart of that name, or false.
 func (r Result) Chart(name string) (Chart, bool) {
@@ -210,6 +240,9 @@ func Check(ctx context.Context, htmlPath, screenshotPath string) (Result, error)
 	}
 	if res.Charts, err = chromedp.Run(tabCtx, chromedp.Evaluate[[]Chart](chartsJS)); err != nil {
 		return res, fmt.Errorf("measuring the charts: %w", err)
+	}
+	if res.Cells, err = chromedp.Run(tabCtx, chromedp.Evaluate[[]Cell](cellsJS)); err != nil {
+		return res, fmt.Errorf("reading the cells: %w", err)
 	}
 	if res.Title, err = chromedp.Run(tabCtx, chromedp.Title()); err != nil {
 		return res, err

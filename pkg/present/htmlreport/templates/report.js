@@ -130,6 +130,7 @@
       var o = { label: s.label, scale: s.right ? "y2" : "y", stroke: col, width: 2, spanGaps: true,
         value: function (u, v) { return fmt(v); }, points: { show: !time || c.x.length < 60, size: 6, fill: col } };
       if (s.dash) o.dash = [8, 5];
+      if (s.faint) { o.stroke = col + "99"; o.width = 1.5; o.points = { show: false }; }
       if (bars) { o.paths = uPlot.paths.bars({ size: [0.9, 80], align: -1 }); o.fill = col + "99"; o.points = { show: false }; }
       series.push(o);
       data.push(s.values);
