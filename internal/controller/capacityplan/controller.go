@@ -100,6 +100,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, err
 	}
 	d := plan.Decide(&p.Spec, s.cells, s.children)
+	// The baseline decides before any child is created: a plan without its baseline
+	// (onMissing Fail) starts none. The comparison reads the table as the children show it.
+	now := time.Now()
+	p.Status.Table = plan.Rows(&p.Spec, p.Name, s.cells, s.children)
+	d, step := plan.Baseline(p, s.baseline, d, doneSince(p, s), now)
 	for _, c := range d.Create {
 		child, err := r.createChild(ctx, p, c)
 		if err != nil {
@@ -107,7 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		s.children[c.Index].Run = child
 	}
-	return r.report(p, s, d), nil
+	return r.report(p, s, d, step, now), nil
 }
 
 // load reads the children through the owner index, and for the cells without one whether
@@ -182,16 +187,14 @@ func (r *Reconciler) createChild(ctx context.Context, p *v1alpha1.CapacityPlan, 
 	return child, nil
 }
 
-// report rebuilds the status from the cells and children, and compares it with the baseline
-// plan once; it asks to be called again while the plan waits for its baseline plan.
-func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision) ctrl.Result {
+// report rebuilds the status from the cells and children, and writes the comparison with the
+// baseline plan once; it asks to be called again while the plan waits for its baseline plan.
+func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision, step plan.BaselineStep, now time.Time) ctrl.Result {
 	st := &p.Status
 	st.ObservedGeneration = p.Generation
 	st.Table = plan.Rows(&p.Spec, p.Name, s.cells, s.children)
 	st.Summary = plan.Summary(p.Spec.Profiles, st.Table)
 	st.Progress = plan.Progress(d)
-	now := time.Now()
-	d, step := plan.Baseline(p, s.baseline, d, doneSince(p, s), now)
 	if step.Write != nil {
 		st.Comparison = step.Write
 		switch {
