@@ -57,7 +57,7 @@ const (
 func newCompareCommand(o *options) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "compare A B [-o table|json]",
+		Use:   "compare A B | compare PLAN [-o table|json]",
 		Short: "Compare TestRun (or CapacityPlan) B with A: seed 000's table with % of previous, band and decision",
 		Long: `Compare TestRun B with TestRun A (its baseline), as seed 000's "Comparison of some data with
 later versions": per metric A's value, B's, B in % of A ("% of previous"), the band and the
@@ -76,13 +76,22 @@ and a difference may be noise. Give B spec.baseline.name: A for a tested compari
 Two CapacityPlans are compared cell by cell (profile and sweep values), as seed 000's table
 per profile: memory peak, KiB per device, pushes/s (req/s without pushes) and safe max
 devices. When B's spec.baseline names A, B's status.comparison is printed (a rank test over
-the repetitions); otherwise the two tables' means side by side, without a test.`,
-		Args: cobra.ExactArgs(2),
+the repetitions); otherwise the two tables' means side by side, without a test.
+
+With one CapacityPlan, its first and second repetitions of each cell are set side by side
+(seed 001's "1st / 2nd" columns), without a test: how much a cell varies between runs.`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "table" && output != "json" {
 				return fmt.Errorf("-o %q: want table or json", output)
 			}
-			doc, err := o.compare(cmd, args[0], args[1])
+			var doc *CompareDocument
+			var err error
+			if len(args) == 1 {
+				doc, err = o.compareRepetitions(cmd, args[0])
+			} else {
+				doc, err = o.compare(cmd, args[0], args[1])
+			}
 			if err != nil {
 				return err
 			}
@@ -171,8 +180,11 @@ func rowCells(rows []columns.ComparisonRow) []map[string]string {
 // the table.
 func writeCompare(w io.Writer, doc *CompareDocument) {
 	head := [][]string{{"Baseline (A):", doc.Baseline}, {"This run (B):", doc.Current}}
-	if doc.Kind == ComparePlanKind {
+	switch doc.Kind {
+	case ComparePlanKind:
 		head[1][0] = "This plan (B):"
+	case ComparePlanRepetitionsKind:
+		head = [][]string{{"1st:", doc.Baseline}, {"2nd:", doc.Current}}
 	}
 	if doc.Tested {
 		by := "the operator (status.comparison of " + doc.Current
@@ -188,8 +200,8 @@ func writeCompare(w io.Writer, doc *CompareDocument) {
 		head = append(head, []string{"Decision:", orDash(doc.Decision) + suffix(": ", doc.Worst)})
 	} else {
 		by := "this command, from the two runs' status alone"
-		if doc.Kind == ComparePlanKind {
-			by = "this command, from the two plans' tables alone"
+		if doc.Kind != CompareKind {
+			by = "this command, from the plans' tables alone"
 		}
 		head = append(head, []string{"Compared by:", by})
 	}
@@ -201,7 +213,16 @@ func writeCompare(w io.Writer, doc *CompareDocument) {
 		head = append(head, []string{"Note:", n})
 	}
 	section(w, "", head)
-	section(w, "Comparison", comparisonTable(doc.Rows))
+	table := comparisonTable(doc.Rows)
+	if doc.Kind == ComparePlanRepetitionsKind && len(doc.Rows) > 0 { // seed 001's own headers
+		seed001 := map[string]string{"BASELINE": "1ST", "CURRENT": "2ND", "% OF PREVIOUS": "% OF 1ST"}
+		for i, h := range table[0] {
+			if s, ok := seed001[h]; ok {
+				table[0][i] = s
+			}
+		}
+	}
+	section(w, "Comparison", table)
 }
 
 // comparisonTable is a header and a line per row in the Table comparison columns; a column

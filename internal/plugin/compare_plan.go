@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -58,4 +59,27 @@ func planRows(c *v1alpha1.PlanComparison, row func(v1alpha1.MetricComparison) co
 		}
 	}
 	return out
+}
+
+// ComparePlanRepetitionsKind heads `compare PLAN`'s JSON document.
+const ComparePlanRepetitionsKind = "CapacityPlanRepetitions"
+
+// compareRepetitions is seed 001's "1st / 2nd" table of one plan: each cell's first and
+// second repetitions side by side, without a test (one run a side).
+func (o *options) compareRepetitions(cmd *cobra.Command, arg string) (*CompareDocument, error) {
+	_, obj, err := o.resolve(cmd.Context(), arg, true)
+	if err != nil {
+		return nil, err
+	}
+	p := obj.plan
+	if max(p.Spec.Repetitions, 1) < 2 {
+		return nil, fmt.Errorf("CapacityPlan %s has spec.repetitions %d: a 1st / 2nd table needs 2 or more; to compare two plans give both: compare A B", p.Name, max(p.Spec.Repetitions, 1))
+	}
+	first, second := plan.Repetition(p, 1), plan.Repetition(p, 2)
+	doc := &CompareDocument{APIVersion: CompareAPIVersion, Kind: ComparePlanRepetitionsKind, Namespace: p.Namespace, Baseline: first.Name, Current: second.Name,
+		Source: sourceSideBySide, Method: sidebyside.Method}
+	doc.Notes = append(doc.Notes, "seed 001's 1st / 2nd runs: one run a side, no significance test; the 2nd in % of the 1st, judged by seed 000's bands")
+	c := plan.ComparePlans(first, second)
+	doc.Rows = planRows(&c, func(m v1alpha1.MetricComparison) columns.ComparisonRow { return sidebyside.Untested(m) })
+	return doc, nil
 }

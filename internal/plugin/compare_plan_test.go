@@ -103,3 +103,30 @@ func TestComparePlans(t *testing.T) {
 		t.Errorf("missing A: exit %d, stderr %q", res.code, res.stderr)
 	}
 }
+
+// TestCompareRepetitions: `compare PLAN` is seed 001's 1st / 2nd table, each cell's first and
+// second repetitions side by side, without a test; a plan of one repetition is refused.
+func TestCompareRepetitions(t *testing.T) {
+	ns := namespace(t)
+	comparedPlan(t, ns, "v1", 100, nil)
+	res := plugin(t, ns, "compare", "cp/v1")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	rows := tableRows(t, res.stdout, "CELL METRIC")
+	// repetition 1 has 98 pushes/s, repetition 2 99
+	if !slices.Equal(rows[0][:7], []string{"CELL", "METRIC", "1ST", "2ND", "% OF 1ST", "BAND", "DECISION"}) ||
+		!slices.Equal(rows[3][:5], []string{"C1 WORKERS=4", "pushesPerSecond (pushes/s)", "98.00", "99.00", "101.02"}) {
+		t.Errorf("table %q\n%s", rows, res.stdout)
+	}
+	if !slices.Contains(normLines(res.stdout), "1st: v1 (rep 1)") || strings.Contains(res.stdout, "Regressed") {
+		t.Errorf("output:\n%s", res.stdout)
+	}
+	one := tw.MakeCapacityPlan("once", ns, tw.MakeTestRun("t", ns).Obj(), "C1").Obj()
+	if err := env.Client.Create(ctx, one); err != nil {
+		t.Fatal(err)
+	}
+	if res := plugin(t, ns, "compare", "once"); res.code != ExitError || !strings.Contains(res.stderr, "needs 2 or more") {
+		t.Errorf("one repetition: exit %d, stderr %q", res.code, res.stderr)
+	}
+}

@@ -208,3 +208,16 @@ func truncate(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// Repetition is the plan with only the rows of repetition n, named "<plan> (rep n)": two of
+// them compared are seed 001's "1st / 2nd" columns, the first and second run of each cell.
+func Repetition(p *v1alpha1.CapacityPlan, n int32) *v1alpha1.CapacityPlan {
+	out := &v1alpha1.CapacityPlan{}
+	out.Name, out.Namespace = fmt.Sprintf("%s (rep %d)", p.Name, n), p.Namespace
+	for _, r := range p.Status.Table {
+		if max(r.Repetition, 1) == n {
+			out.Status.Table = append(out.Status.Table, r)
+		}
+	}
+	return out
+}
