@@ -40,7 +40,7 @@ type CapacityPlanSpec struct {
 
 	// template is the TestRun every child is made from.
 	// +required
-	// +kubebuilder:validation:XValidation:rule="!has(self.baseline)",message="spec.template.baseline is not implemented yet for a CapacityPlan: its children would all compare with one run; compare single TestRuns with spec.baseline"
+	// +kubebuilder:validation:XValidation:rule="!has(self.baseline)",message="spec.template.baseline must be empty: the children would all compare with one run; set spec.baseline to compare this plan with an earlier CapacityPlan, cell by cell"
 	Template TestRunSpec `json:"template"`
 
 	// capacity holds the assumptions behind the table's device counts; children whose template
@@ -69,6 +69,14 @@ type CapacityPlanSpec struct {
 	// +kubebuilder:default=Continue
 	// +kubebuilder:validation:Enum=Continue;StopOnFailure
 	FailurePolicy string `json:"failurePolicy,omitempty"`
+
+	// baseline names a CapacityPlan in this namespace this plan is compared with once every
+	// cell is done: per cell (profile and sweep values) memory peak, memory per device,
+	// pushes/s (or req/s) and safe max devices, in % of the baseline's, with seed 000's bands
+	// and a rank test over the repetitions (4 or more a side decide). A regression ends the
+	// plan Ready=False, Stalled=True VerdictRegressed.
+	// +optional
+	Baseline *PlanBaselineSpec `json:"baseline,omitempty"`
 }
 
 // Concurrency and failure policies of a CapacityPlan.
@@ -199,6 +207,9 @@ type CapacityPlanStatus struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
 	Summary []ProfileSummary `json:"summary,omitempty"`
+	// comparison is the plan against spec.baseline, cell by cell; written once.
+	// +optional
+	Comparison *PlanComparison `json:"comparison,omitempty"`
 }
 
 // CapacityRow is one line of the sizing table.
@@ -253,6 +264,10 @@ type CapacityRow struct {
 	// memoryPeakMiB is the target's peak memory.
 	// +optional
 	MemoryPeakMiB int64 `json:"memoryPeakMiB,omitempty"`
+	// memoryPerDeviceMiB is the target's memory increase per device.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	MemoryPerDeviceMiB string `json:"memoryPerDeviceMiB,omitempty"`
 	// cpuPerCore is the target's average load per core.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
@@ -303,6 +318,7 @@ type ProfileSummary struct {
 // +kubebuilder:printcolumn:name="PHASE",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it is the value of the fleetbench.dev/capacityplan label on the plan's TestRuns, and a label value holds 63; choose a shorter name"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.baseline) || self.spec.baseline.name != self.metadata.name",message="spec.baseline.name names this CapacityPlan: name an earlier plan"
 
 // CapacityPlan runs a TestRun template across profiles and sweep values and keeps the sizing table.
 type CapacityPlan struct {

@@ -20,6 +20,7 @@ import (
 const (
 	CompareAPIVersion = "fleetbench.dev/v1alpha1"
 	CompareKind       = "TestRunComparison"
+	ComparePlanKind   = "CapacityPlanComparison"
 )
 
 // CompareDocument is `kubectl fleetbench compare A B -o json`: the rows by comparison column
@@ -42,6 +43,9 @@ type CompareDocument struct {
 	Notes      []string             `json:"notes,omitempty"`
 	Rows       []map[string]string  `json:"rows"`
 	Comparison *v1alpha1.Comparison `json:"comparison,omitempty"`
+	// PlanComparison is B's status.comparison when A and B are CapacityPlans; their rows
+	// then carry the cell ("C1 WORKERS=2") under "cell".
+	PlanComparison *v1alpha1.PlanComparison `json:"planComparison,omitempty"`
 }
 
 // Sources of a comparison.
@@ -53,8 +57,8 @@ const (
 func newCompareCommand(o *options) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "compare A B [-o table|json]",
-		Short: "Compare TestRun B with TestRun A: seed 000's table with % of previous, band and decision",
+		Use:   "compare A B | compare PLAN [-o table|json]",
+		Short: "Compare TestRun (or CapacityPlan) B with A: seed 000's table with % of previous, band and decision",
 		Long: `Compare TestRun B with TestRun A (its baseline), as seed 000's "Comparison of some data with
 later versions": per metric A's value, B's, B in % of A ("% of previous"), the band and the
 decision.
@@ -69,13 +73,25 @@ seed 000's bands (resources and latency: success <= 100 %, ok <= 120 %; throughp
 >= 100 %, ok >= 80 %). That is two numbers, not a test: a decision reads e.g. "ok (no test)",
 and a difference may be noise. Give B spec.baseline.name: A for a tested comparison.
 
-Comparing two CapacityPlans is not implemented yet.`,
-		Args: cobra.ExactArgs(2),
+Two CapacityPlans are compared cell by cell (profile and sweep values), as seed 000's table
+per profile: memory peak, KiB per device, pushes/s (req/s without pushes) and safe max
+devices. When B's spec.baseline names A, B's status.comparison is printed (a rank test over
+the repetitions); otherwise the two tables' means side by side, without a test.
+
+With one CapacityPlan, its first and second repetitions of each cell are set side by side
+(seed 001's "1st / 2nd" columns), without a test: how much a cell varies between runs.`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "table" && output != "json" {
 				return fmt.Errorf("-o %q: want table or json", output)
 			}
-			doc, err := o.compare(cmd, args[0], args[1])
+			var doc *CompareDocument
+			var err error
+			if len(args) == 1 {
+				doc, err = o.compareRepetitions(cmd, args[0])
+			} else {
+				doc, err = o.compare(cmd, args[0], args[1])
+			}
 			if err != nil {
 				return err
 			}
@@ -92,7 +108,7 @@ Comparing two CapacityPlans is not implemented yet.`,
 	return cmd
 }
 
-var errPlansNotYet = errors.New("comparing CapacityPlans is not implemented yet: compare two TestRuns (e.g. two rows' TestRuns of the plans' tables, kubectl fleetbench get cp/NAME names them)")
+var errMixed = errors.New("compare two TestRuns or two CapacityPlans, not one of each (a plan's rows name their TestRuns: kubectl fleetbench get cp/NAME)")
 
 // compare reads B, then A, and makes the document: B's own comparison when it names A, else
 // the two runs side by side.
@@ -102,7 +118,7 @@ func (o *options) compare(cmd *cobra.Command, argA, argB string) (*CompareDocume
 		return nil, err
 	}
 	ctx := cmd.Context()
-	kb, nameB, err := parseName(argB, false)
+	_, nameB, err := parseName(argB, false)
 	if err != nil {
 		return nil, err
 	}
@@ -110,19 +126,16 @@ func (o *options) compare(cmd *cobra.Command, argA, argB string) (*CompareDocume
 	if err != nil {
 		return nil, err
 	}
-	if ka == kindPlan || kb == kindPlan {
-		return nil, errPlansNotYet
-	}
 	objB, err := lookup(ctx, c, ns, argB, false)
 	if err != nil {
 		return nil, err
 	}
-	if objB.plan != nil {
-		return nil, errPlansNotYet
-	}
 	objA, errA := lookup(ctx, c, ns, argA, false)
-	if errA == nil && objA.plan != nil {
-		return nil, errPlansNotYet
+	if errA == nil && (objA.plan != nil) != (objB.plan != nil) || ka == kindPlan && objB.run != nil || ka == kindTestRun && objB.plan != nil {
+		return nil, errMixed
+	}
+	if objB.plan != nil {
+		return comparePlans(ns, nameA, objA.plan, errA, objB.plan)
 	}
 	b := objB.run
 	doc := &CompareDocument{APIVersion: CompareAPIVersion, Kind: CompareKind, Namespace: ns, Baseline: nameA, Current: nameB}
@@ -167,16 +180,30 @@ func rowCells(rows []columns.ComparisonRow) []map[string]string {
 // the table.
 func writeCompare(w io.Writer, doc *CompareDocument) {
 	head := [][]string{{"Baseline (A):", doc.Baseline}, {"This run (B):", doc.Current}}
+	switch doc.Kind {
+	case ComparePlanKind:
+		head[1][0] = "This plan (B):"
+	case ComparePlanRepetitionsKind:
+		head = [][]string{{"1st:", doc.Baseline}, {"2nd:", doc.Current}}
+	}
 	if doc.Tested {
-		b := doc.Comparison.Baseline
-		src := b.Source
-		if b.CompletionTime != nil {
-			src += ", completed " + b.CompletionTime.UTC().Format(time.RFC3339)
+		by := "the operator (status.comparison of " + doc.Current
+		if doc.Comparison != nil {
+			b := doc.Comparison.Baseline
+			src := b.Source
+			if b.CompletionTime != nil {
+				src += ", completed " + b.CompletionTime.UTC().Format(time.RFC3339)
+			}
+			by += "; baseline read from " + orDash(src)
 		}
-		head = append(head, []string{"Compared by:", "the operator (status.comparison of " + doc.Current + "; baseline read from " + orDash(src) + ")"})
+		head = append(head, []string{"Compared by:", by + ")"})
 		head = append(head, []string{"Decision:", orDash(doc.Decision) + suffix(": ", doc.Worst)})
 	} else {
-		head = append(head, []string{"Compared by:", "this command, from the two runs' status alone"})
+		by := "this command, from the two runs' status alone"
+		if doc.Kind != CompareKind {
+			by = "this command, from the plans' tables alone"
+		}
+		head = append(head, []string{"Compared by:", by})
 	}
 	head = append(head, []string{"Method:", orDash(oneLine(doc.Method))})
 	if doc.Message != "" {
@@ -186,7 +213,16 @@ func writeCompare(w io.Writer, doc *CompareDocument) {
 		head = append(head, []string{"Note:", n})
 	}
 	section(w, "", head)
-	section(w, "Comparison", comparisonTable(doc.Rows))
+	table := comparisonTable(doc.Rows)
+	if doc.Kind == ComparePlanRepetitionsKind && len(doc.Rows) > 0 { // seed 001's own headers
+		seed001 := map[string]string{"BASELINE": "1ST", "CURRENT": "2ND", "% OF PREVIOUS": "% OF 1ST"}
+		for i, h := range table[0] {
+			if s, ok := seed001[h]; ok {
+				table[0][i] = s
+			}
+		}
+	}
+	section(w, "Comparison", table)
 }
 
 // comparisonTable is a header and a line per row in the Table comparison columns; a column
@@ -196,6 +232,12 @@ func comparisonTable(rows []map[string]string) [][]string {
 		return [][]string{{"(no metric compared)"}}
 	}
 	var cols []columns.ComparisonColumn
+	for _, r := range rows {
+		if r[cellKey] != "" { // a CapacityPlan's rows: the cell leads, as seed 000's profile does
+			cols = append(cols, columns.ComparisonColumn{ID: cellKey, Short: "CELL"})
+			break
+		}
+	}
 	for _, c := range columns.ComparisonFor(columns.Table) {
 		for _, r := range rows {
 			if r[c.ID] != "" {

@@ -150,8 +150,8 @@ func TestCompareSideBySide(t *testing.T) {
 		t.Errorf("missing A: exit %d, stderr %q", res.code, res.stderr)
 	}
 	finishedPlan(t, ns)
-	for _, args := range [][]string{{"compare", "bench-6", "v2"}, {"compare", "v1", "cp/bench-6"}, {"compare", "cp/x", "cp/y"}} {
-		if res := plugin(t, ns, args...); res.code != ExitError || !strings.Contains(res.stderr, "not implemented yet") {
+	for _, args := range [][]string{{"compare", "bench-6", "v2"}, {"compare", "v1", "cp/bench-6"}, {"compare", "tr/v1", "bench-6"}} {
+		if res := plugin(t, ns, args...); res.code != ExitError || !strings.Contains(res.stderr, "not one of each") {
 			t.Errorf("%v: exit %d, stderr %q", args, res.code, res.stderr)
 		}
 	}

@@ -38,6 +38,8 @@ type Decision struct {
 	Done, Total            int
 	// AllMeasured: every cell's child ran to Succeeded.
 	AllMeasured bool
+	// Regressed: the comparison with spec.baseline regressed.
+	Regressed bool
 }
 
 // Decide picks the cells to start and the plan's phase. Serial starts the next cell only when

@@ -45,7 +45,7 @@ func fillRow(row *v1alpha1.CapacityRow, st *v1alpha1.TestRunStatus) {
 	}
 	if t := st.Target; t != nil {
 		if t.Memory != nil {
-			row.MemoryPeakMiB = t.Memory.PeakMiB
+			row.MemoryPeakMiB, row.MemoryPerDeviceMiB = t.Memory.PeakMiB, t.Memory.PerDeviceMiB
 		}
 		if t.CPU != nil {
 			row.CPUPerCore = t.CPU.AverageCoresPerCore

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -67,6 +68,9 @@ func New(mgr ctrl.Manager, opts Options) *Reconciler {
 type scope struct {
 	cells    []plan.Cell
 	children []plan.Child
+	// baseline is spec.baseline's plan while the comparison is not written; nil when none of
+	// that name exists.
+	baseline *v1alpha1.CapacityPlan
 }
 
 // Reconcile loads the children, lets plan.Decide pick what starts, creates it, and rebuilds
@@ -96,6 +100,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, err
 	}
 	d := plan.Decide(&p.Spec, s.cells, s.children)
+	// The baseline decides before any child is created: a plan without its baseline
+	// (onMissing Fail) starts none. The comparison reads the table as the children show it.
+	now := time.Now()
+	p.Status.Table = plan.Rows(&p.Spec, p.Name, s.cells, s.children)
+	d, step := plan.Baseline(p, s.baseline, d, doneSince(p, s), now)
 	for _, c := range d.Create {
 		child, err := r.createChild(ctx, p, c)
 		if err != nil {
@@ -103,8 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		s.children[c.Index].Run = child
 	}
-	r.report(p, s, d)
-	return ctrl.Result{}, nil
+	return r.report(p, s, d, step, now), nil
 }
 
 // load reads the children through the owner index, and for the cells without one whether
@@ -141,6 +149,16 @@ func (r *Reconciler) load(ctx context.Context, p *v1alpha1.CapacityPlan) (*scope
 		}
 		s.children[i] = child
 	}
+	if b := p.Spec.Baseline; b != nil && p.Status.Comparison == nil {
+		base := &v1alpha1.CapacityPlan{}
+		// Same namespace only: spec.baseline.name has no namespace part.
+		switch err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: b.Name}, base); {
+		case err == nil:
+			s.baseline = base
+		case !apierrors.IsNotFound(err):
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -169,13 +187,27 @@ func (r *Reconciler) createChild(ctx context.Context, p *v1alpha1.CapacityPlan, 
 	return child, nil
 }
 
-// report rebuilds the status from the cells and children.
-func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision) {
+// report rebuilds the status from the cells and children, and writes the comparison with the
+// baseline plan once; it asks to be called again while the plan waits for its baseline plan.
+func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision, step plan.BaselineStep, now time.Time) ctrl.Result {
 	st := &p.Status
 	st.ObservedGeneration = p.Generation
 	st.Table = plan.Rows(&p.Spec, p.Name, s.cells, s.children)
 	st.Summary = plan.Summary(p.Spec.Profiles, st.Table)
 	st.Progress = plan.Progress(d)
+	if step.Write != nil {
+		st.Comparison = step.Write
+		switch {
+		case step.Missing != "":
+			r.recorder.Eventf(p, nil, corev1.EventTypeWarning, v1alpha1.ReasonBaselineNotFound, "Compare", "%s", step.Missing)
+		case step.Write.Decision == v1alpha1.ComparisonRegressed:
+			r.recorder.Eventf(p, nil, corev1.EventTypeWarning, v1alpha1.ReasonRegressed, "Compare", "regressed against CapacityPlan %s: %s", step.Write.Baseline.Name, step.Write.Worst)
+		}
+	}
+	var res ctrl.Result
+	if !step.Deadline.IsZero() {
+		res = rc.After(baselinePoll, step.Deadline.Sub(now))
+	}
 	if st.Phase != d.Phase || st.Reason != d.Reason {
 		kind := corev1.EventTypeNormal
 		if d.Phase == v1alpha1.PlanFailed {
@@ -185,11 +217,31 @@ func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision)
 	}
 	st.Phase, st.Reason, st.Message = d.Phase, d.Reason, d.Message
 	verdict := v1alpha1.VerdictFailed
-	if d.AllMeasured {
+	switch {
+	case d.AllMeasured && d.Regressed:
+		verdict = v1alpha1.VerdictRegressed
+	case d.AllMeasured:
 		verdict = v1alpha1.VerdictPassed
 	}
 	rc.SetSummaryConditions(&st.Conditions, p.Generation, rc.Standing{Ended: d.Phase == v1alpha1.PlanSucceeded || d.Phase == v1alpha1.PlanFailed,
 		Failed: d.Phase == v1alpha1.PlanFailed, Verdict: verdict, Phase: d.Phase, Reason: d.Reason, Message: d.Message})
+	return res
+}
+
+// baselinePoll is how often a plan waiting for its baseline plan looks again: no watch
+// reports another plan's end to this one.
+const baselinePoll = 10 * time.Second
+
+// doneSince is when the plan's last cell was done: the latest completion of its children, or
+// its creation when none has one (every cell's profile is missing).
+func doneSince(p *v1alpha1.CapacityPlan, s *scope) time.Time {
+	t := p.CreationTimestamp.Time
+	for _, c := range s.children {
+		if c.Run != nil && c.Run.Status.CompletionTime != nil && c.Run.Status.CompletionTime.After(t) {
+			t = c.Run.Status.CompletionTime.Time
+		}
+	}
+	return t
 }
 
 // children are the TestRuns the plan controls, through the owner index.

@@ -130,7 +130,7 @@ var All = []Column{
 	{ID: "checks", Name: "Checks", Unit: "passed", In: HTML, Value: checks},
 	{ID: "memoryPeakMiB", Name: "Memory peak", Seed: "RSS (MiB)", Unit: "MiB", Path: ".status.target.memory.peakMiB", Row: true, In: CSV | HTML,
 		Value: memory(func(m *v1alpha1.MemoryUsage) string { return count(m.PeakMiB) })},
-	{ID: "perDeviceMiB", Name: "MiB per device", Seed: "MiB per device", Unit: "MiB", Path: ".status.target.memory.perDeviceMiB", In: CSV,
+	{ID: "perDeviceMiB", Name: "MiB per device", Seed: "MiB per device", Unit: "MiB", Path: ".status.target.memory.perDeviceMiB", Row: true, In: CSV,
 		Value: memory(func(m *v1alpha1.MemoryUsage) string { return m.PerDeviceMiB })},
 	{ID: "cpuPerCore", Name: "CPU per core", Seed: "avg load 15 / cpu core", Unit: "cores per core", Path: ".status.target.cpu.averageCoresPerCore",
 		Row: true, In: CSV | HTML, Value: cpuPerCore},

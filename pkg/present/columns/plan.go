@@ -29,10 +29,10 @@ func FromRow(row *v1alpha1.CapacityRow) *v1alpha1.TestRun {
 	if res.Requests != nil || res.Throughput != nil || res.Latency != nil {
 		s.Results = res
 	}
-	if row.MemoryPeakMiB != 0 || row.CPUPerCore != "" {
+	if row.MemoryPeakMiB != 0 || row.MemoryPerDeviceMiB != "" || row.CPUPerCore != "" {
 		s.Target = &v1alpha1.TargetUsage{}
-		if row.MemoryPeakMiB != 0 {
-			s.Target.Memory = &v1alpha1.MemoryUsage{PeakMiB: row.MemoryPeakMiB}
+		if row.MemoryPeakMiB != 0 || row.MemoryPerDeviceMiB != "" {
+			s.Target.Memory = &v1alpha1.MemoryUsage{PeakMiB: row.MemoryPeakMiB, PerDeviceMiB: row.MemoryPerDeviceMiB}
 		}
 		if row.CPUPerCore != "" {
 			s.Target.CPU = &v1alpha1.CPUUsage{AverageCoresPerCore: row.CPUPerCore}

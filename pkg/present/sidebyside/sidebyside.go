@@ -142,3 +142,18 @@ func latency(f func(*v1alpha1.Latency) string) func(*v1alpha1.TestRun) (float64,
 		return ms, strconv.FormatFloat(ms, 'f', -1, 64), true
 	}
 }
+
+// Untested is a row of a comparison shown without its test (two CapacityPlans side by side
+// when neither names the other as its baseline): the band the ratio falls in, no interval,
+// p-value or samples; a row without a ratio keeps its NoData and note.
+func Untested(m v1alpha1.MetricComparison) columns.ComparisonRow {
+	out := v1alpha1.MetricComparison{Name: m.Name, Stat: m.Stat, Unit: m.Unit, Direction: m.Direction, Baseline: m.Baseline, Current: m.Current,
+		RatioPercent: m.RatioPercent, Band: Band(m.Direction), Decision: v1alpha1.ComparisonNoData}
+	ratio, err := strconv.ParseFloat(m.RatioPercent, 64)
+	if err != nil {
+		out.Note = m.Note
+		return columns.ComparisonRow{Metric: out}
+	}
+	out.Decision = band(m.Direction, ratio)
+	return columns.ComparisonRow{Metric: out}
+}

@@ -79,3 +79,24 @@ func TestMissingValues(t *testing.T) {
 		t.Errorf("two runs without results: %d rows", len(rows))
 	}
 }
+
+// TestUntested: a tested row shown without its test keeps the values and the ratio, gets the
+// band the ratio falls in, and drops what only a test gives (interval, p-value, samples).
+func TestUntested(t *testing.T) {
+	for _, tc := range []struct {
+		in   v1alpha1.MetricComparison
+		want v1alpha1.ComparisonDecision
+	}{
+		{v1alpha1.MetricComparison{Name: "pushesPerSecond", Direction: v1alpha1.HigherIsBetter, Baseline: "100.00", Current: "70.00", RatioPercent: "70.00",
+			Decision: v1alpha1.ComparisonTooFewSamples, PValue: "0.1", CILowPercent: "60", BaselineSamples: 2, Note: "2 vs 2"}, v1alpha1.ComparisonRegressed},
+		{v1alpha1.MetricComparison{Name: "memoryPeak", Direction: v1alpha1.LowerIsBetter, RatioPercent: "110.00", Decision: v1alpha1.ComparisonSuccess}, v1alpha1.ComparisonOK},
+		{v1alpha1.MetricComparison{Name: "memoryPerDevice", Direction: v1alpha1.LowerIsBetter, Decision: v1alpha1.ComparisonNoData, Note: "in neither run"}, v1alpha1.ComparisonNoData},
+	} {
+		got := Untested(tc.in)
+		m := got.Metric
+		if got.Tested || m.Decision != tc.want || m.PValue != "" || m.CILowPercent != "" || m.BaselineSamples != 0 || m.RatioPercent != tc.in.RatioPercent ||
+			(tc.want == v1alpha1.ComparisonNoData) != (m.Note != "") {
+			t.Errorf("%s: %+v", tc.in.Name, got)
+		}
+	}
+}
