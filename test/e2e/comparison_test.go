@@ -29,7 +29,7 @@ func TestComparisonGatesARelease(t *testing.T) {
 	ns := e.namespace(t, "e2e-compare")
 
 	v1 := releaseRun(ns, "v1", "20ms", nil)
-	v1.Spec.TTLSecondsAfterFinished = ptr.To[int32](0)
+	v1.Spec.TTLSecondsAfterFinished = ptr.To[int32](5) // gone before v2 starts, after the test saw it end
 	got := e.run(t, v1, 4*time.Minute)
 	requirePassed(t, got)
 	e.waitGone(t, v1.DeepCopy(), time.Minute)
