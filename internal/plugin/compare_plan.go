@@ -27,7 +27,9 @@ func comparePlans(ns, nameA string, a *v1alpha1.CapacityPlan, errA error, b *v1a
 		if a != nil && cmp.Baseline.UID != "" && string(a.UID) != cmp.Baseline.UID {
 			doc.Notes = append(doc.Notes, fmt.Sprintf("%s was compared with an earlier CapacityPlan named %s (uid %s), not with the %s that exists now", b.Name, nameA, cmp.Baseline.UID, nameA))
 		}
-		doc.Rows = planRows(cmp, func(m v1alpha1.MetricComparison) columns.ComparisonRow { return columns.ComparisonRow{Metric: m, Tested: true} })
+		doc.Rows = planRows(cmp, func(m v1alpha1.MetricComparison) columns.ComparisonRow {
+			return columns.ComparisonRow{Metric: m, Tested: true}
+		})
 		return doc, nil
 	}
 	if errA != nil {
@@ -43,7 +45,7 @@ func comparePlans(ns, nameA string, a *v1alpha1.CapacityPlan, errA error, b *v1a
 		doc.Notes = append(doc.Notes, fmt.Sprintf("%s was compared with %s, not with %s: `kubectl fleetbench compare cp/%s cp/%s` shows that comparison", b.Name, cmp.Baseline.Name, nameA, cmp.Baseline.Name, b.Name))
 	}
 	side := plan.ComparePlans(a, b)
-	doc.Rows = planRows(&side, func(m v1alpha1.MetricComparison) columns.ComparisonRow { return sidebyside.Untested(m) })
+	doc.Rows = planRows(&side, sidebyside.Untested)
 	return doc, nil
 }
 
@@ -80,6 +82,6 @@ func (o *options) compareRepetitions(cmd *cobra.Command, arg string) (*CompareDo
 		Source: sourceSideBySide, Method: sidebyside.Method}
 	doc.Notes = append(doc.Notes, "seed 001's 1st / 2nd runs: one run a side, no significance test; the 2nd in % of the 1st, judged by seed 000's bands")
 	c := plan.ComparePlans(first, second)
-	doc.Rows = planRows(&c, func(m v1alpha1.MetricComparison) columns.ComparisonRow { return sidebyside.Untested(m) })
+	doc.Rows = planRows(&c, sidebyside.Untested)
 	return doc, nil
 }

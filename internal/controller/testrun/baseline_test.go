@@ -152,7 +152,7 @@ func TestBaselineKeptAfterDelete(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("still there: %v", err)
+		return fmt.Errorf("still there: %w", err)
 	})
 	got := runThrough(t, compared("later", ns, nil, &v1alpha1.BaselineSpec{Name: "gone"}), 1500)
 	c := got.Status.Comparison

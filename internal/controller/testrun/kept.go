@@ -75,7 +75,7 @@ func keptLabels(run *v1alpha1.TestRun) map[string]string {
 func (r *Reconciler) createKeptRecord(ctx context.Context, run *v1alpha1.TestRun, rec compare.Record) error {
 	data, err := compare.EncodeRecord(rec)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errKeptTooLarge, err)
+		return fmt.Errorf("%w: %w", errKeptTooLarge, err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 		Name: naming.KeptResults(run.Name, string(run.UID)), Namespace: run.Namespace, Labels: keptLabels(run),
