@@ -148,8 +148,9 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		// then says at once which module is missing.
 		{Name: "K6_AUTO_EXTENSION_RESOLUTION", Value: "false"},
 	}
-	if tags := ThresholdTags(spec.Thresholds); len(tags) > 0 {
-		// The runner splits series by these too, so spec thresholds on sub-metrics can be judged.
+	if tags := SeriesTags(spec); len(tags) > 0 {
+		// The runner splits series by these too, so spec thresholds on sub-metrics can be judged
+		// and the sub-metrics spec.baseline.metrics names can be kept and compared.
 		env = append(env, corev1.EnvVar{Name: "K6_FLEETBENCH_TAGS", Value: strings.Join(tags, ",")})
 	}
 	if WarmUp(spec) != "" {
@@ -408,12 +409,23 @@ func targetAddrs(env []corev1.EnvVar) []string {
 	return addrs
 }
 
-// ThresholdTags are the tag keys the thresholds' sub-metrics filter on, sorted, e.g. name for
-// http_req_duration{name:home}.
-func ThresholdTags(thresholds map[string]v1alpha1.ThresholdList) []string {
+// SeriesTags are the tag keys the runners split series by besides measure.KeptTags, sorted:
+// those the sub-metrics of spec.thresholds and spec.baseline.metrics filter on, e.g. name for
+// http_req_duration{name:home}. Bounded by the API (32 threshold keys, 16 baseline metrics of
+// at most 256 characters); the runners' series budget per metric bounds what they cost.
+func SeriesTags(spec *v1alpha1.TestRunSpec) []string {
+	keys := make([]string, 0, len(spec.Thresholds))
+	for key := range spec.Thresholds {
+		keys = append(keys, key)
+	}
+	if spec.Baseline != nil {
+		for _, m := range spec.Baseline.Metrics {
+			keys = append(keys, m.Name)
+		}
+	}
 	seen := map[string]bool{}
 	var tags []string
-	for key := range thresholds {
+	for _, key := range keys {
 		_, filter, err := measure.ParseMetricSelector(key)
 		if err != nil {
 			continue // admission refuses malformed keys

@@ -164,6 +164,26 @@ func TestRunnersKeepTheTagsSpecThresholdsName(t *testing.T) {
 	}
 }
 
+// The sub-metrics spec.baseline.metrics names split series by their tags too, so a run
+// keeps them for the comparison; built-ins and bare metric names add no tag.
+func TestRunnersKeepTheTagsBaselineMetricsName(t *testing.T) {
+	tr := tw.MakeTestRun("tags", "ns").Devices(10, "10s").Duration("1m").
+		Threshold("http_req_duration{status:200}", "p(95)<500").Obj()
+	tr.Spec.Baseline = &v1alpha1.BaselineSpec{Name: "prev", Metrics: []v1alpha1.ComparedMetric{
+		{Name: "http_req_duration{name:push}"}, {Name: "my_trend{ region : \"eu\", status:500}"},
+		{Name: "throughput"}, {Name: "my_counter"}}}
+	env := Job(tr, 0, 1, JobOptions{}).Spec.Template.Spec.Containers[0].Env
+	var got string
+	for _, e := range env {
+		if e.Name == "K6_FLEETBENCH_TAGS" {
+			got = e.Value
+		}
+	}
+	if got != "name,region,status" {
+		t.Errorf("K6_FLEETBENCH_TAGS = %q, want name,region,status", got)
+	}
+}
+
 func TestRunnersWaitUntilTheyReachTheTarget(t *testing.T) {
 	tr := tw.MakeTestRun("stab", "team").Obj()
 	env := []corev1.EnvVar{
