@@ -34,3 +34,21 @@ func CanonicalSelector(key string) (canonical string, hasFilter bool, err error)
 	b.WriteByte('}')
 	return b.String(), true, nil
 }
+
+// MatchingSeries are the series of the metric key names whose tags match its filter: those
+// SubMetric merges. Nil when the key is malformed, names a tag the runners did not split by,
+// or no runner reported the metric.
+func (s *Summary) MatchingSeries(key string) []*SeriesSummary {
+	_, m, _, err := s.SubMetric(key)
+	if err != nil || m == nil {
+		return nil
+	}
+	_, filter, _ := ParseMetricSelector(key)
+	var out []*SeriesSummary
+	for i := range m.Series {
+		if matches(m.Series[i].Tags, filter) {
+			out = append(out, &m.Series[i])
+		}
+	}
+	return out
+}

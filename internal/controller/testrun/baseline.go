@@ -168,7 +168,7 @@ func (r *Reconciler) reconcileBaseline(_ context.Context, s *scope) (ctrl.Result
 // regression, and keeps the Record of a Succeeded run for later runs.
 func (r *Reconciler) judgeBaseline(ctx context.Context, s *scope, summary *measure.Summary, res *v1alpha1.Results, tl *judge.Timeline, e ending) (ending, error) {
 	run := s.run
-	cur := compare.BuildRecord(compare.RunRef{Name: run.Name, UID: string(run.UID), CompletionTime: s.now, Labels: keptLabels(run)}, res, summary, tl)
+	cur := compare.BuildRecord(compare.RunRef{Name: run.Name, UID: string(run.UID), CompletionTime: s.now, Labels: keptLabels(run)}, res, summary, tl, compare.SubMetricsOf(&run.Spec))
 	if pinned := run.Status.Comparison; run.Spec.Baseline != nil && pinned != nil && pinned.Baseline != nil && pinned.Decision == "" {
 		c := v1alpha1.Comparison{Decision: v1alpha1.ComparisonNoData}
 		base, err := r.readKept(ctx, run.Namespace, pinned.Baseline.Name, pinned.Baseline.UID)

@@ -39,7 +39,7 @@ func Compare(spec v1alpha1.BaselineSpec, baseline, current Record) v1alpha1.Comp
 	for _, m := range metrics {
 		bs, cs, stat := find(m, baseline, current)
 		m.Stat = stat
-		out.Metrics = append(out.Metrics, Row(m, side(bs), side(cs), Windows))
+		out.Metrics = append(out.Metrics, subMetricNote(Row(m, side(bs), side(cs), Windows), m, bs, cs))
 	}
 	out.Decision, out.Worst = Overall(out.Metrics)
 	out.Message = message(out, dropped)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // MaxRows is status.comparison.metrics' MaxItems.
@@ -86,6 +87,10 @@ func resolve(spec v1alpha1.BaselineSpec, baseline, current Record) []Metric {
 	}
 	seen := map[string]bool{}
 	for _, cm := range spec.Metrics {
+		// A k6 metric's tag filter in one form, the form records keep (SubMetricsOf).
+		if c, _, err := measure.CanonicalSelector(cm.Name); err == nil && !isBuiltinName(cm.Name) {
+			cm.Name = c
+		}
 		if seen[cm.Name] || cm.Name == "" {
 			continue
 		}
@@ -142,6 +147,15 @@ func applyOverride(m Metric, cm v1alpha1.ComparedMetric) Metric {
 		m.OKPercent = m.SuccessPercent
 	}
 	return m
+}
+
+func isBuiltinName(name string) bool {
+	for _, b := range Builtins() {
+		if b.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func hasName(r Record, name string) bool {

@@ -48,9 +48,11 @@ const (
 // BuildRecord is what a finished run keeps: the built-in series from the timeline (throughput
 // and latency quantiles per window, target memory and CPU per sample), and every metric of
 // status.results.metrics with its natural stats per window (trend: avg, med, p90, p95, p99;
-// counter and rate: rate; gauge: value). Series longer than MaxRecordWindows are block means of
-// adjacent windows. It reads only its arguments.
-func BuildRecord(run RunRef, res *v1alpha1.Results, s *measure.Summary, tl *judge.Timeline) Record {
+// counter and rate: rate; gauge: value), and the sub-metrics subs names (SubMetricsOf the
+// run's spec). Series longer than MaxRecordWindows are block means of adjacent windows; past
+// MaxRecordSeries the last are cut, in this order: built-ins, subs.Named, the metrics,
+// subs.Thresholds. It reads only its arguments.
+func BuildRecord(run RunRef, res *v1alpha1.Results, s *measure.Summary, tl *judge.Timeline, subs SubMetrics) Record {
 	rec := Record{Run: run, WindowSeconds: tl.WindowSeconds}
 	var rps, p95, p99 []float64
 	for _, w := range tl.Windows {
@@ -84,6 +86,9 @@ func BuildRecord(run RunRef, res *v1alpha1.Results, s *measure.Summary, tl *judg
 			Series{Name: SeriesTargetMemory, Stat: "max", Unit: "MiB", Whole: peak, Windows: mem},
 			Series{Name: SeriesTargetCPU, Stat: "avg", Unit: "cores", Whole: sum / float64(len(cpu)), Windows: cpu})
 	}
+	for _, key := range subs.Named {
+		rec.Series = append(rec.Series, subMetricSeries(key, res, s)...)
+	}
 	if res != nil {
 		width := time.Duration(s.WindowNanos)
 		for _, row := range res.Metrics {
@@ -92,32 +97,46 @@ func BuildRecord(run RunRef, res *v1alpha1.Results, s *measure.Summary, tl *judg
 			}
 		}
 	}
+	for _, key := range subs.Thresholds {
+		rec.Series = append(rec.Series, subMetricSeries(key, res, s)...)
+	}
 	return bounded(rec)
 }
 
 // metricSeries are a k6 metric's natural stats, whole and per window.
 func metricSeries(m *measure.MetricSummary, unit string, start, end time.Time, width time.Duration) []Series {
-	of := func(stat string, whole float64, fn func(measure.WindowStats) float64) Series {
-		out := Series{Name: m.Name, Stat: stat, Unit: unit, Whole: whole}
-		for _, w := range m.Windows {
+	return statSeries(m.Name, m.Type, m.Stats, m.Windows, true, unit, start, end, width)
+}
+
+// statSeries are the natural stats of a metric's type, named name: whole from whole, per
+// window from windows. Without quantileWindows the windows' quantiles (a trend's med, p90,
+// p95, p99) and gauge values are not kept (see subMetricSeries): only the additive stats.
+func statSeries(name string, typ measure.MetricType, whole measure.Stats, windows []measure.WindowStats, quantileWindows bool,
+	unit string, start, end time.Time, width time.Duration) []Series {
+	of := func(stat string, whole float64, additive bool, fn func(measure.WindowStats) float64) Series {
+		out := Series{Name: name, Stat: stat, Unit: unit, Whole: whole}
+		if !additive && !quantileWindows {
+			return out
+		}
+		for _, w := range windows {
 			out.Windows = append(out.Windows, fn(w))
 		}
 		return out
 	}
-	switch m.Type {
+	switch typ {
 	case measure.Trend:
-		st := m.Stats
+		st := whole
 		return []Series{
-			of("avg", st.Avg, func(w measure.WindowStats) float64 { return w.Stats.Avg }),
-			of("med", st.Med, func(w measure.WindowStats) float64 { return w.Stats.Med }),
-			of("p90", st.P90, func(w measure.WindowStats) float64 { return w.Stats.P90 }),
-			of("p95", st.P95, func(w measure.WindowStats) float64 { return w.Stats.P95 }),
-			of("p99", st.P99, func(w measure.WindowStats) float64 { return w.Stats.P99 }),
+			of("avg", st.Avg, true, func(w measure.WindowStats) float64 { return w.Stats.Avg }),
+			of("med", st.Med, false, func(w measure.WindowStats) float64 { return w.Stats.Med }),
+			of("p90", st.P90, false, func(w measure.WindowStats) float64 { return w.Stats.P90 }),
+			of("p95", st.P95, false, func(w measure.WindowStats) float64 { return w.Stats.P95 }),
+			of("p99", st.P99, false, func(w measure.WindowStats) float64 { return w.Stats.P99 }),
 		}
 	case measure.Counter:
 		// Per second of the part of the window inside the run, as the timeline's rates, so the
 		// first and last windows are not understated.
-		s := of("rate", m.Stats.Rate, func(w measure.WindowStats) float64 {
+		s := of("rate", whole.Rate, true, func(w measure.WindowStats) float64 {
 			from, to := later(w.Start, start), earlier(w.Start.Add(width), end)
 			if sec := to.Sub(from).Seconds(); sec > 0 {
 				return w.Stats.Sum / sec
@@ -127,9 +146,9 @@ func metricSeries(m *measure.MetricSummary, unit string, start, end time.Time, w
 		s.Unit = unit + "/s"
 		return []Series{s}
 	case measure.Rate:
-		return []Series{of("rate", m.Stats.Rate, func(w measure.WindowStats) float64 { return w.Stats.Rate })}
+		return []Series{of("rate", whole.Rate, true, func(w measure.WindowStats) float64 { return w.Stats.Rate })}
 	case measure.Gauge:
-		return []Series{of("value", m.Stats.Value, func(w measure.WindowStats) float64 { return w.Stats.Value })}
+		return []Series{of("value", whole.Value, false, func(w measure.WindowStats) float64 { return w.Stats.Value })}
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func longRun(n, metrics int) (*v1alpha1.Results, *measure.Summary, *judge.Timeli
 // TestRecordOfAShortRun: every series the comparison reads, with the values of each window.
 func TestRecordOfAShortRun(t *testing.T) {
 	res, s, tl := longRun(30, 2)
-	rec := BuildRecord(RunRef{Name: "a", UID: "u"}, res, s, tl)
+	rec := BuildRecord(RunRef{Name: "a", UID: "u"}, res, s, tl, SubMetrics{})
 	got := map[string]Series{}
 	for _, sr := range rec.Series {
 		got[sr.Name+"/"+sr.Stat] = sr
@@ -82,7 +82,7 @@ func TestRecordOfAShortRun(t *testing.T) {
 // and decode back.
 func TestRecordOfA48HourRunIsBounded(t *testing.T) {
 	res, s, tl := longRun(48*360, 64)
-	rec := BuildRecord(RunRef{Name: "long", UID: "u"}, res, s, tl)
+	rec := BuildRecord(RunRef{Name: "long", UID: "u"}, res, s, tl, SubMetrics{})
 	if len(rec.Series) > MaxRecordSeries {
 		t.Errorf("%d series", len(rec.Series))
 	}
