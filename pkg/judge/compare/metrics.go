@@ -102,7 +102,9 @@ func resolve(spec v1alpha1.BaselineSpec, baseline, current Record) []Metric {
 			}
 		}
 		if !isBuiltin {
-			m = Metric{Name: cm.Name, Stat: cm.Stat, Direction: v1alpha1.LowerIsBetter}
+			// Seed 000's bands for its direction unless the spec sets them (applyOverride).
+			m = NewMetric(cm.Name, "", v1alpha1.LowerIsBetter)
+			m.Stat = cm.Stat
 		}
 		m = applyOverride(m, cm)
 		if i, ok := index[m.Name]; ok {

@@ -206,6 +206,19 @@ func TestCompareSubMetric(t *testing.T) {
 	if row := rowOf(t, Compare(spec, base, cur), key); row.Decision != v1alpha1.ComparisonSuccess {
 		t.Errorf("avg row %+v, want Success", row)
 	}
+	// Without bands in the spec, seed 000's: a clear 10 % rise is OK, not Regressed.
+	cur.Series = append(cur.Series, series(key, "p99", "ms", 220, 30))
+	base.Series = append(base.Series, series(key, "p99", "ms", 200, 30))
+	spec.Metrics[0].Stat = "p99"
+	if row := rowOf(t, Compare(spec, base, cur), key); row.Decision != v1alpha1.ComparisonOK || row.Band != "success ≤ 100 %, ok ≤ 120 %" {
+		t.Errorf("p99 row %s band %q, want OK in seed 000's band", row.Decision, row.Band)
+	}
+	// With the user's own bands.
+	spec.Metrics[0].OKPercent = i32(105)
+	if row := rowOf(t, Compare(spec, base, cur), key); row.Decision != v1alpha1.ComparisonRegressed || row.Band != "success ≤ 100 %, ok ≤ 105 %" {
+		t.Errorf("p99 row %s band %q, want Regressed beyond ok ≤ 105 %%", row.Decision, row.Band)
+	}
+	spec.Metrics[0].OKPercent = nil
 
 	spec.Metrics[0].Stat = ""
 	row = rowOf(t, Compare(spec, run("base", 1, 1, 1, 1, 1), cur), key)
