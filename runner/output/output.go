@@ -14,7 +14,7 @@
 //	K6_FLEETBENCH_EXCLUDE_SCENARIOS  comma-separated scenarios whose samples are not counted (a warm-up)
 //	K6_FLEETBENCH_LIVE         serve the envelope so far at this address (e.g. :6566), path measure.LivePath
 //	K6_FLEETBENCH_TAGS         comma-separated tags to split series by besides measure.KeptTags (the
-//	                           operator passes those its thresholds name; the script's are added)
+//	                           operator passes those its thresholds and baseline metrics name; the script's are added)
 package output
 
 import (
