@@ -48,10 +48,11 @@ type fault struct {
 type injector func(t *testing.T, e *env, run *v1alpha1.TestRun, w *runWatch) time.Time
 
 // chaosRun is the run most faults hit: 20 s of constant arrival at 200/s from 2 runners, gone
-// 10 s after it ends. Its target is kept until then, so nginx can be asked what it served.
+// 30 s after it ends (time for a fault's injector to see a new manager up). Its target is kept
+// until then, so nginx can be asked what it served.
 func chaosRun(ns string) *v1alpha1.TestRun {
 	return tw.MakeTestRun("chaos", ns).Inline(arrivalScript).Parallelism(2).
-		Threshold("http_req_failed", "rate<0.01").Cleanup(v1alpha1.TargetKeepUntilDeleted).TTL(10).Obj()
+		Threshold("http_req_failed", "rate<0.01").Cleanup(v1alpha1.TargetKeepUntilDeleted).TTL(30).Obj()
 }
 
 // checkpointRun lasts past the runners' first checkpoint (runners.CheckpointInterval, 60 s):
@@ -168,7 +169,7 @@ func (e *env) chaosTry(t *testing.T, f fault, nsName string) tryResult {
 	e.dumpOnFailure(t, client.ObjectKeyFromObject(run), targetNS)
 	w := e.watchRun(run)
 	lost := f.inject(t, e, run, w)
-	got, _ := e.waitFinished(t, run, 5*time.Minute)
+	got := w.waitFinal(t, 5*time.Minute)
 	w.end()
 	if w.afterEnd != nil {
 		w.afterEnd()
@@ -191,7 +192,7 @@ func (e *env) chaosTry(t *testing.T, f fault, nsName string) tryResult {
 	if res.dupJobs+res.secondStarts > 0 {
 		t.Errorf("%d runner Jobs made twice, %d second starts", res.dupJobs, res.secondStarts)
 	}
-	// The TTL (10 s) deletes the TestRun; its finalizer deletes the target namespace.
+	// The TTL deletes the TestRun; its finalizer deletes the target namespace.
 	res.nsLeft = e.leftAfterTTL(t, run, targetNS)
 	return res
 }

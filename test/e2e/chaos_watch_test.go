@@ -38,6 +38,9 @@ type runWatch struct {
 	done                 chan struct{}
 	// afterEnd undoes a fault once the run has ended (a stopped kubelet started again).
 	afterEnd func()
+	// final is the run as first seen Succeeded or Failed: its TTL may delete it before a
+	// fault's injector (which waits for a new manager) hands over.
+	final *v1alpha1.TestRun
 }
 
 func (e *env) watchRun(run *v1alpha1.TestRun) *runWatch {
@@ -87,6 +90,9 @@ func (w *runWatch) poll() {
 		if st := got.Status.StartTime; st != nil {
 			w.startTimes[st.Time] = true
 		}
+		if w.final == nil && (got.Status.Phase == v1alpha1.PhaseSucceeded || got.Status.Phase == v1alpha1.PhaseFailed) {
+			w.final = got.DeepCopy()
+		}
 	}
 	if errJobs == nil {
 		for _, j := range jobs.Items {
@@ -98,6 +104,23 @@ func (w *runWatch) poll() {
 			w.pods[p.UID] = true
 		}
 	}
+}
+
+// waitFinal waits up to timeout for the run's end and returns it as first seen ended.
+func (w *runWatch) waitFinal(t *testing.T, timeout time.Duration) *v1alpha1.TestRun {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		w.mu.Lock()
+		final := w.final
+		w.mu.Unlock()
+		if final != nil {
+			return final
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("TestRun %s did not end within %s; last seen %s", w.run.Name, timeout, w.current())
+	return nil
 }
 
 // end stops the polling after one last look.
