@@ -106,9 +106,12 @@ func resolveBaseline(run *v1alpha1.TestRun, runs []v1alpha1.TestRun, kept []kept
 	if err != nil {
 		return &baselineLookup{missing: "spec.baseline.selector is not a valid label selector: " + err.Error()}
 	}
+	// Newest by completion time, which status and the kept record hold to the second; runs that
+	// ended in the same second are told apart by name, so the choice never depends on list order.
 	var best *v1alpha1.ComparedRun
 	consider := func(c *v1alpha1.ComparedRun) {
-		if best == nil || c.CompletionTime.After(best.CompletionTime.Time) {
+		if best == nil || c.CompletionTime.After(best.CompletionTime.Time) ||
+			(c.CompletionTime.Equal(best.CompletionTime) && c.Name > best.Name) {
 			best = c
 		}
 	}

@@ -89,6 +89,7 @@ func TestBaselineBySelectorNewestNeverItself(t *testing.T) {
 	ns := setup(t)
 	labels := map[string]string{"test": "ingest", "release": "v1"}
 	runThrough(t, compared("older", ns, labels, nil), 3000)
+	time.Sleep(1100 * time.Millisecond) // completion times are kept to the second: newer ends in a later one
 	newer := runThrough(t, compared("newer", ns, labels, nil), 3000)
 	runThrough(t, compared("other", ns, map[string]string{"test": "other"}, nil), 3000)
 	sel := &v1alpha1.BaselineSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"test": "ingest"}}}
