@@ -75,7 +75,7 @@ func Row(m Metric, base, cur Side, kind Kind) v1alpha1.MetricComparison {
 		Stat:      truncate(m.Stat, 16),
 		Unit:      truncate(firstNonEmpty(cur.Unit, base.Unit, m.Unit), 16),
 		Direction: m.Direction,
-		Band:      band(m),
+		Band:      m.Band(),
 		Decision:  v1alpha1.ComparisonNoData,
 	}
 	note := func(s string) { row.Note = truncate(join(m.Note, s), 512) }
@@ -121,10 +121,7 @@ func Row(m Metric, base, cur Side, kind Kind) v1alpha1.MetricComparison {
 		why = join(why, fmt.Sprintf("%d vs %d blocks of %d %s (autocorrelation %.2f)", t.BaselineBlocks, t.CurrentBlocks, t.BlockLen, kind, t.Autocorrelation))
 	}
 	significant := t.P < Alpha
-	beyondOK, beyondSuccess := ratio > m.OKPercent, ratio > m.SuccessPercent
-	if m.Direction == v1alpha1.HigherIsBetter {
-		beyondOK, beyondSuccess = ratio < m.OKPercent, ratio < m.SuccessPercent
-	}
+	beyondSuccess, beyondOK := m.Beyond(ratio)
 	switch {
 	case beyondOK && significant:
 		row.Decision = v1alpha1.ComparisonRegressed
@@ -210,14 +207,6 @@ func message(c v1alpha1.Comparison, dropped int) string {
 		s += fmt.Sprintf("; %d more metrics not compared (at most %d rows)", dropped, MaxRows)
 	}
 	return truncate(s, 1024)
-}
-
-func band(m Metric) string {
-	op := "≤"
-	if m.Direction == v1alpha1.HigherIsBetter {
-		op = "≥"
-	}
-	return fmt.Sprintf("success %s %.0f %%, ok %s %.0f %%", op, m.SuccessPercent, op, m.OKPercent)
 }
 
 // bandEdge is the ok part of a band text ("ok ≥ 80 %").

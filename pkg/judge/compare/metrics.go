@@ -63,6 +63,24 @@ func NewMetric(name, unit string, dir v1alpha1.Direction) Metric {
 	return m
 }
 
+// Band is m's bands in words, as status.comparison spells them ("success ≤ 100 %, ok ≤ 120 %").
+func (m Metric) Band() string {
+	op := "≤"
+	if m.Direction == v1alpha1.HigherIsBetter {
+		op = "≥"
+	}
+	return fmt.Sprintf("success %s %.0f %%, ok %s %.0f %%", op, m.SuccessPercent, op, m.OKPercent)
+}
+
+// Beyond says whether ratio (current in % of the baseline) is worse than m's success edge, and
+// than its ok edge. Whether that is a regression is for the test to say (Row).
+func (m Metric) Beyond(ratio float64) (success, ok bool) {
+	if m.Direction == v1alpha1.HigherIsBetter {
+		return ratio < m.SuccessPercent, ratio < m.OKPercent
+	}
+	return ratio > m.SuccessPercent, ratio > m.OKPercent
+}
+
 // defaultBands are seed 000's edges for a direction; success is 100 % either way.
 func defaultBands(dir v1alpha1.Direction) (success, ok float64) {
 	ok = okPercentLower

@@ -12,18 +12,12 @@ import (
 	"time"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/judge/compare"
 	"fleetbench.dev/fleetbench/pkg/present/columns"
 )
 
 // Method says what these rows are, for the plugin's output.
 const Method = "none (no significance test): one whole-run value a side, judged by seed 000's bands on their ratio"
-
-// Seed 000's rule: "Comparable results (100%) are considered success and results within
-// 101-120% of resources usage and 99-80% throughput are considered ok."
-const (
-	lowerSuccess, lowerOK   = 100.0, 120.0
-	higherSuccess, higherOK = 100.0, 80.0
-)
 
 // metric reads one whole-run value of a TestRun: ok false when the run has none.
 type metric struct {
@@ -95,23 +89,15 @@ func Rows(baseline, current *v1alpha1.TestRun) []columns.ComparisonRow {
 }
 
 // Band is seed 000's band in words, as status.comparison spells it.
-func Band(d v1alpha1.Direction) string {
-	if d == v1alpha1.HigherIsBetter {
-		return fmt.Sprintf("success ≥ %.0f %%, ok ≥ %.0f %%", higherSuccess, higherOK)
-	}
-	return fmt.Sprintf("success ≤ %.0f %%, ok ≤ %.0f %%", lowerSuccess, lowerOK)
-}
+func Band(d v1alpha1.Direction) string { return compare.NewMetric("", "", d).Band() }
 
-// band is the band ratio (current in % of baseline) falls in.
+// band is the band ratio (current in % of baseline) falls in under seed 000's rule; with no
+// test behind it, beyond the ok edge reads Regressed only as a band (the columns add "no test").
 func band(d v1alpha1.Direction, ratio float64) v1alpha1.ComparisonDecision {
-	success, ok := ratio <= lowerSuccess, ratio <= lowerOK
-	if d == v1alpha1.HigherIsBetter {
-		success, ok = ratio >= higherSuccess, ratio >= higherOK
-	}
-	switch {
-	case success:
+	switch beyondSuccess, beyondOK := compare.NewMetric("", "", d).Beyond(ratio); {
+	case !beyondSuccess:
 		return v1alpha1.ComparisonSuccess
-	case ok:
+	case !beyondOK:
 		return v1alpha1.ComparisonOK
 	}
 	return v1alpha1.ComparisonRegressed
