@@ -67,6 +67,7 @@ type BaselineSpec struct {
 // is better (throughput) is success from 100 %, ok from 80 %, regressed below.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.successPercent) || !has(self.okPercent) || ((has(self.direction) ? self.direction == 'HigherIsBetter' : self.name == 'throughput') ? self.okPercent <= self.successPercent : self.okPercent >= self.successPercent)",message="okPercent must be the wider band: at most successPercent for HigherIsBetter (throughput's own direction), at least successPercent for LowerIsBetter"
+// +kubebuilder:validation:XValidation:rule="!has(self.stat) || !(self.name in ['throughput', 'latencyP95', 'latencyP99', 'targetMemory', 'targetCPU'])",message="stat is for a k6 metric: a built-in comparison has its own (latencyP95 is p95); name the k6 metric instead, e.g. http_req_duration with stat p90"
 type ComparedMetric struct {
 	// name: a built-in comparison, or a k6 metric name with an optional tag filter.
 	// +kubebuilder:validation:MinLength=1

@@ -49,3 +49,21 @@ func TestComparedMetricDirectionDefaultsToTheMetricsOwn(t *testing.T) {
 	}
 	_ = env.Client.Delete(ctx, pushes)
 }
+
+// stat picks a k6 metric's number; a built-in comparison has its own, so a stat beside one
+// would be accepted and ignored: refused, naming what to write instead.
+func TestComparedBuiltinRefusesStat(t *testing.T) {
+	ctx := context.Background()
+	run := tw.MakeTestRun("cmp-builtin-stat", ns).Obj()
+	run.Spec.Baseline = &v1alpha1.BaselineSpec{Name: "previous", Metrics: []v1alpha1.ComparedMetric{{Name: "latencyP95", Stat: "p90"}}}
+	err := env.Client.Create(ctx, run)
+	if err == nil || !strings.Contains(err.Error(), "stat is for a k6 metric") {
+		t.Fatalf("latencyP95 with stat p90: %v, want refused", err)
+	}
+	run = tw.MakeTestRun("cmp-k6-stat", ns).Obj()
+	run.Spec.Baseline = &v1alpha1.BaselineSpec{Name: "previous", Metrics: []v1alpha1.ComparedMetric{{Name: "http_req_duration", Stat: "p90"}}}
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatalf("a k6 metric with its stat refused: %v", err)
+	}
+	_ = env.Client.Delete(ctx, run)
+}
