@@ -38,10 +38,7 @@ func KeptBaseline(ctx context.Context, c client.Reader, run *v1alpha1.TestRun) (
 		}
 		return nil, fmt.Sprintf("reading its kept record (ConfigMap %s): %v", name, err)
 	}
-	if cm.Annotations[naming.AnnotationKeptUID] != b.UID || cm.Labels[naming.LabelKeptResults] != "true" {
-		return nil, fmt.Sprintf("ConfigMap %s is not the kept record of %s", name, b.Name)
-	}
-	r, err := compare.DecodeRecord(cm.BinaryData[naming.KeptRecordKey])
+	r, err := compare.KeptRecordIn(&cm, b.Name, b.UID)
 	if err != nil {
 		return nil, fmt.Sprintf("its kept record (ConfigMap %s) is not readable: %v", name, err)
 	}

@@ -164,15 +164,12 @@ func (r *Reconciler) readKept(ctx context.Context, ns, name, uid string) (compar
 		}
 		return compare.Record{}, err
 	}
-	if cm.Annotations[naming.AnnotationKeptUID] != uid || cm.Labels[naming.LabelKeptResults] != "true" {
-		return compare.Record{}, fmt.Errorf("ConfigMap %s is not the kept record of %s", cm.Name, name)
-	}
 	release, err := measure.DecodeMemory.Acquire(ctx, compare.RecordDecodeCost)
 	if err != nil {
 		return compare.Record{}, err
 	}
 	defer release()
-	return compare.DecodeRecord(cm.BinaryData[naming.KeptRecordKey])
+	return compare.KeptRecordIn(&cm, name, uid)
 }
 
 // keptMatches says whether a kept record's labels match sel.
