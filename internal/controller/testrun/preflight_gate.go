@@ -69,9 +69,8 @@ func refusedByPreflight(run *v1alpha1.TestRun) bool {
 // (its target, a runner) while the pre-flight ran alongside: its verdict no longer matters. A
 // pre-flight that gave its verdict is not touched (a refused one keeps its Job for kubectl logs;
 // a passed one was deleted). Only the Job this run controls is deleted.
-func (r *Reconciler) deleteUnfinishedPreflight(ctx context.Context, s *scope) error {
-	run := s.run
-	c := s.condition(v1alpha1.ConditionScriptChecked)
+func (r *Reconciler) deleteUnfinishedPreflight(ctx context.Context, run *v1alpha1.TestRun, conditions []metav1.Condition) error {
+	c := meta.FindStatusCondition(conditions, v1alpha1.ConditionScriptChecked)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonCheckingScript {
 		return nil
 	}
@@ -83,7 +82,7 @@ func (r *Reconciler) deleteUnfinishedPreflight(ctx context.Context, s *scope) er
 func (r *Reconciler) deletePreflightJob(ctx context.Context, run *v1alpha1.TestRun) error {
 	job := &batchv1.Job{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.PreflightJob(run.Name)}, job)
-	if err != nil || !controlledBy(job, run.UID) {
+	if err != nil || !controlledBy(job, run.UID) || !job.DeletionTimestamp.IsZero() {
 		return client.IgnoreNotFound(err)
 	}
 	return rc.DeleteExact(ctx, r.Client, job)
