@@ -34,7 +34,7 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, phaseResult ctrl.Resu
 	}
 	if !s.started() {
 		r.deleteActiveJobs(ctx, s)
-		if err := r.deleteUnfinishedPreflight(ctx, s.run, s.conditions()); err != nil {
+		if err := r.deletePreflightUnlessRefused(ctx, s.run, s.conditions()); err != nil {
 			logf.FromContext(ctx).Info("could not delete the pre-flight Job", "error", err.Error())
 		}
 	}
@@ -66,10 +66,11 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, run *v1alpha1.TestRu
 	}
 	left, expired := rc.TTLLeft(completion, run.Spec.TTLSecondsAfterFinished, now)
 	// Level-based as well as in finish: a pre-flight Job the cache did not hold yet when the
-	// run failed (or made again by a reconcile whose status write was lost) wakes the ended run
-	// through its own events and is deleted here.
+	// run failed, one that passed in the reconcile the run failed, or one made again by a
+	// reconcile whose status write was lost wakes the ended run through its own events and is
+	// deleted here.
 	if run.Status.StartTime == nil {
-		if err := r.deleteUnfinishedPreflight(ctx, run, run.Status.Conditions); err != nil {
+		if err := r.deletePreflightUnlessRefused(ctx, run, run.Status.Conditions); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -61,17 +61,23 @@ func refusedByPreflight(run *v1alpha1.TestRun) bool {
 	if !isFinished(run) || run.Status.StartTime != nil {
 		return false
 	}
-	c := meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionScriptChecked)
+	return refusedBy(run.Status.Conditions)
+}
+
+// refusedBy: ScriptChecked holds the pre-flight's refusal (False for a reason other than
+// still checking).
+func refusedBy(conditions []metav1.Condition) bool {
+	c := meta.FindStatusCondition(conditions, v1alpha1.ConditionScriptChecked)
 	return c != nil && c.Status == metav1.ConditionFalse && c.Reason != v1alpha1.ReasonCheckingScript
 }
 
-// deleteUnfinishedPreflight deletes the pre-flight Job of a run that failed for another reason
-// (its target, a runner) while the pre-flight ran alongside: its verdict no longer matters. A
-// pre-flight that gave its verdict is not touched (a refused one keeps its Job for kubectl logs;
-// a passed one was deleted). Only the Job this run controls is deleted.
-func (r *Reconciler) deleteUnfinishedPreflight(ctx context.Context, run *v1alpha1.TestRun, conditions []metav1.Condition) error {
-	c := meta.FindStatusCondition(conditions, v1alpha1.ConditionScriptChecked)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonCheckingScript {
+// deletePreflightUnlessRefused deletes the pre-flight Job of a run that ended before its start
+// for another reason than the pre-flight's own refusal: one still checking (the run failed on
+// its target or a runner meanwhile) has no verdict that matters any more, and one that passed
+// in the very reconcile the run failed was never deleted by deletePassedPreflight. A refused
+// pre-flight keeps its Job for kubectl logs. Only the Job this run controls is deleted.
+func (r *Reconciler) deletePreflightUnlessRefused(ctx context.Context, run *v1alpha1.TestRun, conditions []metav1.Condition) error {
+	if refusedBy(conditions) {
 		return nil
 	}
 	return r.deletePreflightJob(ctx, run)

@@ -201,3 +201,26 @@ func TestPreflightEnded(t *testing.T) {
 		}
 	}
 }
+
+// Only a refusing pre-flight keeps its Job once a run ended before its start: one still
+// checking, one that passed in the reconcile the run failed, and a run that never recorded
+// the condition all let deletePreflightUnlessRefused delete it.
+func TestRefusedBy(t *testing.T) {
+	checked := func(status metav1.ConditionStatus, reason string) []metav1.Condition {
+		return []metav1.Condition{{Type: v1alpha1.ConditionScriptChecked, Status: status, Reason: reason}}
+	}
+	for _, tc := range []struct {
+		name       string
+		conditions []metav1.Condition
+		want       bool
+	}{
+		{"no condition", nil, false},
+		{"still checking", checked(metav1.ConditionFalse, v1alpha1.ReasonCheckingScript), false},
+		{"passed", checked(metav1.ConditionTrue, v1alpha1.ReasonLoaded), false},
+		{"refused", checked(metav1.ConditionFalse, v1alpha1.ReasonScriptInvalid), true},
+	} {
+		if got := refusedBy(tc.conditions); got != tc.want {
+			t.Errorf("%s: refusedBy = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
