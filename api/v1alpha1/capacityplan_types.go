@@ -31,11 +31,12 @@ type CapacityPlanSpec struct {
 	Sweep []SweepDimension `json:"sweep,omitempty"`
 
 	// repetitions runs every cell this many times, as seed 001's first and second runs; each
-	// repetition is a row.
+	// repetition is a row. From 2, the summary gives each figure as a median with its min–max;
+	// from 6, with the distribution-free 95 % confidence interval of the median.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=8
+	// +kubebuilder:validation:Maximum=20
 	Repetitions int32 `json:"repetitions,omitempty"`
 
 	// template is the TestRun every child is made from.
@@ -77,6 +78,32 @@ type CapacityPlanSpec struct {
 	// plan Ready=False, Stalled=True VerdictRegressed.
 	// +optional
 	Baseline *PlanBaselineSpec `json:"baseline,omitempty"`
+
+	// predict names Profiles whose capacity the plan predicts from the measured ones (a model
+	// of capacity against the profile's cores), e.g. C3 from C1, C2 and C4. A profile also in
+	// spec.profiles is held out of the model, predicted, and measured: status.model's
+	// predictions then say how far the prediction was off (the scoreboard).
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=253
+	Predict []string `json:"predict,omitempty"`
+
+	// question: which of the plan's profiles (measured or predicted) holds this fleet with
+	// the plan's headroom, and at what cost; answered in status.answer once every cell is done.
+	// kubectl fleetbench size asks the same of any finished plan.
+	// +optional
+	Question *FleetQuestion `json:"question,omitempty"`
+
+	// memoryFrom names stability TestRuns in this namespace whose memory per device bounds
+	// the profile they ran on: a benchmark's few devices say little about memory. The
+	// summary's safe fleet is then the smaller of the throughput and the memory bound.
+	// Without it, the plan's own rows' memory per device is used, and said to be extrapolated.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=63
+	MemoryFrom []string `json:"memoryFrom,omitempty"`
 }
 
 // Concurrency and failure policies of a CapacityPlan.
@@ -210,6 +237,13 @@ type CapacityPlanStatus struct {
 	// comparison is the plan against spec.baseline, cell by cell; written once.
 	// +optional
 	Comparison *PlanComparison `json:"comparison,omitempty"`
+	// model is capacity across profiles and its predictions (spec.predict); written when
+	// every cell is done.
+	// +optional
+	Model *SizeModel `json:"model,omitempty"`
+	// answer to spec.question, written when every cell is done.
+	// +optional
+	Answer *FleetAnswer `json:"answer,omitempty"`
 }
 
 // CapacityRow is one line of the sizing table.
@@ -275,6 +309,11 @@ type CapacityRow struct {
 	// generatorBound: the load generators, not the target, were the limit.
 	// +optional
 	GeneratorBound bool `json:"generatorBound,omitempty"`
+	// limit is what bound the row: cpu, memory, latency or errors (a peak stop rule),
+	// generator, or target (saturated below its CPU and memory).
+	// +optional
+	// +kubebuilder:validation:Enum=cpu;memory;latency;errors;generator;target
+	Limit string `json:"limit,omitempty"`
 	// +optional
 	IdealMaxDevices int64 `json:"idealMaxDevices,omitempty"`
 	// +optional
@@ -308,6 +347,38 @@ type ProfileSummary struct {
 	MaxSafeDevicesByMemory int64 `json:"maxSafeDevicesByMemory,omitempty"`
 	// +optional
 	BreakingPointDevices int64 `json:"breakingPointDevices,omitempty"`
+
+	// floor is the weakest sweep setting (lowest median ideal devices) over its repetitions,
+	// with ranges: seed 000's floor. best is the strongest setting.
+	// +optional
+	Floor *CellFigures `json:"floor,omitempty"`
+	// +optional
+	Best *CellFigures `json:"best,omitempty"`
+	// safeFleet is what the profile holds: the floor's safe count (its low end × the safe
+	// percentage), or the memory bound when smaller.
+	// +optional
+	SafeFleet int64 `json:"safeFleet,omitempty"`
+	// limit is what bounds the safe fleet.
+	// +optional
+	// +kubebuilder:validation:Enum=cpu;memory;latency;errors;generator;target
+	Limit string `json:"limit,omitempty"`
+	// limitMessage says how the limit was found, e.g. "memory: 0.31 MiB per device (stability
+	// run stab-c2, 3,000 devices) fills 80 % of 4096 MiB at 9,800 devices".
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	LimitMessage string `json:"limitMessage,omitempty"`
+	// safeRule states the headroom rule behind safeFleet.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	SafeRule string `json:"safeRule,omitempty"`
+	// noise is set when the repetitions vary too much to trust the figures (CV above 10 %),
+	// with how many repetitions would help.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Noise string `json:"noise,omitempty"`
+	// scaling is the USL fitted to this profile's throughput against its load.
+	// +optional
+	Scaling *ScalingFit `json:"scaling,omitempty"`
 }
 
 // +kubebuilder:object:root=true

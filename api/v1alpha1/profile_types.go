@@ -59,12 +59,48 @@ type ProfileSpec struct {
 	// (the built-in profiles); an empty selector also matches every namespace.
 	// +optional
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// price of a machine of this size, for "which machine for N devices, at what cost"
+	// (kubectl fleetbench size, CapacityPlan spec.question). The built-in profiles have none.
+	// +optional
+	Price *ProfilePrice `json:"price,omitempty"`
 }
+
+// ProfilePrice is what a machine of the profile's size costs: per hour for the whole machine,
+// or per vCPU-hour and per GiB-hour of memory; amounts are decimal numbers such as 0.0416.
+// +kubebuilder:validation:XValidation:rule="has(self.perHour) != (has(self.perVCPUHour) || has(self.perGiBHour))",message="spec.price: set perHour, or perVCPUHour and perGiBHour, not both"
+// +kubebuilder:validation:XValidation:rule="has(self.perHour) || (has(self.perVCPUHour) && has(self.perGiBHour))",message="spec.price: perVCPUHour and perGiBHour go together"
+type ProfilePrice struct {
+	// perHour is the whole machine's price per hour.
+	// +optional
+	PerHour *PriceAmount `json:"perHour,omitempty"`
+	// perVCPUHour is the price of one vCPU for an hour; the profile's cpu is counted.
+	// +optional
+	PerVCPUHour *PriceAmount `json:"perVCPUHour,omitempty"`
+	// perGiBHour is the price of one GiB of memory for an hour; the profile's memory is counted.
+	// +optional
+	PerGiBHour *PriceAmount `json:"perGiBHour,omitempty"`
+	// currency, e.g. EUR or USD.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[A-Z]{3}$`
+	Currency string `json:"currency"`
+	// asOf is the date the price was taken (YYYY-MM-DD): prices change, and an answer says
+	// how old its price is.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`
+	AsOf string `json:"asOf"`
+}
+
+// PriceAmount is a non-negative decimal amount such as 0.0416.
+// +kubebuilder:validation:Pattern=`^[0-9]{1,9}(\.[0-9]{1,9})?$`
+// +kubebuilder:validation:MaxLength=19
+type PriceAmount string
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,categories=fleetbench
 // +kubebuilder:printcolumn:name="CPU",type=string,JSONPath=`.spec.cpu`
 // +kubebuilder:printcolumn:name="MEMORY",type=string,JSONPath=`.spec.memory`
+// +kubebuilder:printcolumn:name="PRICE/H",type=string,JSONPath=`.spec.price.perHour`,priority=1
 // +kubebuilder:printcolumn:name="DESCRIPTION",type=string,JSONPath=`.spec.description`,priority=1
 // +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=`.metadata.creationTimestamp`
 
