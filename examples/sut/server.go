@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +31,7 @@ type Config struct {
 	WarnInterval     time.Duration // WARN_INTERVAL: the same warning is logged at most once per interval
 	CrashAfterPushes int64         // CRASH_AFTER_PUSHES: exit(2) after this many stored pushes (0: never)
 	PushDelay        time.Duration // PUSH_DELAY: processing time each push holds its worker, as a heavier backend would
+	PushWork         int           // PUSH_WORK: SHA-256 rounds each push computes: CPU work, so throughput follows the cores granted
 	RequireRegister  bool          // REQUIRE_REGISTER: pushes from unknown devices get 404
 	DBMaxConns       int           // DB_MAX_CONNS: database pool size
 	LogLevel         slog.Level
@@ -83,6 +85,7 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 	durVar("SLOW_PUSH", &c.SlowPush)
 	durVar("WARN_INTERVAL", &c.WarnInterval)
 	durVar("PUSH_DELAY", &c.PushDelay)
+	intVar("PUSH_WORK", &c.PushWork, 0)
 	crash := 0
 	intVar("CRASH_AFTER_PUSHES", &crash, 0)
 	c.CrashAfterPushes = int64(crash)
@@ -471,6 +474,9 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		// Work that holds the worker: with WORKERS w, at most w/PUSH_DELAY pushes per second.
 		time.Sleep(s.cfg.PushDelay)
 	}
+	if s.cfg.PushWork > 0 {
+		payload = burn(s.cfg.PushWork, payload)
+	}
 	start := time.Now()
 	if err := s.store.Push(r.Context(), device, payload); err != nil {
 		s.logLimited(slog.LevelError, "push failed", "device", device, "err", err.Error())
@@ -640,4 +646,16 @@ func residentBytes() (int64, bool) {
 		return 0, false
 	}
 	return pages * int64(os.Getpagesize()), true
+}
+
+// burn computes rounds chained SHA-256 digests, starting from data: CPU work a parse- or
+// TLS-heavy backend does per request, so a CPU-bound target's throughput follows its cores.
+// It returns data unchanged; the digest only keeps the compiler from dropping the work.
+func burn(rounds int, data []byte) []byte {
+	sum := sha256.Sum256(data)
+	for i := 1; i < rounds; i++ {
+		sum = sha256.Sum256(sum[:])
+	}
+	runtime.KeepAlive(sum)
+	return data
 }

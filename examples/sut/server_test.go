@@ -338,23 +338,23 @@ func TestCrashAfterPushes(t *testing.T) {
 
 func TestConfigFromEnv(t *testing.T) {
 	env := map[string]string{"WORKERS": "8", "QUEUE_SIZE": "0", "LOG_LEVEL": "debug", "CRASH_AFTER_PUSHES": "100",
-		"QUEUE_TIMEOUT": "2s", "REQUIRE_REGISTER": "true", "LISTEN": "127.0.0.1:9000", "GRPC_LISTEN": "off", "PUSH_DELAY": "20ms"}
+		"QUEUE_TIMEOUT": "2s", "REQUIRE_REGISTER": "true", "LISTEN": "127.0.0.1:9000", "GRPC_LISTEN": "off", "PUSH_DELAY": "20ms", "PUSH_WORK": "2000"}
 	c, err := configFromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Workers != 8 || c.QueueSize != 0 || c.LogLevel != slog.LevelDebug || c.CrashAfterPushes != 100 ||
 		c.QueueTimeout != 2*time.Second || !c.RequireRegister || c.Listen != "127.0.0.1:9000" || c.DBMaxConns != 12 ||
-		c.GRPCListen != "" || c.PushDelay != 20*time.Millisecond {
+		c.GRPCListen != "" || c.PushDelay != 20*time.Millisecond || c.PushWork != 2000 {
 		t.Errorf("config = %+v", c)
 	}
 	c, err = configFromEnv(func(string) string { return "" })
 	if err != nil || c.Listen != ":8080" || c.GRPCListen != ":9090" || c.Workers != 4 || c.LogLevel != slog.LevelInfo || c.CrashAfterPushes != 0 {
 		t.Errorf("defaults = %+v, %v", c, err)
 	}
-	bad := map[string]string{"WORKERS": "0", "LOG_LEVEL": "loud", "QUEUE_TIMEOUT": "soon"}
+	bad := map[string]string{"WORKERS": "0", "LOG_LEVEL": "loud", "QUEUE_TIMEOUT": "soon", "PUSH_WORK": "-1"}
 	_, err = configFromEnv(func(k string) string { return bad[k] })
-	for _, want := range []string{"WORKERS", "LOG_LEVEL", "QUEUE_TIMEOUT"} {
+	for _, want := range []string{"WORKERS", "LOG_LEVEL", "QUEUE_TIMEOUT", "PUSH_WORK"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not name %s", err, want)
 		}
@@ -454,5 +454,14 @@ func TestPushDelayBoundsThroughput(t *testing.T) {
 	}
 	if got := s.stored.Load(); got != int64(counts[202]) {
 		t.Errorf("stored %d, accepted %d", got, counts[202])
+	}
+}
+
+// BenchmarkBurn prints the CPU one PUSH_WORK round costs here, to size PUSH_WORK for a profile:
+// a push of PUSH_WORK rounds takes PUSH_WORK × ns/op of one core.
+func BenchmarkBurn(b *testing.B) {
+	data := []byte(`{"device":"d","rssi":-67}`)
+	for b.Loop() {
+		burn(1000, data)
 	}
 }
