@@ -42,6 +42,38 @@ func TargetProblems(t *v1alpha1.TargetUsage, spec *v1alpha1.TestRunSpec) []strin
 	return out
 }
 
+// Assumptions are what turn a measured rate into device counts: the push period and the
+// safe and typical percentages of the ideal maximum.
+type Assumptions struct {
+	Period                      time.Duration
+	SafePercent, TypicalPercent int32
+}
+
+// CapacityAssumptions are a run's spec.capacity with its defaults: the push period of
+// spec.load.period, safe 80 % and typical 20 % (seed 000). The CapacityPlan's figures and
+// answers use the same, so one place says what a device count assumes.
+func CapacityAssumptions(spec *v1alpha1.TestRunSpec) (Assumptions, error) {
+	c := Assumptions{SafePercent: 80, TypicalPercent: 20}
+	period := ""
+	if spec.Load != nil {
+		period = string(spec.Load.Period)
+	}
+	if spec.Capacity != nil {
+		if spec.Capacity.PushPeriod != "" {
+			period = string(spec.Capacity.PushPeriod)
+		}
+		if spec.Capacity.SafePercent != 0 {
+			c.SafePercent = int32(spec.Capacity.SafePercent)
+		}
+		if spec.Capacity.TypicalPercent != 0 {
+			c.TypicalPercent = int32(spec.Capacity.TypicalPercent)
+		}
+	}
+	var err error
+	c.Period, err = time.ParseDuration(period)
+	return c, err
+}
+
 // Capacity turns the accepted push rate into device counts with seed 000's formulas, for the
 // tests that measure a rate the target can sustain (benchmark, peak) with a device model.
 func Capacity(r *v1alpha1.Results, spec *v1alpha1.TestRunSpec, into *v1alpha1.CapacityResult) *v1alpha1.CapacityResult {
@@ -51,26 +83,14 @@ func Capacity(r *v1alpha1.Results, spec *v1alpha1.TestRunSpec, into *v1alpha1.Ca
 	if spec.Type != v1alpha1.TestTypeBenchmark && spec.Type != v1alpha1.TestTypePeak {
 		return into
 	}
-	c := &v1alpha1.CapacitySpec{PushPeriod: spec.Load.Period, SafePercent: 80, TypicalPercent: 20}
-	if spec.Capacity != nil {
-		if spec.Capacity.PushPeriod != "" {
-			c.PushPeriod = spec.Capacity.PushPeriod
-		}
-		if spec.Capacity.SafePercent != 0 {
-			c.SafePercent = spec.Capacity.SafePercent
-		}
-		if spec.Capacity.TypicalPercent != 0 {
-			c.TypicalPercent = spec.Capacity.TypicalPercent
-		}
-	}
-	period, err := time.ParseDuration(string(c.PushPeriod))
+	c, err := CapacityAssumptions(spec)
 	rate, err2 := strconv.ParseFloat(r.Throughput.RequestsPerSecond, 64)
 	if err != nil || err2 != nil || r.Requests.Total == 0 {
 		return into
 	}
 	// Only accepted pushes count: a dropped one is load the target did not handle.
 	pushes := rate * float64(r.Requests.Accepted) / float64(r.Requests.Total)
-	t := capacity.ThroughputFrom(pushes, period, int32(c.SafePercent), int32(c.TypicalPercent))
+	t := capacity.ThroughputFrom(pushes, c.Period, c.SafePercent, c.TypicalPercent)
 	if into == nil {
 		into = &v1alpha1.CapacityResult{}
 	}
