@@ -96,8 +96,9 @@ func TestFitUSLReproducesRUslSpecsdm91(t *testing.T) {
 	}
 }
 
-// curve is exact USL throughput at the given loads.
-func curve(lambda, sigma, kappa float64, ns ...float64) []Point {
+// curve is exact USL throughput at the given loads, with λ = 100.
+func curve(sigma, kappa float64, ns ...float64) []Point {
+	const lambda = 100
 	ps := make([]Point, len(ns))
 	for i, n := range ns {
 		ps[i] = Point{n, lambda * n / (1 + sigma*(n-1) + kappa*n*(n-1))}
@@ -121,17 +122,17 @@ func TestFitUSLTrustFlags(t *testing.T) {
 		trusted bool
 		reasons []string // each must appear in one of Untrusted
 	}{
-		{"exact curve, 7 levels", curve(100, 0.05, 0.001, 1, 5, 10, 20, 30, 45, 60), true, nil},
-		{"noisy curve, 8 levels", wobble(curve(100, 0.05, 0.001, 1, 4, 8, 16, 24, 32, 48, 60), 1.01, 0.99, 1.0, 1.005, 0.995), true, nil},
-		{"σ < 0", wobble(curve(100, -0.03, 0.002, 1, 4, 8, 12, 16, 20, 24, 30), 1.002, 0.998), false, []string{"σ < 0"}},
-		{"4 levels", curve(100, 0.05, 0.001, 1, 10, 30, 60), false, []string{"only 4 load levels: a fit needs 1 low and at least 4 higher load levels"}},
-		{"3 points", curve(100, 0.05, 0.001, 1, 20, 60), false, []string{"3 points: no error estimate", "only 3 load levels"}},
+		{"exact curve, 7 levels", curve(0.05, 0.001, 1, 5, 10, 20, 30, 45, 60), true, nil},
+		{"noisy curve, 8 levels", wobble(curve(0.05, 0.001, 1, 4, 8, 16, 24, 32, 48, 60), 1.01, 0.99, 1.0, 1.005, 0.995), true, nil},
+		{"σ < 0", wobble(curve(-0.03, 0.002, 1, 4, 8, 12, 16, 20, 24, 30), 1.002, 0.998), false, []string{"σ < 0"}},
+		{"4 levels", curve(0.05, 0.001, 1, 10, 30, 60), false, []string{"only 4 load levels: a fit needs 1 low and at least 4 higher load levels"}},
+		{"3 points", curve(0.05, 0.001, 1, 20, 60), false, []string{"3 points: no error estimate", "only 3 load levels"}},
 		// Gunther's full ray-tracer data barely bends: κ comes out slightly negative and its
 		// interval spans 0; R's bounded fit would pin κ at 0 instead of saying so.
 		{"raytracer, all 11 rows", raytracer, false, []string{"κ < 0", "κ's interval spans 0", "no peak"}},
 		// Six rows: σ = 0.0244 ± 2.78 × 0.0084 reaches below 0.
 		{"raytracer, 6 rows", raytracer[:6], false, []string{"σ's interval spans 0"}},
-		{"peak far beyond the data", wobble(curve(100, 0.02, 0.00001, 1, 2, 4, 6, 8, 10), 1.003, 0.997), false, []string{"beyond twice the largest load"}},
+		{"peak far beyond the data", wobble(curve(0.02, 0.00001, 1, 2, 4, 6, 8, 10), 1.003, 0.997), false, []string{"beyond twice the largest load"}},
 	} {
 		f, err := FitUSL(c.points)
 		if err != nil {
@@ -151,7 +152,7 @@ func TestFitUSLTrustFlags(t *testing.T) {
 }
 
 func TestFitUSLRecoversExactParameters(t *testing.T) {
-	f, err := FitUSL(curve(100, 0.05, 0.001, 1, 5, 10, 20, 30, 45, 60))
+	f, err := FitUSL(curve(0.05, 0.001, 1, 5, 10, 20, 30, 45, 60))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestFitUSLRecoversExactParameters(t *testing.T) {
 		t.Error("no throughput at no load")
 	}
 	// Three points: exact, but no error estimate; the intervals are unbounded, not invented.
-	f3, err := FitUSL(curve(100, 0.05, 0.001, 1, 20, 60))
+	f3, err := FitUSL(curve(0.05, 0.001, 1, 20, 60))
 	if err != nil {
 		t.Fatal(err)
 	}
