@@ -16,6 +16,7 @@ func Rows(spec *v1alpha1.CapacityPlanSpec, plan string, cells []Cell, children [
 		switch {
 		case ch.Run != nil:
 			fillRow(&row, &ch.Run.Status)
+			row.Limit = RowLimit(ch.Run)
 		case ch.ProfileMissing:
 			row.TestRun = ""
 			row.Phase, row.Verdict, row.Reason = v1alpha1.PhaseFailed, v1alpha1.VerdictFailed, v1alpha1.ReasonProfileNotFound

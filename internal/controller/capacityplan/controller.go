@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +72,11 @@ type scope struct {
 	// baseline is spec.baseline's plan while the comparison is not written; nil when none of
 	// that name exists.
 	baseline *v1alpha1.CapacityPlan
+	// stability are the spec.memoryFrom runs that exist, in this namespace only.
+	stability []v1alpha1.TestRun
+	// profiles are the Profiles of spec.profiles and spec.predict that exist, by lower-case
+	// name: a predicted profile's size and every profile's price come from them.
+	profiles map[string]v1alpha1.ProfileSpec
 }
 
 // Reconcile loads the children, lets plan.Decide pick what starts, creates it, and rebuilds
@@ -149,6 +155,9 @@ func (r *Reconciler) load(ctx context.Context, p *v1alpha1.CapacityPlan) (*scope
 		}
 		s.children[i] = child
 	}
+	if err := r.loadSizing(ctx, p, s); err != nil {
+		return nil, err
+	}
 	if b := p.Spec.Baseline; b != nil && p.Status.Comparison == nil {
 		base := &v1alpha1.CapacityPlan{}
 		// Same namespace only: spec.baseline.name has no namespace part.
@@ -160,6 +169,36 @@ func (r *Reconciler) load(ctx context.Context, p *v1alpha1.CapacityPlan) (*scope
 		}
 	}
 	return s, nil
+}
+
+// loadSizing reads what the summary's memory bound, the size model and the answer need: the
+// spec.memoryFrom runs (same namespace; a missing one is left out and named in no figure) and
+// the Profiles of spec.profiles and spec.predict.
+func (r *Reconciler) loadSizing(ctx context.Context, p *v1alpha1.CapacityPlan, s *scope) error {
+	for _, name := range p.Spec.MemoryFrom {
+		run := v1alpha1.TestRun{}
+		switch err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: name}, &run); {
+		case err == nil:
+			s.stability = append(s.stability, run)
+		case !apierrors.IsNotFound(err):
+			return err
+		}
+	}
+	s.profiles = map[string]v1alpha1.ProfileSpec{}
+	for _, name := range append(slices.Clone(p.Spec.Profiles), p.Spec.Predict...) {
+		key := strings.ToLower(name)
+		if _, seen := s.profiles[key]; seen {
+			continue
+		}
+		prof := v1alpha1.Profile{}
+		switch err := r.Get(ctx, client.ObjectKey{Name: key}, &prof); {
+		case err == nil:
+			s.profiles[key] = prof.Spec
+		case !apierrors.IsNotFound(err):
+			return err
+		}
+	}
+	return nil
 }
 
 // createChild creates the cell's TestRun, controlled by the plan; a second create of the same
@@ -193,7 +232,12 @@ func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision,
 	st := &p.Status
 	st.ObservedGeneration = p.Generation
 	st.Table = plan.Rows(&p.Spec, p.Name, s.cells, s.children)
-	st.Summary = plan.Summary(p.Spec.Profiles, st.Table)
+	in := plan.SummaryInput{Spec: &p.Spec, Rows: st.Table, Children: s.children, Stability: s.stability}
+	st.Summary = plan.Summarize(in)
+	st.Model, st.Answer = nil, nil
+	if d.Done == d.Total {
+		st.Model = plan.Model(in, st.Summary, s.profiles)
+	}
 	st.Progress = plan.Progress(d)
 	if step.Write != nil {
 		st.Comparison = step.Write
@@ -310,7 +354,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.CapacityPlan{}).
 		Owns(&v1alpha1.TestRun{}).
-		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedPlans))
+		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.unfinishedPlans)).
+		Watches(&v1alpha1.TestRun{}, handler.EnqueueRequestsFromMapFunc(r.plansReadingMemoryOf))
 	if r.TargetNamespace == "" {
 		b = b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.planOfTarget))
 	} else {
@@ -341,6 +386,22 @@ func (r *Reconciler) planOfTarget(ctx context.Context, o client.Object) []reconc
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: run.Namespace, Name: owner.Name}}}
+}
+
+// plansReadingMemoryOf wakes the plans of the run's namespace that name it in spec.memoryFrom:
+// a stability run that ends after the plan changes its memory bound.
+func (r *Reconciler) plansReadingMemoryOf(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.CapacityPlanList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if slices.Contains(list.Items[i].Spec.MemoryFrom, o.GetName()) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
 }
 
 // unfinishedPlans wakes every plan still running when a Profile appears or changes.
