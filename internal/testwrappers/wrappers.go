@@ -278,3 +278,21 @@ func (w *CapacityPlanWrapper) SweepComponentField(component, field string, value
 	w.Spec.Sweep = append(w.Spec.Sweep, v1alpha1.SweepDimension{Component: component, Field: field, Values: values})
 	return w
 }
+
+// Predict names profiles the plan predicts from the measured ones.
+func (w *CapacityPlanWrapper) Predict(profiles ...string) *CapacityPlanWrapper {
+	w.Spec.Predict = append(w.Spec.Predict, profiles...)
+	return w
+}
+
+// Question asks which profile holds devices acting once per period.
+func (w *CapacityPlanWrapper) Question(devices int64, period string) *CapacityPlanWrapper {
+	w.Spec.Question = &v1alpha1.FleetQuestion{Devices: devices, Period: v1alpha1.Duration(period)}
+	return w
+}
+
+// MemoryFrom names stability runs whose memory per device bounds their profile.
+func (w *CapacityPlanWrapper) MemoryFrom(runs ...string) *CapacityPlanWrapper {
+	w.Spec.MemoryFrom = append(w.Spec.MemoryFrom, runs...)
+	return w
+}

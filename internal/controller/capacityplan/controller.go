@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -169,36 +168,6 @@ func (r *Reconciler) load(ctx context.Context, p *v1alpha1.CapacityPlan) (*scope
 		}
 	}
 	return s, nil
-}
-
-// loadSizing reads what the summary's memory bound, the size model and the answer need: the
-// spec.memoryFrom runs (same namespace; a missing one is left out and named in no figure) and
-// the Profiles of spec.profiles and spec.predict.
-func (r *Reconciler) loadSizing(ctx context.Context, p *v1alpha1.CapacityPlan, s *scope) error {
-	for _, name := range p.Spec.MemoryFrom {
-		run := v1alpha1.TestRun{}
-		switch err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: name}, &run); {
-		case err == nil:
-			s.stability = append(s.stability, run)
-		case !apierrors.IsNotFound(err):
-			return err
-		}
-	}
-	s.profiles = map[string]v1alpha1.ProfileSpec{}
-	for _, name := range append(slices.Clone(p.Spec.Profiles), p.Spec.Predict...) {
-		key := strings.ToLower(name)
-		if _, seen := s.profiles[key]; seen {
-			continue
-		}
-		prof := v1alpha1.Profile{}
-		switch err := r.Get(ctx, client.ObjectKey{Name: key}, &prof); {
-		case err == nil:
-			s.profiles[key] = prof.Spec
-		case !apierrors.IsNotFound(err):
-			return err
-		}
-	}
-	return nil
 }
 
 // createChild creates the cell's TestRun, controlled by the plan; a second create of the same
@@ -386,22 +355,6 @@ func (r *Reconciler) planOfTarget(ctx context.Context, o client.Object) []reconc
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: run.Namespace, Name: owner.Name}}}
-}
-
-// plansReadingMemoryOf wakes the plans of the run's namespace that name it in spec.memoryFrom:
-// a stability run that ends after the plan changes its memory bound.
-func (r *Reconciler) plansReadingMemoryOf(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1alpha1.CapacityPlanList
-	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
-		return nil
-	}
-	var out []reconcile.Request
-	for i := range list.Items {
-		if slices.Contains(list.Items[i].Spec.MemoryFrom, o.GetName()) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-	}
-	return out
 }
 
 // unfinishedPlans wakes every plan still running when a Profile appears or changes.
