@@ -296,3 +296,10 @@ func (w *CapacityPlanWrapper) MemoryFrom(runs ...string) *CapacityPlanWrapper {
 	w.Spec.MemoryFrom = append(w.Spec.MemoryFrom, runs...)
 	return w
 }
+
+// PricePerHour prices the whole machine per hour, as of a date.
+func (w *ProfileWrapper) PricePerHour(amount, currency, asOf string) *ProfileWrapper {
+	a := v1alpha1.PriceAmount(amount)
+	w.Spec.Price = &v1alpha1.ProfilePrice{PerHour: &a, Currency: currency, AsOf: asOf}
+	return w
+}
