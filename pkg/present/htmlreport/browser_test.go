@@ -98,7 +98,7 @@ func TestPlanReportInBrowser(t *testing.T) {
 	})
 	res := inBrowser(t, path)
 	if err := browsertest.Verify(res, map[string]int{
-		"plan-throughput": 4, "plan-latency": 4, "plan-rtt-goodput": 4, "peak-" + peak.Name: fixturePeakSteps,
+		"plan-throughput": 4, "plan-latency": 4, "peak-" + peak.Name: fixturePeakSteps,
 	}); err != nil {
 		t.Error(err)
 	}
@@ -108,8 +108,8 @@ func TestPlanReportInBrowser(t *testing.T) {
 			t.Errorf("the page does not show %q", want)
 		}
 	}
-	if c, _ := res.Chart("plan-latency"); c.Series != 12 {
-		t.Errorf("plan-latency has %d series, want 12 (2 profiles × 2 runs × avg, p95, p99)", c.Series)
+	if c, _ := res.Chart("plan-latency"); c.Series != 6 || len(c.Legend) > maxLegend+1 {
+		t.Errorf("plan-latency has %d series and legend %q, want 6 (2 profiles × avg, p95, p99; repetitions as a band)", c.Series, c.Legend)
 	}
 }
 
