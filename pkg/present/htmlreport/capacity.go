@@ -114,7 +114,7 @@ func newCapacityView(p *v1alpha1.CapacityPlan) *capacityView {
 			top = max(top, m.safe, m.ideal, m.high, m.best, m.bestHigh, m.measured)
 		}
 	}
-	plot := newSVGPlot("capacity", Axis{}, NiceAxis(0, top*1.08)) // room for the limit's label
+	plot := newSVGPlot("capacity", Axis{}, NiceAxis(0, top*1.15)) // room for the limits' labels
 	plot.xNames = names
 	plot.frame("profile", "devices")
 	slot := (plot.r - plot.l) / float64(len(names))
@@ -122,7 +122,7 @@ func newCapacityView(p *v1alpha1.CapacityPlan) *capacityView {
 		for j, m := range ms {
 			// side by side when a profile has a measurement and a prediction
 			x := plot.px(float64(i)) + (float64(j)-float64(len(ms)-1)/2)*slot*0.42
-			drawCapacityMark(plot, x, min(slot*0.3, 60), m)
+			drawCapacityMark(plot, x, min(slot*0.3, 60), j, m)
 		}
 	}
 	capacityLegend(plot)
@@ -133,7 +133,7 @@ func newCapacityView(p *v1alpha1.CapacityPlan) *capacityView {
 // drawCapacityMark draws a bar for the safe fleet, a point with whiskers for the ideal
 // median and its range, the best setting beside it, and the limit's name above; a predicted
 // profile is drawn hollow and dashed, with what was measured beside it.
-func drawCapacityMark(p *svgPlot, x, w float64, m capacityMark) {
+func drawCapacityMark(p *svgPlot, x, w float64, nth int, m capacityMark) {
 	kind, col, fill := "measured", colour(0), colour(0)
 	if m.predicted {
 		kind, col, fill = "predicted", colour(4), "#fff"
@@ -173,7 +173,8 @@ func drawCapacityMark(p *svgPlot, x, w float64, m capacityMark) {
 	if m.predicted {
 		label = "predicted · " + label
 	}
-	p.text(x, top-8, "middle", "limit", label)
+	// a profile's second mark (its prediction) labels a line higher, clear of the first's
+	p.text(x, top-8-14*float64(nth), "middle", "limit", label)
 }
 
 func capacityLegend(p *svgPlot) {
