@@ -98,7 +98,7 @@ func TestPlanReportInBrowser(t *testing.T) {
 	})
 	res := inBrowser(t, path)
 	if err := browsertest.Verify(res, map[string]int{
-		"plan-throughput": 4, "plan-latency": 4, "plan-rtt-goodput": 4, "peak-" + peak.Name: fixturePeakSteps,
+		"plan-throughput": 4, "plan-latency": 4, "peak-" + peak.Name: fixturePeakSteps,
 	}); err != nil {
 		t.Error(err)
 	}
@@ -108,8 +108,8 @@ func TestPlanReportInBrowser(t *testing.T) {
 			t.Errorf("the page does not show %q", want)
 		}
 	}
-	if c, _ := res.Chart("plan-latency"); c.Series != 12 {
-		t.Errorf("plan-latency has %d series, want 12 (2 profiles × 2 runs × avg, p95, p99)", c.Series)
+	if c, _ := res.Chart("plan-latency"); c.Series != 6 || len(c.Legend) > maxLegend+1 {
+		t.Errorf("plan-latency has %d series and legend %q, want 6 (2 profiles × avg, p95, p99; repetitions as a band)", c.Series, c.Legend)
 	}
 }
 
@@ -179,5 +179,61 @@ func TestCheckSeesNetworkRequests(t *testing.T) {
 	}
 	if err := browsertest.Verify(res, map[string]int{}); err == nil {
 		t.Error("Verify accepted a page that made a network request")
+	}
+}
+
+// TestSizingPlanReportInBrowser: issue 27's plan (ranges, limits, a USL fit trusted and one
+// not, a predicted and measured size, an answer with its cost) draws its capacity chart and
+// USL curves as laid-out SVG, beside the uPlot charts, with no page error.
+func TestSizingPlanReportInBrowser(t *testing.T) {
+	plan := fixtureSizingPlan()
+	path := render(t, "sizing-plan-report.html", func(w *bytes.Buffer) error {
+		return WritePlan(w, PlanInput{Plan: plan})
+	})
+	res := inBrowser(t, path)
+	if err := browsertest.Verify(res, map[string]int{"plan-throughput": 2, "plan-latency": 2}); err != nil {
+		t.Error(err)
+	}
+	if c, _ := res.Chart("plan-latency"); c.Series != 4 || len(c.Legend) > maxLegend {
+		t.Errorf("plan-latency: %d series, legend %q; want 4 (p95 per profile)", c.Series, c.Legend)
+	}
+	for _, tc := range []struct {
+		name           string
+		circles, paths int
+		rects          int
+		text           []string
+	}{
+		// 4 measured + 1 predicted points, 2 best points, the legend's point; whiskers and the
+		// held-out cross; 5 bars and 2 legend swatches.
+		{"capacity", 4 + 1 + 2 + 1, 4 + 2 + 1 + 1 + 1, 5 + 2, []string{"C1", "C4", "memory", "generator", "target", "predicted · cpu", "measured, error +4.3 %"}},
+		{"usl-0", len(fixtureUSLLoads) + 1, 2, 0, []string{"peak N = 21.8", "USL fit", "load N: devices"}},
+		{"usl-1", 2 + 1, 2, 0, []string{"USL fit (untrusted)", "load N: WORKERS"}},
+	} {
+		f, ok := res.Figure(tc.name)
+		if !ok {
+			t.Errorf("figure %s is missing", tc.name)
+			continue
+		}
+		t.Logf("figure %-8s %dx%d circles %d paths %d rects %d", f.Name, f.Width, f.Height, f.Circles, f.Paths, f.Rects)
+		if f.Width < 400 || f.Height < 150 {
+			t.Errorf("figure %s laid out %dx%d, too small to read", tc.name, f.Width, f.Height)
+		}
+		if f.Circles != tc.circles || f.Paths != tc.paths || f.Rects != tc.rects {
+			t.Errorf("figure %s has %d circles, %d paths, %d rects; want %d, %d, %d", tc.name, f.Circles, f.Paths, f.Rects, tc.circles, tc.paths, tc.rects)
+		}
+		for _, want := range tc.text {
+			if !strings.Contains(f.Text, want) {
+				t.Errorf("figure %s does not label %q: %s", tc.name, want, f.Text)
+			}
+		}
+	}
+	for _, want := range []string{"Capacity by profile", "Sizing with ranges", "Scaling (USL)", "24000 (23280–24720, min–max)",
+		"untrusted: σ < 0", "C3 holds 40000 devices", "146.00 EUR per month", "error +4.3 %"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+	if c, ok := res.Cell("C4/floor", "breaking"); !ok || c.Text != "—" {
+		t.Errorf("C4's missing breaking point shows %q, want —", c.Text)
 	}
 }

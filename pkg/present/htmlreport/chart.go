@@ -33,6 +33,8 @@ type Chart struct {
 	X       []float64 `json:"x"`
 	Series  []Series  `json:"series"`
 	Marks   []Mark    `json:"marks,omitempty"`
+	// Bands shade the range of a series' repetitions (a plan's latency).
+	Bands []Band `json:"bands,omitempty"`
 	// LogX puts a KindLine chart's x on a log scale (a sweep over decades, e.g. payload sizes).
 	LogX bool `json:"logX,omitempty"`
 	// YAxis and Y2Axis are the left and right value axes, set from the series when the page

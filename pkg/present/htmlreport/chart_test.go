@@ -72,7 +72,8 @@ func TestTestRunCharts(t *testing.T) {
 func TestPlanChartsSweep(t *testing.T) {
 	peak := fixturePeakChild()
 	charts := PlanCharts(fixturePlan(), []v1alpha1.TestRun{peak})
-	if got, want := names(charts), []string{"plan-throughput", "plan-latency", "plan-rtt-goodput", "peak-peakr-64-max-c2"}; !slices.Equal(got, want) {
+	// A push benchmark: every answer carries the same bytes, so no round-trip/goodput chart.
+	if got, want := names(charts), []string{"plan-throughput", "plan-latency", "peak-peakr-64-max-c2"}; !slices.Equal(got, want) {
 		t.Fatalf("charts %v, want %v", got, want)
 	}
 	tp := charts[0]
@@ -88,17 +89,21 @@ func TestPlanChartsSweep(t *testing.T) {
 	if got := float64(tp.Series[0].Values[0]); got != 122.5 {
 		t.Errorf("C1 run 1 WORKERS=1 pushes %v, want 122.5", got)
 	}
-	if n := len(charts[1].Series); n != 12 {
-		t.Errorf("latency has %d series, want 12", n)
+	lat := charts[1]
+	if want := []string{"C1 · avg", "C1 · p95", "C1 · p99", "C2 · avg", "C2 · p95", "C2 · p99"}; !slices.Equal(labels(lat), want) {
+		t.Errorf("latency series %v, want %v: a line per profile and quantile, the repetitions as a band", labels(lat), want)
 	}
-	rtt := charts[2]
-	if rtt.Series[0].Right || !rtt.Series[1].Right || rtt.Y2Label == "" {
-		t.Errorf("goodput goes on the right axis: %v", labels(rtt))
+	if len(lat.Bands) != len(lat.Series) || lat.Bands[0].Series != 0 {
+		t.Fatalf("latency bands %+v, want one per series", lat.Bands)
 	}
-	if tp.LogX || rtt.LogX {
+	// C1, WORKERS 1: avg 10 ms in run 1 and 9 ms in run 2 (fixturePlan).
+	if b := lat.Bands[0]; float64(b.Low[0]) != 9 || float64(b.High[0]) != 10 || float64(lat.Series[0].Values[0]) != 9.5 {
+		t.Errorf("C1 avg at WORKERS 1: median %v, band %v–%v, want 9.5 within 9–10", lat.Series[0].Values[0], b.Low[0], b.High[0])
+	}
+	if tp.LogX {
 		t.Errorf("WORKERS 1 to 8 on a log axis")
 	}
-	pk := charts[3]
+	pk := charts[2]
 	if len(pk.X) != fixturePeakSteps || len(pk.Marks) != 2 || pk.Marks[0].X != 7000 || !pk.Marks[1].Alert {
 		t.Errorf("peak chart x %v marks %+v", pk.X, pk.Marks)
 	}

@@ -72,6 +72,8 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"percent":      percent,
 	"mib":          func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	"verdictClass": verdictClass,
+	"orDash":       orDash,
+	"devices":      devices,
 }).ParseFS(templateFS, "templates/*.html"))
 
 func verdictClass(v v1alpha1.Verdict) string {
@@ -208,6 +210,11 @@ type planPage struct {
 	Plan  *v1alpha1.CapacityPlan
 	Table planTable
 	Peaks []v1alpha1.TestRun
+	// The capacity sections (capacity.html), from status.summary, model and answer.
+	Answer   *answerView
+	Capacity *capacityView
+	Sizing   []sizingProfile
+	Scaling  []scalingView
 }
 
 // WritePlan writes the report of a CapacityPlan.
@@ -220,7 +227,8 @@ func WritePlan(w io.Writer, in PlanInput) error {
 	if err != nil {
 		return err
 	}
-	v := planPage{page: pg, Plan: p, Table: newPlanTable(p, DimensionNames(p), in.ChildHref)}
+	v := planPage{page: pg, Plan: p, Table: newPlanTable(p, DimensionNames(p), in.ChildHref),
+		Answer: newAnswerView(p.Status.Answer), Capacity: newCapacityView(p), Sizing: sizingProfiles(p), Scaling: scalingViews(p)}
 	for _, c := range in.Children {
 		if c.Status.Peak != nil && len(c.Status.Peak.Steps) > 0 {
 			v.Peaks = append(v.Peaks, c)

@@ -206,14 +206,9 @@ func PlanCharts(p *v1alpha1.CapacityPlan, children []v1alpha1.TestRun) []Chart {
 	}
 	charts := []Chart{
 		sweepChart(p, a, Chart{Name: "plan-throughput", Title: title, Kind: KindLine, YLabel: tp.label}, []rowMetric{tp}),
-		sweepChart(p, a, Chart{Name: "plan-latency", Title: "Latency" + by, Kind: KindLine, YLabel: "ms",
-			Note: "avg, p95 and p99 of each row; dashed lines are later repetitions"}, []rowMetric{
-			{label: "avg", get: latencyOf(func(l *v1alpha1.Latency) string { return l.Avg })},
-			{label: "p95", get: latencyOf(func(l *v1alpha1.Latency) string { return l.P95 })},
-			{label: "p99", get: latencyOf(func(l *v1alpha1.Latency) string { return l.P99 })},
-		}),
+		planLatencyChart(p, a, Chart{Name: "plan-latency", Title: "Latency" + by, Kind: KindLine, YLabel: "ms"}),
 	}
-	if slices.ContainsFunc(p.Status.Table, func(r v1alpha1.CapacityRow) bool { return r.ReceivedMbps != "" }) {
+	if roundTrip(p.Status.Table) {
 		charts = append(charts, sweepChart(p, a, Chart{Name: "plan-rtt-goodput", Title: "Round-trip time and goodput" + by,
 			Kind: KindLine, YLabel: "RTT (avg latency), ms", Y2Label: "goodput, Mb/s received"}, []rowMetric{
 			{label: "RTT ms", get: latencyOf(func(l *v1alpha1.Latency) string { return l.Avg })},

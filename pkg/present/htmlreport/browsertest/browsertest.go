@@ -69,7 +69,40 @@ type Result struct {
 	Errors []string
 	// Cells are the page's elements with a data-column or data-field attribute, as drawn.
 	Cells []Cell
+	// Figures are the page's static SVG charts (data-figure), as laid out.
+	Figures []Figure
 }
+
+// Figure is a static chart the report drew as SVG: its laid-out size and what it holds.
+type Figure struct {
+	Name   string `json:"name"`
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	// Circles, Paths and Rects count the marks by element; Text is every label's text.
+	Circles int    `json:"circles"`
+	Paths   int    `json:"paths"`
+	Rects   int    `json:"rects"`
+	Text    string `json:"text"`
+}
+
+// Figure returns the figure of that name, or false.
+func (r Result) Figure(name string) (Figure, bool) {
+	for _, f := range r.Figures {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Figure{}, false
+}
+
+// figuresJS measures every data-figure element as laid out.
+const figuresJS = `Array.from(document.querySelectorAll("[data-figure]")).map(function (el) {
+  var b = el.getBoundingClientRect();
+  return {name: el.getAttribute("data-figure"), width: Math.round(b.width), height: Math.round(b.height),
+    circles: el.querySelectorAll("circle").length, paths: el.querySelectorAll("path").length,
+    rects: el.querySelectorAll("rect").length,
+    text: Array.from(el.querySelectorAll("text")).map(function (t) { return t.textContent; }).join(" | ")};
+})`
 
 // Cell is an element with a data-column attribute (a value the report takes from a column
 // defined once, pkg/present/columns) or a data-field attribute (another value a test finds).
@@ -243,6 +276,9 @@ func Check(ctx context.Context, htmlPath, screenshotPath string) (Result, error)
 	}
 	if res.Cells, err = chromedp.Run(tabCtx, chromedp.Evaluate[[]Cell](cellsJS)); err != nil {
 		return res, fmt.Errorf("reading the cells: %w", err)
+	}
+	if res.Figures, err = chromedp.Run(tabCtx, chromedp.Evaluate[[]Figure](figuresJS)); err != nil {
+		return res, fmt.Errorf("measuring the figures: %w", err)
 	}
 	if res.Title, err = chromedp.Run(tabCtx, chromedp.Title()); err != nil {
 		return res, err

@@ -84,6 +84,35 @@
     };
   }
 
+  // drawBands shades each band (a series' repetitions' min–max at each x) in its series' colour.
+  function drawBands(c) {
+    return function (u) {
+      if (!c.bands || !c.bands.length) return;
+      var ctx = u.ctx;
+      ctx.save();
+      c.bands.forEach(function (b) {
+        var s = c.series[b.series];
+        if (!s) return;
+        var scale = s.right ? "y2" : "y", top = [], bottom = [];
+        c.x.forEach(function (x, i) {
+          if (b.low[i] == null || b.high[i] == null) return;
+          var px = u.valToPos(x, "x", true);
+          top.push([px, u.valToPos(b.high[i], scale, true)]);
+          bottom.push([px, u.valToPos(b.low[i], scale, true)]);
+        });
+        if (top.length < 2) return;
+        ctx.fillStyle = color(s.color) + "26";
+        ctx.beginPath();
+        ctx.moveTo(top[0][0], top[0][1]);
+        top.slice(1).forEach(function (p) { ctx.lineTo(p[0], p[1]); });
+        bottom.reverse().forEach(function (p) { ctx.lineTo(p[0], p[1]); });
+        ctx.closePath();
+        ctx.fill();
+      });
+      ctx.restore();
+    };
+  }
+
   function build(c, el) {
     var width = Math.max(el.clientWidth, 400);
     var time = c.kind === "time", bars = c.kind === "bars", cat = c.kind === "category";
@@ -139,7 +168,7 @@
       width: width, height: 300, series: series, axes: axes, scales: scales,
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
-      hooks: { draw: [drawMarks(c.marks)], setLegend: [idleLegend] }
+      hooks: { draw: [drawBands(c), drawMarks(c.marks)], setLegend: [idleLegend] }
     };
     if (time) opts.tzDate = utc;
     var u = new uPlot(opts, data, el);
