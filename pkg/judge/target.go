@@ -42,16 +42,14 @@ func TargetProblems(t *v1alpha1.TargetUsage, spec *v1alpha1.TestRunSpec) []strin
 	return out
 }
 
-// Capacity turns the accepted push rate into device counts with seed 000's formulas, for the
-// tests that measure a rate the target can sustain (benchmark, peak) with a device model.
-func Capacity(r *v1alpha1.Results, spec *v1alpha1.TestRunSpec, into *v1alpha1.CapacityResult) *v1alpha1.CapacityResult {
-	if r == nil || r.Requests == nil || r.Throughput == nil || spec.Load == nil || spec.Load.Devices == nil {
-		return into
+// CapacityAssumptions are the assumptions a run's device counts are computed with: its
+// spec.capacity over the defaults (push period spec.load.period, safe 80 %, typical 20 %).
+// A CapacityPlan's answer rescales from the same push period (pkg/plan.PlanPeriod).
+func CapacityAssumptions(spec *v1alpha1.TestRunSpec) v1alpha1.CapacitySpec {
+	c := v1alpha1.CapacitySpec{SafePercent: 80, TypicalPercent: 20}
+	if spec.Load != nil {
+		c.PushPeriod = spec.Load.Period
 	}
-	if spec.Type != v1alpha1.TestTypeBenchmark && spec.Type != v1alpha1.TestTypePeak {
-		return into
-	}
-	c := &v1alpha1.CapacitySpec{PushPeriod: spec.Load.Period, SafePercent: 80, TypicalPercent: 20}
 	if spec.Capacity != nil {
 		if spec.Capacity.PushPeriod != "" {
 			c.PushPeriod = spec.Capacity.PushPeriod
@@ -63,6 +61,19 @@ func Capacity(r *v1alpha1.Results, spec *v1alpha1.TestRunSpec, into *v1alpha1.Ca
 			c.TypicalPercent = spec.Capacity.TypicalPercent
 		}
 	}
+	return c
+}
+
+// Capacity turns the accepted push rate into device counts with seed 000's formulas, for the
+// tests that measure a rate the target can sustain (benchmark, peak) with a device model.
+func Capacity(r *v1alpha1.Results, spec *v1alpha1.TestRunSpec, into *v1alpha1.CapacityResult) *v1alpha1.CapacityResult {
+	if r == nil || r.Requests == nil || r.Throughput == nil || spec.Load == nil || spec.Load.Devices == nil {
+		return into
+	}
+	if spec.Type != v1alpha1.TestTypeBenchmark && spec.Type != v1alpha1.TestTypePeak {
+		return into
+	}
+	c := CapacityAssumptions(spec)
 	period, err := time.ParseDuration(string(c.PushPeriod))
 	rate, err2 := strconv.ParseFloat(r.Throughput.RequestsPerSecond, 64)
 	if err != nil || err2 != nil || r.Requests.Total == 0 {
