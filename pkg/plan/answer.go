@@ -70,7 +70,7 @@ func answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOp
 	}
 	rate := sizing.RateFor(q.Devices, period)
 	a.Rate = significant(rate)
-	fleet := fmt.Sprintf("%s devices pushing every %s (%s/s)", grouped(q.Devices), q.Period, a.Rate)
+	fleet := fmt.Sprintf("%s devices pushing every %s (%s/s)", Grouped(q.Devices), q.Period, a.Rate)
 
 	ordered := slices.Clone(options)
 	slices.SortStableFunc(ordered, func(x, y SizeOption) int {
@@ -115,7 +115,7 @@ func answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOp
 		}
 		l := at[largest]
 		a.Message = truncate(fmt.Sprintf("no measured or predicted profile holds %s: the largest, %s, holds %s at that period%s; add a larger profile to the plan (or to spec.predict)",
-			fleet, label(l.SizeOption), grouped(l.Safe), boundBy(l.Limit)), maxMessage)
+			fleet, label(l.SizeOption), Grouped(l.Safe), boundBy(l.Limit)), maxMessage)
 		return a, at
 	}
 	c := at[chosen]
@@ -123,9 +123,9 @@ func answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOp
 	headroom := float64(c.Safe-q.Devices) / float64(c.Safe) * 100
 	a.HeadroomPercent = strconv.FormatFloat(headroom, 'f', 1, 64)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s holds %s: safe %s (%s %% headroom)", label(c.SizeOption), fleet, grouped(c.Safe), a.HeadroomPercent)
+	fmt.Fprintf(&b, "%s holds %s: safe %s (%s %% headroom)", label(c.SizeOption), fleet, Grouped(c.Safe), a.HeadroomPercent)
 	if period != planPeriod {
-		fmt.Fprintf(&b, ", rescaled from %s at the plan's %s", grouped(c.SafeFleet), planPeriod)
+		fmt.Fprintf(&b, ", rescaled from %s at the plan's %s", Grouped(c.SafeFleet), FormatPeriod(planPeriod))
 	}
 	b.WriteString(boundBy(c.Limit))
 	if m, ok := monthly(c.SizeOption); ok {
@@ -205,6 +205,15 @@ func monthly(o SizeOption) (float64, bool) {
 
 func money(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
+// FormatPeriod writes a period in whole seconds when it is one (260s, not 4m20s), as the
+// seeds and their planners write push periods.
+func FormatPeriod(d time.Duration) string {
+	if d > 0 && d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
+}
+
 // significant writes a rate with 4 significant digits (153.8, 0.3846, 15385).
 func significant(v float64) string {
 	if v <= 0 {
@@ -214,8 +223,8 @@ func significant(v float64) string {
 	return strconv.FormatFloat(v, 'f', max(d, 0), 64)
 }
 
-// grouped writes a count with thousands separators: 40,000.
-func grouped(n int64) string {
+// Grouped writes a count with thousands separators: 40,000.
+func Grouped(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

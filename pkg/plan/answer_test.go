@@ -48,12 +48,12 @@ func TestAnswer(t *testing.T) {
 		q:    v1alpha1.FleetQuestion{Devices: 40000, Period: "130s"}, period: plan, options: fleetOptions(),
 		want: v1alpha1.FleetAnswer{Devices: 40000, Period: "130s", Rate: "307.7", Profile: "C4", SafeMaxDevices: 50000, HeadroomPercent: "20.0",
 			Limit: "memory", MonthlyCost: "87.60", CostPer1000Devices: "2.19", Currency: "EUR", PriceAsOf: "2026-10-01",
-			Message: "C4 holds 40,000 devices pushing every 130s (307.7/s): safe 50,000 (20.0 % headroom), rescaled from 100,000 at the plan's 4m20s, bound by memory; 87.60 EUR a month, 2.19 EUR per 1,000 devices (price of 2026-10-01)"},
+			Message: "C4 holds 40,000 devices pushing every 130s (307.7/s): safe 50,000 (20.0 % headroom), rescaled from 100,000 at the plan's 260s, bound by memory; 87.60 EUR a month, 2.19 EUR per 1,000 devices (price of 2026-10-01)"},
 	}, {
 		name: "twice the period: C1 holds it, no price",
 		q:    v1alpha1.FleetQuestion{Devices: 40000, Period: "520s"}, period: plan, options: fleetOptions(),
 		want: v1alpha1.FleetAnswer{Devices: 40000, Period: "520s", Rate: "76.92", Profile: "C1", SafeMaxDevices: 40000, HeadroomPercent: "0.0", Limit: "cpu",
-			Message: "C1 holds 40,000 devices pushing every 520s (76.92/s): safe 40,000 (0.0 % headroom), rescaled from 20,000 at the plan's 4m20s, bound by cpu"},
+			Message: "C1 holds 40,000 devices pushing every 520s (76.92/s): safe 40,000 (0.0 % headroom), rescaled from 20,000 at the plan's 260s, bound by cpu"},
 	}, {
 		name: "nothing holds: the largest is named",
 		q:    v1alpha1.FleetQuestion{Devices: 500000, Period: "260s"}, period: plan, options: fleetOptions(),
@@ -115,7 +115,7 @@ func TestAnswerWithOptions(t *testing.T) {
 	_, at := AnswerWithOptions(v1alpha1.FleetQuestion{Devices: 40000, Period: "130s"}, 260*time.Second, fleetOptions())
 	var got []string
 	for _, o := range at {
-		got = append(got, strings.Join([]string{o.Profile, grouped(o.Safe), yes(o.Holds), o.Monthly}, " "))
+		got = append(got, strings.Join([]string{o.Profile, Grouped(o.Safe), yes(o.Holds), o.Monthly}, " "))
 	}
 	want := "C1 10,000 no |C2 26,000 no 61.32|C4 50,000 yes 87.60"
 	if strings.Join(got, "|") != want {
@@ -203,8 +203,8 @@ func TestPlanPeriod(t *testing.T) {
 
 func TestGroupedAndSignificant(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 52000: "52,000", 1234567: "1,234,567", -1500: "-1,500"} {
-		if got := grouped(n); got != want {
-			t.Errorf("grouped(%d) = %q, want %q", n, got, want)
+		if got := Grouped(n); got != want {
+			t.Errorf("Grouped(%d) = %q, want %q", n, got, want)
 		}
 	}
 	for v, want := range map[float64]string{153.846: "153.8", 0.38461: "0.3846", 15384.6: "15385", 1: "1.000"} {
