@@ -33,7 +33,7 @@ func TestGetPlanCapacity(t *testing.T) {
 				IdealMaxDevices: minmax("57200", "53820", "60580", "8.4"), SafeMaxDevices: 37674, Limit: v1alpha1.LimitTarget},
 			SafeFleet: 13650, Limit: v1alpha1.LimitTarget, LimitMessage: "target: 77 pushes/s at 0.18 of its cores: a worker pool, not CPU",
 			SafeRule: "safe = low end × 70 % (M/M/1: response time 3.3× service time)",
-			Scaling: &v1alpha1.ScalingFit{By: "WORKERS", Points: 2, Trusted: false, Untrusted: []string{"too few points: 2 (want 1 low plus 4 higher)"}},
+			Scaling:  &v1alpha1.ScalingFit{By: "WORKERS", Points: 2, Trusted: false, Untrusted: []string{"too few points: 2 (want 1 low plus 4 higher)"}},
 		}, {
 			Profile: "C2", Rows: 4, Passed: 4,
 			Floor: &v1alpha1.CellFigures{Values: map[string]string{"WORKERS": "1"}, Passed: 6,
