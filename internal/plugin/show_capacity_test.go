@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -113,4 +114,35 @@ func TestGetTestRunCapacityMissing(t *testing.T) {
 	if res.code != 0 || !slices.Contains(normLines(res.stdout), "Max devices: ideal 25106 typical 5021 safe 20085 safe by memory -") {
 		t.Errorf("exit %d:\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
+}
+
+// TestCapacityOutputsEscapeControlCharacters: what a tenant writes into a plan (profile names,
+// sweep values) and what the status repeats of it reach the terminal escaped, in get's
+// capacity sections and in size's answer and table.
+func TestCapacityOutputsEscapeControlCharacters(t *testing.T) {
+	var st v1alpha1.CapacityPlanStatus
+	var opts []SizeOptionRow
+	for _, s := range hostile {
+		fr := &v1alpha1.FigureRange{Median: s, Low: s, High: s, Interval: s, CVPercent: s, Coverage: s, N: 2}
+		cell := &v1alpha1.CellFigures{Values: map[string]string{s: s}, IdealMaxDevices: fr, PushesPerSecond: fr, Limit: s}
+		st.Summary = append(st.Summary, v1alpha1.ProfileSummary{Profile: s, Floor: cell, Best: cell, Limit: s, LimitMessage: s, SafeRule: s, Noise: s,
+			Scaling: &v1alpha1.ScalingFit{By: s, PeakN: s, Untrusted: []string{s}, Sigma: &v1alpha1.Estimate{Value: s, Low: s, High: s}}})
+		if st.Model == nil {
+			st.Model = &v1alpha1.SizeModel{Scale: s, Exponent: s, Untrusted: []string{s}}
+		}
+		st.Model.Predictions = append(st.Model.Predictions, v1alpha1.SizePrediction{Profile: s, IdealMaxDevices: fr, Limit: s, Message: s, ErrorPercent: s})
+		opts = append(opts, SizeOptionRow{Profile: s, Limit: s, MonthlyCost: s, Currency: s, Safe: 1})
+	}
+	st.Answer = &v1alpha1.FleetAnswer{Message: hostile["clear screen"]}
+	var shown bytes.Buffer
+	writePlanCapacity(&shown, &st)
+	controlFree(t, "get cp capacity", shown.String())
+	if strings.Contains(shown.String(), "\n  Verdict: PASSED") {
+		t.Errorf("a newline in a profile name made a row of its own:\n%s", shown.String())
+	}
+	var sized bytes.Buffer
+	writeSize(&sized, &SizeDocument{Namespace: "team-a", Plan: hostile["title"], PlanPeriod: hostile["CR overwrite"], Notes: []string{hostile["bidi override"]},
+		Answer: v1alpha1.FleetAnswer{Profile: hostile["OSC 8 link"], Period: hostile["C1 CSI"], Rate: hostile["backspaces"], Limit: hostile["title"],
+			Message: hostile["newline in row"], HeadroomPercent: hostile["clear screen"], MonthlyCost: "1", Currency: hostile["title"]}, Options: opts})
+	controlFree(t, "size", sized.String())
 }
