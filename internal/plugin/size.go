@@ -206,7 +206,7 @@ func writeSize(w io.Writer, doc *SizeDocument) {
 		head = append(head, []string{"Note:", oneLine(n)})
 	}
 	section(w, "", head)
-	rows := [][]string{{"PROFILE", "CPU", "MEMORY", "SOURCE", "SAFE AT " + doc.PlanPeriod, "SAFE AT " + a.Period, "HOLDS", "LIMIT", "MONTHLY COST"}}
+	rows := [][]string{{"PROFILE", "CPU", "MEMORY", "SOURCE", "SAFE AS RUN (" + doc.PlanPeriod + ")", "SAFE AT " + a.Period, "HOLDS", "LIMIT", "MONTHLY COST"}}
 	for _, r := range doc.Options {
 		src := "measured"
 		if r.Predicted {

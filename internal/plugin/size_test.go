@@ -80,7 +80,7 @@ func TestSize(t *testing.T) {
 	}
 	rows := tableRows(t, res.stdout, "PROFILE CPU")
 	want := [][]string{
-		{"PROFILE", "CPU", "MEMORY", "SOURCE", "SAFE AT 260s", "SAFE AT 260s", "HOLDS", "LIMIT", "MONTHLY COST"},
+		{"PROFILE", "CPU", "MEMORY", "SOURCE", "SAFE AS RUN (260s)", "SAFE AT 260s", "HOLDS", "LIMIT", "MONTHLY COST"},
 		{"SZ1", "1", "2 GiB", "measured", "20000", "20000", "no", "cpu", "—"},
 		{"SZ2", "2", "4 GiB", "measured", "52000", "52000", "yes", "cpu", "61.32 EUR"},
 		{"SZ3", "3", "6 GiB", "predicted", "75000", "75000", "yes", "cpu", "73.00 EUR"},
