@@ -98,10 +98,11 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Run fleetbench TestRuns, follow them to their verdict, and report their results",
 		Long: `kubectl fleetbench runs a TestRun and follows it to its verdict, waits for one, shows the
 results of a TestRun or the sizing table of a CapacityPlan, lists them (get without a name),
-compares a TestRun with its baseline (compare A B), and writes reports.
+compares a TestRun with its baseline (compare A B), answers which of a CapacityPlan's profiles
+holds N devices and at what cost (size PLAN --devices N --period 260s), and writes reports.
 
 Exit codes of run and wait: 0 verdict PASSED, 1 FAILED or REGRESSED, 2 INCONCLUSIVE, phase Failed, a timeout
-or any other error.`,
+or any other error. Of size: 0 a profile holds the fleet, 1 none does, 2 an error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Annotations: map[string]string{
@@ -113,7 +114,7 @@ or any other error.`,
 	cmd.SetErr(streams.ErrOut)
 	o.flags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newRunCommand(o), newWaitCommand(o), newGetCommand(o, false), newGetCommand(o, true), newReportCommand(o),
-		newConvertCommand(o), newCompareCommand(o))
+		newConvertCommand(o), newCompareCommand(o), newSizeCommand(o))
 	return cmd
 }
 

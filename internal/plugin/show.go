@@ -174,7 +174,7 @@ func writeTestRun(w io.Writer, run *v1alpha1.TestRun, describe bool) {
 	if c := s.Capacity; c != nil {
 		rows := [][]string{
 			{"Pushes per second:", orDash(c.PushesPerSecond)},
-			{"Max devices:", fmt.Sprintf("ideal %d  typical %d  safe %d  safe by memory %d", c.IdealMaxDevices, c.TypicalMaxDevices, c.SafeMaxDevices, c.MaxSafeDevicesByMemory)},
+			{"Max devices:", fmt.Sprintf("ideal %s  typical %s  safe %s  safe by memory %s", count(c.IdealMaxDevices), count(c.TypicalMaxDevices), count(c.SafeMaxDevices), count(c.MaxSafeDevicesByMemory))},
 		}
 		if c.BreakingPointDevices > 0 {
 			rows = append(rows, []string{"Breaking point:", fmt.Sprintf("%d devices", c.BreakingPointDevices)})
@@ -291,6 +291,7 @@ func writePlan(w io.Writer, p *v1alpha1.CapacityPlan, describe bool) {
 		}
 		section(w, "Summary per profile (weakest passing row)", rows)
 	}
+	writePlanCapacity(w, &s)
 	if describe {
 		writeConditions(w, s.Conditions)
 	}

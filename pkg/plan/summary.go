@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/pkg/judge/sizing"
 )
 
@@ -61,17 +60,11 @@ func Summarize(in SummaryInput) []v1alpha1.ProfileSummary {
 }
 
 func (in SummaryInput) safePercent() int32 {
-	c, _ := judge.CapacityAssumptions(in.templateSpec())
-	return c.SafePercent
-}
-
-// templateSpec is the template with the plan's capacity assumptions, as every child gets them.
-func (in SummaryInput) templateSpec() *v1alpha1.TestRunSpec {
-	spec := in.Spec.Template.DeepCopy()
-	if spec.Capacity == nil && in.Spec.Capacity != nil {
-		spec.Capacity = in.Spec.Capacity.DeepCopy()
+	a, _ := childAssumptions(in.Spec)
+	if a.SafePercent == 0 {
+		return 80 // no push period: the percentages still hold (judge.CapacityAssumptions)
 	}
-	return spec
+	return a.SafePercent
 }
 
 // floorAndBest are the cells with the smallest and largest median capacity.

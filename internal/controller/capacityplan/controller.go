@@ -206,6 +206,7 @@ func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision,
 	st.Model, st.Answer = nil, nil
 	if d.Done == d.Total {
 		st.Model = plan.Model(in, st.Summary, s.profiles)
+		st.Answer = plan.StatusAnswer(p, s.profiles)
 	}
 	st.Progress = plan.Progress(d)
 	if step.Write != nil {

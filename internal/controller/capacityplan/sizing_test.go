@@ -44,6 +44,7 @@ func setStabilityMemory(t *testing.T, run *v1alpha1.TestRun, perDevice string) {
 //     (409.6−100)/0.5 = 619 devices: the safe fleet is 619, bound by memory, and says so.
 //   - the model: capacity doubles with cores (1020 → 2040), so c3 is predicted at 4080 with the
 //     assumed ±15 % of a 2-point model.
+//   - the question (1500 devices every 12 s) is answered with c2.
 //   - the stability run measured again at 1 MiB per device wakes the finished plan through its
 //     watch: the bound becomes (409.6−100)/1 = 309.
 func TestPlanSizesWithRangesMemoryAndAModel(t *testing.T) {
@@ -54,7 +55,7 @@ func TestPlanSizesWithRangesMemoryAndAModel(t *testing.T) {
 	}
 	stab := stabilityRun(t, ns, "0.5")
 	p := tw.MakeCapacityPlan("sized", ns, template(ns), "c1", "c2").Repetitions(2).Parallel(4).
-		Predict("c3").MemoryFrom("stab-c1", "not-there").Obj()
+		Predict("c3").MemoryFrom("stab-c1", "not-there").Question(1500, "12s").Obj()
 	create(t, p)
 	kids := waitChildren(t, p, "sized-c1-0", "sized-c1-1", "sized-c2-2", "sized-c2-3")
 	for name, ideal := range map[string]int64{"sized-c1-0": 1000, "sized-c1-1": 1040, "sized-c2-2": 2000, "sized-c2-3": 2080} {
@@ -79,6 +80,12 @@ func TestPlanSizesWithRangesMemoryAndAModel(t *testing.T) {
 	if pr := m.Predictions[0]; pr.Profile != "c3" || pr.IdealMaxDevices == nil || pr.IdealMaxDevices.Median != "4080" ||
 		pr.IdealMaxDevices.Low != "3468" || pr.CPU != "4" || pr.MeasuredIdealMaxDevices != 0 {
 		t.Errorf("prediction %+v ideal %+v", pr, pr.IdealMaxDevices)
+	}
+	// 1500 devices every 12 s are 750 every 6 s (the plan's period): c1 holds 619 and c2
+	// 1600 at 6 s, so 1238 and 3200 at 12 s; c2 is the smallest that holds 1500, with
+	// (3200−1500)/3200 = 53.1 % headroom; no price on c2.
+	if a := got.Status.Answer; a == nil || a.Profile != "c2" || a.SafeMaxDevices != 3200 || a.HeadroomPercent != "53.1" || a.Predicted || a.MonthlyCost != "" {
+		t.Errorf("answer %+v", a)
 	}
 
 	setStabilityMemory(t, stab, "1")
