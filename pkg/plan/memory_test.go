@@ -8,12 +8,12 @@ import (
 )
 
 // stabilityRun is a stability run named name on profile that held devices and grew perDevice MiB
-// per device from beforeMiB.
-func stabilityRun(name, profile string, devices int32, beforeMiB int64, perDevice string) *tw.TestRunWrapper {
+// per device from 100 MiB.
+func stabilityRun(name, profile string, devices int32, perDevice string) *tw.TestRunWrapper {
 	w := tw.MakeTestRun(name, "ns").Type(v1alpha1.TestTypeStability).Devices(devices, "6s").Profile(profile).
 		Phase(v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted, "").Verdict(v1alpha1.VerdictPassed)
 	snapshot(w, profile)
-	return withMemory(w, beforeMiB, perDevice)
+	return withMemory(w, 100, perDevice)
 }
 
 // TestSummarizeMemoryBound: the safe fleet is the smaller of the throughput bound and the memory
@@ -35,10 +35,10 @@ func TestSummarizeMemoryBound(t *testing.T) {
 		// the profile is matched without case.
 		name: "a stability run bounds it by memory",
 		stability: []*tw.TestRunWrapper{
-			stabilityRun("stab-light", "C1", 1000, 100, "0.25"),
-			stabilityRun("stab-c1", "c1", 300, 100, "0.5"),
-			stabilityRun("stab-c2", "C2", 300, 100, "5.0"),
-			stabilityRun("stab-broken", "C1", 300, 100, "2.0").Phase(v1alpha1.PhaseFailed, v1alpha1.ReasonRunnerOOMKilled, ""),
+			stabilityRun("stab-light", "C1", 1000, "0.25"),
+			stabilityRun("stab-c1", "c1", 300, "0.5"),
+			stabilityRun("stab-c2", "C2", 300, "5.0"),
+			stabilityRun("stab-broken", "C1", 300, "2.0").Phase(v1alpha1.PhaseFailed, v1alpha1.ReasonRunnerOOMKilled, ""),
 		},
 		own:     "0.001", // ignored: the stability runs say it better
 		fleet:   619,
@@ -47,7 +47,7 @@ func TestSummarizeMemoryBound(t *testing.T) {
 	}, {
 		// (409.6 − 100) / 0.0625 = 4953.6 → 4953 > 760: throughput holds.
 		name:      "a stability run that allows more",
-		stability: []*tw.TestRunWrapper{stabilityRun("stab-c1", "C1", 300, 100, "0.0625")},
+		stability: []*tw.TestRunWrapper{stabilityRun("stab-c1", "C1", 300, "0.0625")},
 		fleet:     760,
 		limit:     v1alpha1.LimitTarget,
 		message: "target: saturated below its CPU and memory (a worker pool, a lock or I/O inside it); memory would allow more: " +
