@@ -77,6 +77,14 @@ func TestSummarizeMemoryBound(t *testing.T) {
 		limit:   v1alpha1.LimitTarget,
 		message: "target: saturated below its CPU and memory (a worker pool, a lock or I/O inside it); memory per device did not grow (" + ownRows + ")",
 	}, {
+		// a status decimal that parses but is no number ("NaN", "Inf") is not a footprint: it
+		// would floor to a nonsense count
+		name:      "a stability run whose memory per device is not a number",
+		stability: []*tw.TestRunWrapper{stabilityRun("stab-nan", "C1", 300, "NaN"), stabilityRun("stab-inf", "C1", 300, "+Inf")},
+		fleet:     760,
+		limit:     v1alpha1.LimitTarget,
+		message:   "target: saturated below its CPU and memory (a worker pool, a lock or I/O inside it)",
+	}, {
 		name:    "no memory figures at all",
 		fleet:   760,
 		limit:   v1alpha1.LimitTarget,
