@@ -69,7 +69,7 @@ func figuresOf(c *cell) figures {
 		return sizing.SpreadOf(xs)
 	}
 	return figures{
-		pushes:       col(func(r v1alpha1.CapacityRow) float64 { return throughputOf(r) }),
+		pushes:       col(throughputOf),
 		ideal:        col(func(r v1alpha1.CapacityRow) float64 { return measuredCount(r.IdealMaxDevices) }),
 		typical:      col(func(r v1alpha1.CapacityRow) float64 { return measuredCount(r.TypicalMaxDevices) }),
 		breaking:     col(func(r v1alpha1.CapacityRow) float64 { return measuredCount(r.BreakingPointDevices) }),

@@ -69,7 +69,7 @@ func sampleOf(run *v1alpha1.TestRun) (memorySample, bool) {
 		return memorySample{}, false
 	}
 	per, err := strconv.ParseFloat(st.Target.Memory.PerDeviceMiB, 64)
-	if err != nil {
+	if err != nil || math.IsNaN(per) || math.IsInf(per, 0) { // "NaN" and "Inf" parse, and are no footprint
 		return memorySample{}, false
 	}
 	s := memorySample{run: run.Name, perDeviceMiB: per, before: float64(st.Target.Memory.BeforeMiB),

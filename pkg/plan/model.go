@@ -55,7 +55,7 @@ func Model(in SummaryInput, summaries []v1alpha1.ProfileSummary, profiles map[st
 	safePercent := in.safePercent()
 	for _, name := range in.Spec.Predict {
 		p := predict(name, model, profiles, measured, mems, safePercent)
-		if p.Limit == "" {
+		if p.Limit == "" && p.IdealMaxDevices != nil { // nothing predicted: no limit to name
 			p.Limit = mostCommonLimit(limits)
 		}
 		out.Predictions = append(out.Predictions, p)

@@ -37,7 +37,9 @@ func (in SummaryInput) scaling(profile string) *v1alpha1.ScalingFit {
 		return out
 	}
 	out.Lambda, out.Sigma, out.Kappa = estimate(fit.Lambda), estimate(fit.Sigma), estimate(fit.Kappa)
-	out.ResidualStdErr = format(fit.ResidualSE, 2)
+	if fit.Points > 3 { // 3 points leave no residual to estimate it from: "—", not 0
+		out.ResidualStdErr = format(fit.ResidualSE, 2)
+	}
 	if fit.PeakN > 0 && !math.IsInf(fit.PeakN, 0) {
 		out.PeakN, out.PeakThroughput = format(fit.PeakN, 0), format(fit.PeakX, 2)
 	}

@@ -120,10 +120,20 @@ func limitMessage(limit string, mem memoryBound) string {
 	switch {
 	case limit == v1alpha1.LimitMemory && mem.devices > 0:
 		return "memory: " + mem.message
-	case mem.message != "":
-		return limitWords[limit] + "; memory would allow more: " + mem.message
+	case mem.devices > 0:
+		return joinWords(limitWords[limit], "memory would allow more: "+mem.message)
+	case mem.message != "": // a footprint that did not grow bounds nothing
+		return joinWords(limitWords[limit], mem.message)
 	}
 	return limitWords[limit]
+}
+
+// joinWords joins two clauses with "; ", leaving out an empty one (a row that named no limit).
+func joinWords(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // limitWords say what each limit means for the figure.
