@@ -43,19 +43,15 @@ func (in SummaryInput) memoryOf(profile string, safePercent int32) memoryBound {
 		}
 		return boundFrom(worst, safePercent, fmt.Sprintf("stability run %s, %d devices", worst.run, worst.devices))
 	}
-	var own []memorySample
-	for i, ch := range in.Children {
-		if ch.Run != nil && i < len(in.Rows) && in.Rows[i].Profile == profile && passed(in.Rows[i]) {
-			if s, ok := sampleOf(ch.Run); ok {
-				own = append(own, s)
-			}
-		}
-	}
+	own := in.ownSamples(profile, true)
 	if len(own) == 0 {
+		if flat := in.ownSamples(profile, false); len(flat) > 0 {
+			return memoryBound{message: fmt.Sprintf("memory per device did not grow (%s)", ownRows(len(flat)))}
+		}
 		return memoryBound{}
 	}
 	m := medianSample(own)
-	b := boundFrom(m, safePercent, fmt.Sprintf("median of this plan's %d rows", len(own)))
+	b := boundFrom(m, safePercent, ownRows(len(own)))
 	if b.devices > 0 && m.devices > 0 {
 		b.message += fmt.Sprintf(": extrapolated %.0f× from %d devices; name a stability run in spec.memoryFrom to measure it", float64(b.devices)/float64(m.devices), m.devices)
 	}
@@ -103,4 +99,11 @@ func boundFrom(s memorySample, safePercent int32, source string) memoryBound {
 	devices := int64(math.Max(0, math.Floor(room/s.perDeviceMiB)))
 	return memoryBound{devices: devices, message: fmt.Sprintf("%.4f MiB per device (%s) fills %d %% of %.0f MiB, from %.0f MiB before the load, at %d devices",
 		s.perDeviceMiB, source, safePercent, s.profileMiB, s.before, devices)}
+}
+
+func ownRows(n int) string {
+	if n == 1 {
+		return "this plan's one row"
+	}
+	return fmt.Sprintf("median of this plan's %d rows", n)
 }

@@ -121,7 +121,7 @@ func TestLimitMessageWithoutLimit(t *testing.T) {
 	}))
 	s := summaryOf(t, Summarize(in), "C1")
 	// (409.6 − 44) / 0.013 = 28123; safe floor(1000 × 0.8) = 800
-	want := "memory would allow more: 0.0130 MiB per device (median of this plan's 1 rows) fills 80 % of 512 MiB, from 44 MiB before the load, at 28123 devices: " +
+	want := "memory would allow more: 0.0130 MiB per device (this plan's one row) fills 80 % of 512 MiB, from 44 MiB before the load, at 28123 devices: " +
 		"extrapolated 281× from 100 devices; name a stability run in spec.memoryFrom to measure it"
 	if s.Limit != "" || s.SafeFleet != 800 || s.LimitMessage != want {
 		t.Errorf("limit %q fleet %d message %q; want none, 800, %q", s.Limit, s.SafeFleet, s.LimitMessage, want)

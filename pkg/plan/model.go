@@ -39,7 +39,7 @@ func Model(in SummaryInput, summaries []v1alpha1.ProfileSummary, profiles map[st
 			continue
 		}
 		points = append(points, sizing.SizePoint{Name: s.Profile, Cores: cores, MemoryGiB: memGiB, Capacity: ideal})
-		mems = append(mems, in.ownSamples(s.Profile)...)
+		mems = append(mems, in.ownSamples(s.Profile, true)...)
 		if s.Floor != nil {
 			limits = append(limits, v1alpha1.CapacityRow{Limit: s.Floor.Limit})
 		}
@@ -122,12 +122,13 @@ func (in SummaryInput) measuredSize(profile string, profiles map[string]v1alpha1
 	return 0, 0, false
 }
 
-// ownSamples are the memory footprints of a profile's passing children.
-func (in SummaryInput) ownSamples(profile string) []memorySample {
+// ownSamples are the memory footprints of a profile's passing children: those that grew, or
+// those that did not.
+func (in SummaryInput) ownSamples(profile string, grew bool) []memorySample {
 	var out []memorySample
 	for i, ch := range in.Children {
 		if ch.Run != nil && i < len(in.Rows) && in.Rows[i].Profile == profile && passed(in.Rows[i]) {
-			if s, ok := sampleOf(ch.Run); ok && s.perDeviceMiB > 0 {
+			if s, ok := sampleOf(ch.Run); ok && (s.perDeviceMiB > 0) == grew {
 				out = append(out, s)
 			}
 		}
