@@ -103,10 +103,13 @@ func TestPlanReportInBrowser(t *testing.T) {
 		t.Error(err)
 	}
 	for _, want := range []string{"Succeeded", "Sizing", "39680", "Pushes per second by WORKERS", "Breaking point Reached",
-		"bench-6-ssl-C2-w8-r2", "C1 · 2nd run"} {
+		"bench-6-ssl-C2-w8-r2"} {
 		if !strings.Contains(res.Text, want) {
 			t.Errorf("the page does not show %q", want)
 		}
+	}
+	if c, _ := res.Chart("plan-throughput"); c.Series != 2 {
+		t.Errorf("plan-throughput has %d series and legend %q, want 2 (a line per profile; repetitions as a band)", c.Series, c.Legend)
 	}
 	if c, _ := res.Chart("plan-latency"); c.Series != 6 || len(c.Legend) > maxLegend+1 {
 		t.Errorf("plan-latency has %d series and legend %q, want 6 (2 profiles × avg, p95, p99; repetitions as a band)", c.Series, c.Legend)

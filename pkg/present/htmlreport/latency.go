@@ -26,6 +26,17 @@ type Band struct {
 // of the repetitions, their min–max as a band. When groups × quantiles would pass maxLegend,
 // p95 alone is drawn, and past maxLegend groups the rest are left to the table.
 func planLatencyChart(p *v1alpha1.CapacityPlan, a sweepAxis, c Chart) Chart {
+	return bandedChart(p, a, c, []rowMetric{
+		{label: "avg", get: latencyOf(func(l *v1alpha1.Latency) string { return l.Avg })},
+		{label: "p95", get: latencyOf(func(l *v1alpha1.Latency) string { return l.P95 })},
+		{label: "p99", get: latencyOf(func(l *v1alpha1.Latency) string { return l.P99 })},
+	}, 1)
+}
+
+// bandedChart draws metrics of a plan's rows with one line per cell group and metric: the
+// median of the repetitions, their min–max as a band, so repetitions never multiply the
+// legend. When groups × metrics would pass maxLegend, only metrics[keep] is drawn.
+func bandedChart(p *v1alpha1.CapacityPlan, a sweepAxis, c Chart, metrics []rowMetric, keep int) Chart {
 	rows := p.Status.Table
 	var groups []string
 	for _, r := range rows {
@@ -34,15 +45,11 @@ func planLatencyChart(p *v1alpha1.CapacityPlan, a sweepAxis, c Chart) Chart {
 		}
 	}
 	sort.SliceStable(groups, func(i, j int) bool { return a.profileIndex(groups[i]) < a.profileIndex(groups[j]) })
-	metrics := []rowMetric{
-		{label: "avg", get: latencyOf(func(l *v1alpha1.Latency) string { return l.Avg })},
-		{label: "p95", get: latencyOf(func(l *v1alpha1.Latency) string { return l.P95 })},
-		{label: "p99", get: latencyOf(func(l *v1alpha1.Latency) string { return l.P99 })},
-	}
-	// Without a numeric dimension each group is an x position, so the series are the quantiles.
+	all := len(metrics)
+	// Without a numeric dimension each group is an x position, so the series are the metrics.
 	perGroup := a.Dim != ""
 	if perGroup && len(groups)*len(metrics) > maxLegend {
-		metrics = metrics[1:2]
+		metrics = metrics[keep : keep+1]
 	}
 	var notes []string
 	drawn := groups
@@ -77,7 +84,9 @@ func planLatencyChart(p *v1alpha1.CapacityPlan, a sweepAxis, c Chart) Chart {
 			if g != "" {
 				label = append(label, g)
 			}
-			label = append(label, m.label)
+			if all > 1 || g == "" {
+				label = append(label, m.label)
+			}
 			s := Series{Label: strings.Join(label, " · "), Color: gi*len(metrics) + mi, Values: make([]Value, len(c.X))}
 			b := Band{Low: make([]Value, len(c.X)), High: make([]Value, len(c.X))}
 			for i := range c.X {
@@ -110,8 +119,8 @@ func planLatencyChart(p *v1alpha1.CapacityPlan, a sweepAxis, c Chart) Chart {
 	} else {
 		c.Bands = nil
 	}
-	if len(metrics) == 1 {
-		notes = append(notes, "p95 only, to keep the legend readable; avg and p99 are in the table")
+	if len(metrics) == 1 && all > 1 {
+		notes = append(notes, metrics[0].label+" only, to keep the legend readable; the others are in the table")
 	}
 	c.Note = strings.Join(notes, "; ")
 	return c

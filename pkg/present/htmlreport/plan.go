@@ -205,7 +205,7 @@ func PlanCharts(p *v1alpha1.CapacityPlan, children []v1alpha1.TestRun) []Chart {
 		title = "Pushes per second" + by
 	}
 	charts := []Chart{
-		sweepChart(p, a, Chart{Name: "plan-throughput", Title: title, Kind: KindLine, YLabel: tp.label}, []rowMetric{tp}),
+		bandedChart(p, a, Chart{Name: "plan-throughput", Title: title, Kind: KindLine, YLabel: tp.label}, []rowMetric{tp}, 0),
 		planLatencyChart(p, a, Chart{Name: "plan-latency", Title: "Latency" + by, Kind: KindLine, YLabel: "ms"}),
 	}
 	if roundTrip(p.Status.Table) {
