@@ -18,8 +18,9 @@ import (
 )
 
 // pushWork is the CPU each push burns in the sample backend (PUSH_WORK SHA-256 rounds, about
-// 2.5 ms of one core on this cluster), so its throughput follows the cores a profile grants.
-const pushWork = "16000"
+// 2.4 ms of one core on this cluster: a 100m profile serves about 40 a second), so its
+// throughput follows the cores a profile grants.
+const pushWork = "32000"
 
 // pushWaiting pushes without a client timeout: in a closed-loop benchmark a push that waits for
 // a busy target is the measurement, and one given up on would waste the target's work.
@@ -43,7 +44,7 @@ func TestCapacityRangesModelAndPrediction(t *testing.T) {
 	sizes := map[string]string{"fb-size-100": "100m", "fb-size-200": "200m", "fb-size-300": "300m", "fb-size-400": "400m"}
 	for name, cpu := range sizes {
 		e.profile(t, &v1alpha1.Profile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.ProfileSpec{
-			CPU: resource.MustParse(cpu), Memory: resource.MustParse("256Mi"), Description: "e2e: a " + cpu + " machine",
+			CPU: resource.MustParse(cpu), Memory: resource.MustParse("1Gi"), Description: "e2e: a " + cpu + " machine",
 			Price: &v1alpha1.ProfilePrice{PerVCPUHour: ptr.To[v1alpha1.PriceAmount]("0.04"), PerGiBHour: ptr.To[v1alpha1.PriceAmount]("0.005"),
 				Currency: "EUR", AsOf: "2026-11-01"}}})
 	}
@@ -113,7 +114,8 @@ func TestCapacityRangesModelAndPrediction(t *testing.T) {
 }
 
 // peakScaling climbs the 200m profile in a one-cell peak plan and checks the USL fit of its
-// steps: devices pushing every second, 10 more each 4 s step, until p95 passes 400 ms.
+// steps: devices pushing every second, 10 more each 4 s step, until p95 passes 400 ms (about
+// 80 pushes a second: the climb breaks near 90 devices).
 func (e *env) peakScaling(t *testing.T, ns string, app v1alpha1.Component) {
 	template := tw.MakeTestRun("t", ns).Type(v1alpha1.TestTypePeak).Components(app).
 		Devices(10, "1s").
