@@ -59,7 +59,7 @@ func answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOp
 	period, err := time.ParseDuration(string(q.Period))
 	switch {
 	case err != nil || period <= 0:
-		a.Message = truncate(fmt.Sprintf("the question's period %q is not a positive duration such as 260s or 5m", q.Period), maxMessage)
+		a.Message = truncateMessage(fmt.Sprintf("the question's period %q is not a positive duration such as 260s or 5m", q.Period))
 		return a, nil
 	case q.Devices < 1:
 		a.Message = "the question asks for no devices: give devices of 1 or more"
@@ -110,12 +110,12 @@ func answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOp
 	}
 	if chosen < 0 {
 		if largest < 0 {
-			a.Message = truncate("no measured or predicted profile of the plan has a safe fleet (no passing rows, no prediction): nothing holds "+fleet, maxMessage)
+			a.Message = truncateMessage("no measured or predicted profile of the plan has a safe fleet (no passing rows, no prediction): nothing holds "+fleet)
 			return a, at
 		}
 		l := at[largest]
-		a.Message = truncate(fmt.Sprintf("no measured or predicted profile holds %s: the largest, %s, holds %s at that period%s; add a larger profile to the plan (or to spec.predict)",
-			fleet, label(l.SizeOption), Grouped(l.Safe), boundBy(l.Limit)), maxMessage)
+		a.Message = truncateMessage(fmt.Sprintf("no measured or predicted profile holds %s: the largest, %s, holds %s at that period%s; add a larger profile to the plan (or to spec.predict)",
+			fleet, label(l.SizeOption), Grouped(l.Safe), boundBy(l.Limit)))
 		return a, at
 	}
 	c := at[chosen]
@@ -134,7 +134,7 @@ func answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOp
 		a.Currency, a.PriceAsOf = p.Currency, p.AsOf
 		fmt.Fprintf(&b, "; %s %s a month, %s %s per 1,000 devices (price of %s)", a.MonthlyCost, p.Currency, a.CostPer1000Devices, p.Currency, p.AsOf)
 	}
-	a.Message = truncate(b.String(), maxMessage)
+	a.Message = truncateMessage(b.String())
 	return a, at
 }
 
@@ -329,7 +329,7 @@ func StatusAnswer(p *v1alpha1.CapacityPlan, profiles map[string]v1alpha1.Profile
 	}
 	period, err := PlanPeriod(&p.Spec)
 	if err != nil {
-		return &v1alpha1.FleetAnswer{Devices: q.Devices, Period: string(q.Period), Message: truncate(err.Error(), maxMessage)}
+		return &v1alpha1.FleetAnswer{Devices: q.Devices, Period: string(q.Period), Message: truncateMessage(err.Error())}
 	}
 	a := Answer(*q, period, SizeOptions(p, profiles))
 	return &a

@@ -191,7 +191,7 @@ func planMessage(base string, c v1alpha1.PlanComparison, onlyInBaseline int) str
 	if onlyInBaseline > 0 {
 		s += fmt.Sprintf("; %d cells of the baseline are not in this plan", onlyInBaseline)
 	}
-	return truncate(s, 1024)
+	return truncateMessage(s)
 }
 
 func parse(s string) (float64, bool) {
@@ -199,7 +199,9 @@ func parse(s string) (float64, bool) {
 	return v, err == nil && s != ""
 }
 
-func truncate(s string, n int) string {
+// truncateMessage cuts s to the CRD's 1024 bytes for a message, at a rune boundary.
+func truncateMessage(s string) string {
+	n := maxMessage
 	if len(s) <= n {
 		return s
 	}

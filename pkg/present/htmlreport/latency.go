@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/judge/sizing"
 )
 
 // maxLegend is how many series a plan chart's legend may hold before it stops being read: a
@@ -58,25 +59,7 @@ func bandedChart(p *v1alpha1.CapacityPlan, a sweepAxis, c Chart, metrics []rowMe
 		notes = append(notes, fmt.Sprintf("… %d more groups in the table below", len(groups)-maxLegend))
 	}
 
-	c.XLabel = a.xLabel()
-	xOf := func(r v1alpha1.CapacityRow) float64 { return float64(slices.Index(groups, a.group(r))) }
-	seriesGroups := drawn
-	if perGroup {
-		xOf = func(r v1alpha1.CapacityRow) float64 { f, _ := parseNumber(r.Values[a.Dim]); return f }
-		for _, r := range rows {
-			if x := xOf(r); !slices.Contains(c.X, x) {
-				c.X = append(c.X, x)
-			}
-		}
-		slices.Sort(c.X)
-		c.LogX = len(c.X) > 1 && c.X[0] > 0 && c.X[len(c.X)-1]/c.X[0] >= 100
-	} else {
-		c.Kind, c.XNames = KindCategory, groups
-		for i := range groups {
-			c.X = append(c.X, float64(i))
-		}
-		seriesGroups = []string{""}
-	}
+	xOf, seriesGroups := a.place(&c, rows, groups, drawn)
 	reps := false
 	for gi, g := range seriesGroups {
 		for mi, m := range metrics {
@@ -100,9 +83,10 @@ func bandedChart(p *v1alpha1.CapacityPlan, a sweepAxis, c Chart, metrics []rowMe
 				}
 				s.Values[i], b.Low[i], b.High[i] = Gap, Gap, Gap
 				if len(vs) > 0 {
-					slices.Sort(vs)
-					s.Values[i] = Value(middle(vs))
-					b.Low[i], b.High[i] = Value(vs[0]), Value(vs[len(vs)-1])
+					// The same median and min–max the plan's summary gives its ranges.
+					sp := sizing.SpreadOf(vs)
+					s.Values[i] = Value(sp.Median)
+					b.Low[i], b.High[i] = Value(slices.Min(vs)), Value(slices.Max(vs))
 					reps = reps || len(vs) > 1
 				}
 			}
@@ -124,16 +108,6 @@ func bandedChart(p *v1alpha1.CapacityPlan, a sweepAxis, c Chart, metrics []rowMe
 	}
 	c.Note = strings.Join(notes, "; ")
 	return c
-}
-
-// middle is the middle of sorted values (the mean of the two middle ones for an even count):
-// where a line goes through a cell's repetitions.
-func middle(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 // roundTrip says whether the rows' goodput means something: the bytes each response carries

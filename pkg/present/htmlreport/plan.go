@@ -117,27 +117,7 @@ func sweepChart(p *v1alpha1.CapacityPlan, a sweepAxis, c Chart, metrics []rowMet
 	}
 	slices.Sort(repList)
 
-	c.XLabel = a.xLabel()
-	xOf := func(r v1alpha1.CapacityRow) float64 { return float64(slices.Index(groups, a.group(r))) }
-	seriesGroups := groups
-	if a.Dim != "" {
-		xOf = func(r v1alpha1.CapacityRow) float64 { f, _ := parseNumber(r.Values[a.Dim]); return f }
-		for _, r := range rows {
-			if x := xOf(r); !slices.Contains(c.X, x) {
-				c.X = append(c.X, x)
-			}
-		}
-		slices.Sort(c.X)
-		// Values spanning two decades or more (seed 004's 64 B to 64 KiB) would crowd the
-		// small ones together on a linear axis.
-		c.LogX = len(c.X) > 1 && c.X[0] > 0 && c.X[len(c.X)-1]/c.X[0] >= 100
-	} else {
-		c.Kind, c.XNames = KindCategory, groups
-		for i := range groups {
-			c.X = append(c.X, float64(i))
-		}
-		seriesGroups = []string{""}
-	}
+	xOf, seriesGroups := a.place(&c, rows, groups, groups)
 	for gi, g := range seriesGroups {
 		for _, rep := range repList {
 			for mi, m := range metrics {
@@ -170,6 +150,30 @@ func sweepChart(p *v1alpha1.CapacityPlan, a sweepAxis, c Chart, metrics []rowMet
 	}
 	c.Series = dropEmptySeries(c.Series)
 	return c
+}
+
+// place sets the chart's x axis from the rows: the numeric dimension's values (on a log axis
+// when they span two decades or more: seed 004's 64 B to 64 KiB would crowd the small ones
+// together), or one category per group. It returns where a row goes and the groups that get
+// series: drawn, or one unnamed group on a category axis, whose x positions are the groups.
+func (a sweepAxis) place(c *Chart, rows []v1alpha1.CapacityRow, groups, drawn []string) (func(v1alpha1.CapacityRow) float64, []string) {
+	c.XLabel = a.xLabel()
+	if a.Dim == "" {
+		c.Kind, c.XNames = KindCategory, groups
+		for i := range groups {
+			c.X = append(c.X, float64(i))
+		}
+		return func(r v1alpha1.CapacityRow) float64 { return float64(slices.Index(groups, a.group(r))) }, []string{""}
+	}
+	xOf := func(r v1alpha1.CapacityRow) float64 { f, _ := parseNumber(r.Values[a.Dim]); return f }
+	for _, r := range rows {
+		if x := xOf(r); !slices.Contains(c.X, x) {
+			c.X = append(c.X, x)
+		}
+	}
+	slices.Sort(c.X)
+	c.LogX = len(c.X) > 1 && c.X[0] > 0 && c.X[len(c.X)-1]/c.X[0] >= 100
+	return xOf, drawn
 }
 
 func (a sweepAxis) profileIndex(group string) int {

@@ -133,8 +133,8 @@ func TestPlanReportSizingWithRanges(t *testing.T) {
 		}
 	}
 	// C4 has no breaking point: "—", never 0.
-	c4 := page[strings.Index(page, `<tr data-row="C4/floor">`):]
-	c4 = c4[:strings.Index(c4, "</tr>")]
+	_, c4, _ := strings.Cut(page, `<tr data-row="C4/floor">`)
+	c4, _, _ = strings.Cut(c4, "</tr>")
 	if !strings.Contains(c4, `data-field="breaking">—</td>`) {
 		t.Errorf("C4's breaking point is not —: %s", c4)
 	}
@@ -148,7 +148,8 @@ func TestPlanReportSizingWithRanges(t *testing.T) {
 	p.Status.Answer.MonthlyCost, p.Status.Answer.Profile = "", ""
 	page = writePlan(t, p)
 	if strings.Contains(page, "Cost:") || !strings.Contains(page, "No profile of this plan holds 40000 devices") {
-		t.Errorf("an answer without a profile or price: %s", page[strings.Index(page, "<h2>Answer"):][:400])
+		_, answer, _ := strings.Cut(page, "<h2>Answer")
+		t.Errorf("an answer without a profile or price: %.400s", answer)
 	}
 }
 
