@@ -110,7 +110,7 @@ func answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOp
 	}
 	if chosen < 0 {
 		if largest < 0 {
-			a.Message = truncateMessage("no measured or predicted profile of the plan has a safe fleet (no passing rows, no prediction): nothing holds "+fleet)
+			a.Message = truncateMessage("no measured or predicted profile of the plan has a safe fleet (no passing rows, no prediction): nothing holds " + fleet)
 			return a, at
 		}
 		l := at[largest]

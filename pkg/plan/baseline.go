@@ -70,7 +70,7 @@ func Baseline(p, base *v1alpha1.CapacityPlan, d Decision, doneSince, now time.Ti
 	}
 	if spec.OnMissing != v1alpha1.BaselineMissingWarn || done {
 		step.Missing = missing
-		step.Write = &v1alpha1.PlanComparison{Message: truncateMessage("no baseline: "+missing)}
+		step.Write = &v1alpha1.PlanComparison{Message: truncateMessage("no baseline: " + missing)}
 		return applied(d, spec, step.Write), step
 	}
 	return d, step
