@@ -49,8 +49,10 @@ type Sample struct {
 
 // Options say how to judge. Zero values take the defaults.
 type Options struct {
-	// WarmUp, when positive, is cut from the first sample on; zero detects it (DetectWarmUp).
+	// WarmUp, when positive, is cut from Start on; zero detects it (DetectWarmUp).
 	WarmUp time.Duration
+	// Start is when the warm-up starts (the load's start); zero: the first sample.
+	Start time.Time
 	// LimitMiB is the memory the target may use; zero: no projection, and a leak is judged by
 	// the interval alone.
 	LimitMiB float64
@@ -96,17 +98,20 @@ func Fit(samples []Sample, o Options) Result {
 		r.Message = fmt.Sprintf("no memory samples: the trend needs %d after the warm-up", MinSamples)
 		return r
 	}
-	cut := 0
+	cut, origin := 0, s[0].At
+	if !o.Start.IsZero() {
+		origin = o.Start
+	}
 	if o.WarmUp > 0 {
 		r.WarmUp = o.WarmUp
-		end := s[0].At.Add(o.WarmUp)
+		end := origin.Add(o.WarmUp)
 		for cut < len(s) && s[cut].At.Before(end) {
 			cut++
 		}
 	} else {
 		cut = DetectWarmUp(s)
 		r.WarmUpDetected = true
-		r.WarmUp = s[cut].At.Sub(s[0].At)
+		r.WarmUp = s[cut].At.Sub(origin)
 	}
 	rest := s[cut:]
 	r.Samples = len(rest)
