@@ -2,7 +2,6 @@ package judge
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,10 +79,4 @@ func fullIn(d string) string {
 		return ""
 	}
 	return ", reaching the profile's memory in " + d
-}
-
-// TrendSlope reads a fitted figure back; false for an unbounded or missing one.
-func TrendSlope(v string) (float64, bool) {
-	f, err := strconv.ParseFloat(v, 64)
-	return f, err == nil && v != "+Inf" && v != "-Inf"
 }
