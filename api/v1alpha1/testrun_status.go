@@ -491,6 +491,66 @@ type MemoryUsage struct {
 	PerDeviceMiB string `json:"perDeviceMiB,omitempty"`
 	// +kubebuilder:validation:MaxLength=64
 	UtilizationPercent string `json:"utilizationPercent,omitempty"`
+	// trend is the leak verdict: memory fitted over time after the warm-up (stability runs).
+	// +optional
+	Trend *MemoryTrend `json:"trend,omitempty"`
+}
+
+// MemoryTrend is memory fitted over the run after the warm-up (pkg/judge/trend): the slope
+// with its 95 % confidence interval, widened for autocorrelated samples, the projected time
+// to the profile's memory, and the verdict.
+type MemoryTrend struct {
+	// verdict: leak when the slope's interval lies above zero and the projection reaches the
+	// profile's memory within the horizon; stable otherwise; insufficient when too few samples
+	// follow the warm-up.
+	// +kubebuilder:validation:Enum=leak;stable;insufficient
+	Verdict string `json:"verdict"`
+	// slopeMiBPerHour is the least-squares slope; slopeLow and slopeHigh its 95 % interval.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	SlopeMiBPerHour string `json:"slopeMiBPerHour,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	SlopeLow string `json:"slopeLow,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	SlopeHigh string `json:"slopeHigh,omitempty"`
+	// theilSenMiBPerHour is the robust (median pairwise) slope; a leak needs its interval
+	// above zero too.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	TheilSenMiBPerHour string `json:"theilSenMiBPerHour,omitempty"`
+	// warmUpSeconds were cut from the load's start before the fit: spec.stability.leak.warmUp,
+	// or detected (warmUpDetected) as the end of the registration ramp.
+	// +optional
+	WarmUpSeconds int64 `json:"warmUpSeconds,omitempty"`
+	// +optional
+	WarmUpDetected bool `json:"warmUpDetected,omitempty"`
+	// samples fitted after the warm-up.
+	// +optional
+	Samples int32 `json:"samples,omitempty"`
+	// fitStartMiB and fitEndMiB are the fitted line at the first and last samples fitted, the
+	// latter at fitEnd: what the report draws, and where the projection starts.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	FitStartMiB string `json:"fitStartMiB,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	FitEndMiB string `json:"fitEndMiB,omitempty"`
+	// +optional
+	FitEnd *metav1.Time `json:"fitEnd,omitempty"`
+	// projectedFullIn is how long after fitEnd the line reaches the profile's memory, when the
+	// slope is positive.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	ProjectedFullIn string `json:"projectedFullIn,omitempty"`
+	// horizon is how far ahead a projection counts as a leak.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Horizon string `json:"horizon,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // CPUUsage of the target, as load per core (seed 000).

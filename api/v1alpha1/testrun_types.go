@@ -749,6 +749,29 @@ type StabilitySpec struct {
 	// +listType=map
 	// +listMapKey=name
 	LogPatterns []LogPattern `json:"logPatterns,omitempty"`
+
+	// leak judges target memory by its trend after the warm-up (status.target.memory.trend)
+	// instead of two points: the slope's confidence interval and the projection to the
+	// profile's memory. The trend is reported for every stability run; this sets how.
+	// +optional
+	Leak *LeakSpec `json:"leak,omitempty"`
+}
+
+// LeakSpec says how the memory trend is judged.
+type LeakSpec struct {
+	// warmUp is cut from the load's start before the fit (the devices' registration ramp);
+	// empty detects it as the end of the steepest initial climb.
+	// +optional
+	WarmUp Duration `json:"warmUp,omitempty"`
+	// horizon: a leak is a slope significantly above zero that reaches the profile's memory
+	// within this long. Default 720h (30 days).
+	// +optional
+	Horizon Duration `json:"horizon,omitempty"`
+	// failOn: leak fails the run's verdict (FAILED, naming the slope) when the trend is a
+	// leak. Empty reports the trend only.
+	// +optional
+	// +kubebuilder:validation:Enum=leak
+	FailOn string `json:"failOn,omitempty"`
 }
 
 // LogPattern counts the target log lines matching a regular expression (RE2 syntax).

@@ -33,6 +33,7 @@ type Config struct {
 	PushDelay        time.Duration // PUSH_DELAY: processing time each push holds its worker, as a heavier backend would
 	PushWork         int           // PUSH_WORK: SHA-256 rounds each push computes: CPU work, so throughput follows the cores granted
 	RequireRegister  bool          // REQUIRE_REGISTER: pushes from unknown devices get 404
+	LeakBytesPerPush int           // LEAK_BYTES_PER_PUSH: bytes kept forever per stored push, a deliberate leak
 	DBMaxConns       int           // DB_MAX_CONNS: database pool size
 	LogLevel         slog.Level
 }
@@ -86,6 +87,7 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 	durVar("WARN_INTERVAL", &c.WarnInterval)
 	durVar("PUSH_DELAY", &c.PushDelay)
 	intVar("PUSH_WORK", &c.PushWork, 0)
+	intVar("LEAK_BYTES_PER_PUSH", &c.LeakBytesPerPush, 0)
 	crash := 0
 	intVar("CRASH_AFTER_PUSHES", &crash, 0)
 	c.CrashAfterPushes = int64(crash)
@@ -174,6 +176,7 @@ type Server struct {
 	dropFull   atomic.Int64
 	dropWait   atomic.Int64
 	crashOnce  sync.Once
+	leaked     leak
 	logCounts  *levelCounts
 	limiter    warnLimiter
 	started    time.Time
@@ -486,6 +489,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	if took := time.Since(start); s.cfg.SlowPush > 0 && took > s.cfg.SlowPush {
 		s.logLimited(slog.LevelWarn, "slow push", "device", device, "ms", took.Milliseconds())
 	}
+	s.leaked.keep(s.cfg.LeakBytesPerPush)
 	n := s.stored.Add(1)
 	if s.cfg.CrashAfterPushes > 0 && n >= s.cfg.CrashAfterPushes {
 		s.crashOnce.Do(func() {
@@ -591,6 +595,8 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 
 	metric("sut_pushes_stored_total", "counter", "Pushes stored in the database.")
 	fmt.Fprintf(&b, "sut_pushes_stored_total %d\n", s.stored.Load())
+	metric("sut_leaked_bytes", "gauge", "Bytes kept on purpose by LEAK_BYTES_PER_PUSH.")
+	fmt.Fprintf(&b, "sut_leaked_bytes %d\n", s.leaked.bytes())
 	metric("sut_pushes_dropped_total", "counter", "Pushes answered 503 because every worker was busy.")
 	fmt.Fprintf(&b, "sut_pushes_dropped_total{reason=\"queue_full\"} %d\n", s.dropFull.Load())
 	fmt.Fprintf(&b, "sut_pushes_dropped_total{reason=\"queue_timeout\"} %d\n", s.dropWait.Load())

@@ -338,23 +338,24 @@ func TestCrashAfterPushes(t *testing.T) {
 
 func TestConfigFromEnv(t *testing.T) {
 	env := map[string]string{"WORKERS": "8", "QUEUE_SIZE": "0", "LOG_LEVEL": "debug", "CRASH_AFTER_PUSHES": "100",
-		"QUEUE_TIMEOUT": "2s", "REQUIRE_REGISTER": "true", "LISTEN": "127.0.0.1:9000", "GRPC_LISTEN": "off", "PUSH_DELAY": "20ms", "PUSH_WORK": "2000"}
+		"QUEUE_TIMEOUT": "2s", "REQUIRE_REGISTER": "true", "LISTEN": "127.0.0.1:9000", "GRPC_LISTEN": "off", "PUSH_DELAY": "20ms", "PUSH_WORK": "2000",
+		"LEAK_BYTES_PER_PUSH": "4096"}
 	c, err := configFromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Workers != 8 || c.QueueSize != 0 || c.LogLevel != slog.LevelDebug || c.CrashAfterPushes != 100 ||
 		c.QueueTimeout != 2*time.Second || !c.RequireRegister || c.Listen != "127.0.0.1:9000" || c.DBMaxConns != 12 ||
-		c.GRPCListen != "" || c.PushDelay != 20*time.Millisecond || c.PushWork != 2000 {
+		c.GRPCListen != "" || c.PushDelay != 20*time.Millisecond || c.PushWork != 2000 || c.LeakBytesPerPush != 4096 {
 		t.Errorf("config = %+v", c)
 	}
 	c, err = configFromEnv(func(string) string { return "" })
-	if err != nil || c.Listen != ":8080" || c.GRPCListen != ":9090" || c.Workers != 4 || c.LogLevel != slog.LevelInfo || c.CrashAfterPushes != 0 {
+	if err != nil || c.Listen != ":8080" || c.GRPCListen != ":9090" || c.Workers != 4 || c.LogLevel != slog.LevelInfo || c.CrashAfterPushes != 0 || c.LeakBytesPerPush != 0 {
 		t.Errorf("defaults = %+v, %v", c, err)
 	}
-	bad := map[string]string{"WORKERS": "0", "LOG_LEVEL": "loud", "QUEUE_TIMEOUT": "soon", "PUSH_WORK": "-1"}
+	bad := map[string]string{"WORKERS": "0", "LOG_LEVEL": "loud", "QUEUE_TIMEOUT": "soon", "PUSH_WORK": "-1", "LEAK_BYTES_PER_PUSH": "1k"}
 	_, err = configFromEnv(func(k string) string { return bad[k] })
-	for _, want := range []string{"WORKERS", "LOG_LEVEL", "QUEUE_TIMEOUT", "PUSH_WORK"} {
+	for _, want := range []string{"WORKERS", "LOG_LEVEL", "QUEUE_TIMEOUT", "PUSH_WORK", "LEAK_BYTES_PER_PUSH"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not name %s", err, want)
 		}
@@ -463,5 +464,27 @@ func BenchmarkBurn(b *testing.B) {
 	data := []byte(`{"device":"d","rssi":-67}`)
 	for b.Loop() {
 		burn(1000, data)
+	}
+}
+
+// TestLeakBytesPerPush: every stored push keeps LEAK_BYTES_PER_PUSH bytes, which the metrics
+// report; a refused push (unknown device) keeps nothing.
+func TestLeakBytesPerPush(t *testing.T) {
+	cfg := testConfig()
+	cfg.LeakBytesPerPush = 1000
+	cfg.RequireRegister = true
+	s, ts, _ := newTestServer(t, cfg, newMemStore())
+	do(t, "POST", ts.URL+"/api/register", `{"device":"d"}`)
+	for range 5 {
+		if code, body := do(t, "POST", ts.URL+"/api/push", `{"device":"d"}`); code != 202 {
+			t.Fatalf("push: %d %s", code, body)
+		}
+	}
+	do(t, "POST", ts.URL+"/api/push", `{"device":"stranger"}`)
+	if got := s.leaked.bytes(); got != 5000 {
+		t.Errorf("kept %d bytes, want 5 × 1000", got)
+	}
+	if _, metrics := do(t, "GET", ts.URL+"/metrics", ""); !strings.Contains(metrics, "sut_leaked_bytes 5000\n") {
+		t.Errorf("metrics lack sut_leaked_bytes 5000")
 	}
 }

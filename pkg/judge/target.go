@@ -29,6 +29,9 @@ func TargetProblems(t *v1alpha1.TargetUsage, spec *v1alpha1.TestRunSpec) []strin
 			out = append(out, fmt.Sprintf("target memory grew %s%%, more than maxMemoryGrowthPercent %d", t.Memory.IncreasePercent, *st.MaxMemoryGrowthPercent))
 		}
 	}
+	if p, ok := leakProblem(t, st); ok {
+		out = append(out, p)
+	}
 	for _, p := range st.LogPatterns {
 		if p.FailAbove == nil {
 			continue

@@ -198,6 +198,12 @@ func profile(c *cutter, p *v1alpha1.ProfileSnapshot) {
 func target(c *cutter, t *v1alpha1.TargetUsage) {
 	if m := t.Memory; m != nil {
 		c.nums("status.target.memory", &m.IncreasePercent, &m.PerDeviceMiB, &m.UtilizationPercent)
+		if tr := m.Trend; tr != nil {
+			c.nums("status.target.memory.trend", &tr.SlopeMiBPerHour, &tr.SlopeLow, &tr.SlopeHigh, &tr.TheilSenMiBPerHour, &tr.FitStartMiB, &tr.FitEndMiB)
+			c.str(&tr.ProjectedFullIn, 32, "status.target.memory.trend.projectedFullIn")
+			c.str(&tr.Horizon, 32, "status.target.memory.trend.horizon")
+			c.str(&tr.Message, 1024, "status.target.memory.trend.message")
+		}
 	}
 	if u := t.CPU; u != nil {
 		c.nums("status.target.cpu", &u.AverageCoresPerCore, &u.PeakCoresPerCore, &u.UsageCoreSecondsBefore, &u.EstimatedCoreSeconds)

@@ -46,9 +46,10 @@ func (r *Reconciler) resultConfigMap(run *v1alpha1.TestRun) (*corev1.ConfigMap, 
 }
 
 // recordTargetPoint keeps one target sample for the timeline, in the results ConfigMap: the
-// status holds only the before/after/peak columns. A point lost to a conflicting write is
-// logged, not retried: the chart has a gap, the columns are unaffected.
-func (r *Reconciler) recordTargetPoint(ctx context.Context, s *scope, sample targetstats.Sample) {
+// status holds only the before/after/peak columns and the trend. A point lost to a conflicting
+// write is logged, not retried: the chart has a gap, the columns are unaffected. It returns the
+// points kept with this one (at most judge.MaxTargetPoints), which the trend is fitted to.
+func (r *Reconciler) recordTargetPoint(ctx context.Context, s *scope, sample targetstats.Sample) []judge.TargetPoint {
 	point := judge.TargetPoint{At: sample.At, MemoryMiB: targetstats.MiB(sample.MemoryBytes()), Cores: sample.CoresNow}
 	for i := range s.targetPods {
 		for _, cs := range s.targetPods[i].Status.ContainerStatuses {
@@ -57,24 +58,28 @@ func (r *Reconciler) recordTargetPoint(ctx context.Context, s *scope, sample tar
 	}
 	cm, err := r.resultConfigMap(s.run)
 	if err != nil {
-		return
+		return nil
 	}
+	var points []judge.TargetPoint
 	err = r.apiReader.Get(ctx, client.ObjectKeyFromObject(cm), cm)
 	switch {
 	case apierrors.IsNotFound(err):
-		_, err = r.createConfigMap(ctx, s.run, withTargetPoints(cm, []judge.TargetPoint{point}))
+		points = []judge.TargetPoint{point}
+		_, err = r.createConfigMap(ctx, s.run, withTargetPoints(cm, points))
 	case err == nil && !controlledBy(cm, s.run.UID):
-		return // someone else's ConfigMap of that name: storeResult warns
+		return nil // someone else's ConfigMap of that name: storeResult warns
 	case err == nil:
-		points := targetPoints(cm)
+		points = targetPoints(cm)
 		if n := len(points); n > 0 && !points[n-1].At.Before(point.At) {
-			return // this sample is already kept (a repeated reconcile)
+			return points // this sample is already kept (a repeated reconcile)
 		}
-		err = r.Update(ctx, withTargetPoints(cm, judge.ThinTargetPoints(append(points, point))))
+		points = judge.ThinTargetPoints(append(points, point))
+		err = r.Update(ctx, withTargetPoints(cm, points))
 	}
 	if err != nil {
 		logf.FromContext(ctx).Info("keeping a target sample for the timeline failed", "error", err.Error())
 	}
+	return points
 }
 
 func withTargetPoints(cm *corev1.ConfigMap, points []judge.TargetPoint) *corev1.ConfigMap {

@@ -16,6 +16,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/pkg/judge/capacity"
 	"fleetbench.dev/fleetbench/pkg/measure/targetstats"
 	"fleetbench.dev/fleetbench/pkg/runners"
@@ -314,7 +315,11 @@ func (r *Reconciler) measureAfter(ctx context.Context, s *scope) error {
 	t.LastSampleTime = &at
 	t.Memory.AfterMiB = mib(sample.MemoryBytes())
 	t.Memory.PeakMiB = max(t.Memory.PeakMiB, t.Memory.AfterMiB)
-	r.recordTargetPoint(ctx, s, sample)
+	points := r.recordTargetPoint(ctx, s, sample)
+	if start := s.startTime(); start != nil {
+		// The load only: the idle point before and this one after would bend the line.
+		t.Memory.Trend = judge.MemoryTrend(points, start.Time, lastEnd(s), &run.Spec, s.profile.Spec.Memory.AsApproximateFloat64()/(1<<20))
+	}
 	devices := int64(0)
 	if run.Spec.Load != nil && run.Spec.Load.Devices != nil {
 		devices = int64(*run.Spec.Load.Devices)

@@ -181,6 +181,7 @@ func WriteTestRun(w io.Writer, in TestRunInput) error {
 			seriesMissing = "its kept record was not read"
 		}
 	}
+	charts = withTrend(charts, run)
 	if c := PeakChart("peak", run); c.Name != "" {
 		charts = append(charts, c)
 	}

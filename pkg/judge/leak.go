@@ -1,0 +1,82 @@
+package judge
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/judge/capacity"
+	"fleetbench.dev/fleetbench/pkg/judge/trend"
+)
+
+// FailOnLeak is spec.stability.leak.failOn's value that fails the run on a leak verdict.
+const FailOnLeak = "leak"
+
+// MemoryTrend is status.target.memory.trend of a stability run (type stability, or any run
+// with spec.stability): the target's points during the load, [loadStart, loadEnd], fitted after
+// the warm-up (pkg/judge/trend), projected to limitMiB (the profile's memory). The points are
+// the timeline's, at most MaxTargetPoints whatever the run's length. Nil for other runs.
+func MemoryTrend(points []TargetPoint, loadStart, loadEnd time.Time, spec *v1alpha1.TestRunSpec, limitMiB float64) *v1alpha1.MemoryTrend {
+	if spec.Type != v1alpha1.TestTypeStability && spec.Stability == nil {
+		return nil
+	}
+	o := trend.Options{LimitMiB: limitMiB, Start: loadStart}
+	if st := spec.Stability; st != nil && st.Leak != nil {
+		// Admission's pattern makes both parse; a value that does not is the default.
+		o.WarmUp, _ = time.ParseDuration(string(st.Leak.WarmUp))
+		o.Horizon, _ = time.ParseDuration(string(st.Leak.Horizon))
+	}
+	var samples []trend.Sample
+	for _, p := range points {
+		if !p.At.Before(loadStart) && !p.At.After(loadEnd) {
+			samples = append(samples, trend.Sample{At: p.At, MiB: p.MemoryMiB})
+		}
+	}
+	r := trend.Fit(samples, o)
+	out := &v1alpha1.MemoryTrend{
+		Verdict: r.Verdict, Samples: int32(r.Samples), WarmUpDetected: r.WarmUpDetected,
+		WarmUpSeconds: int64(r.WarmUp.Seconds()), Horizon: r.Horizon.String(), Message: r.Message,
+	}
+	if r.Verdict == trend.Insufficient {
+		return out
+	}
+	out.SlopeMiBPerHour, out.SlopeLow, out.SlopeHigh = num(r.Slope), num(r.Low), num(r.High)
+	out.TheilSenMiBPerHour = num(r.TheilSen)
+	out.FitStartMiB, out.FitEndMiB = num(r.StartMiB), num(r.EndMiB)
+	end := metav1.NewTime(r.To)
+	out.FitEnd = &end
+	if r.HasProjection {
+		out.ProjectedFullIn = r.FullIn.Round(time.Minute).String()
+	}
+	return out
+}
+
+// num writes a fitted figure; an unbounded interval (too few effective samples) is "-Inf"/"+Inf".
+func num(v float64) string {
+	switch {
+	case v > 1e15:
+		return "+Inf"
+	case v < -1e15:
+		return "-Inf"
+	}
+	return capacity.Format(v, 3)
+}
+
+// leakProblem is the failure a leak verdict makes when spec.stability.leak.failOn is leak.
+func leakProblem(t *v1alpha1.TargetUsage, st *v1alpha1.StabilitySpec) (string, bool) {
+	if st.Leak == nil || st.Leak.FailOn != FailOnLeak || t.Memory == nil || t.Memory.Trend == nil || t.Memory.Trend.Verdict != trend.Leak {
+		return "", false
+	}
+	tr := t.Memory.Trend
+	return fmt.Sprintf("target memory leaks %s MiB/h (95%% CI %s to %s)%s (spec.stability.leak.failOn: leak)",
+		tr.SlopeMiBPerHour, tr.SlopeLow, tr.SlopeHigh, fullIn(tr.ProjectedFullIn)), true
+}
+
+func fullIn(d string) string {
+	if d == "" {
+		return ""
+	}
+	return ", reaching the profile's memory in " + d
+}
