@@ -1,9 +1,11 @@
 package plan
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/judge/sizing"
@@ -16,12 +18,15 @@ const minScalingLevels = 3
 // (N = devices), or its rows along the plan's one numeric sweep dimension (N = its value, e.g.
 // WORKERS). nil when the plan varies no load.
 func (in SummaryInput) scaling(profile string) *v1alpha1.ScalingFit {
-	by, points := in.peakPoints(profile)
-	if len(points) == 0 {
+	by, points, skipped := in.peakPoints(profile)
+	if by == "" {
 		by, points = in.sweepPoints(profile)
 	}
 	if by == "" {
 		return nil
+	}
+	if len(points) == 0 && len(skipped) > 0 {
+		return &v1alpha1.ScalingFit{By: by, Untrusted: []string{"no peak run of this profile PASSED, so no step is fitted: " + strings.Join(skipped, ", ")}}
 	}
 	sort.SliceStable(points, func(i, j int) bool { return points[i].N < points[j].N })
 	out := &v1alpha1.ScalingFit{By: by, Points: int32(len(points))}
@@ -62,11 +67,17 @@ func estimate(e sizing.Estimate) *v1alpha1.Estimate {
 	return out
 }
 
-// peakPoints are the steps of the profile's passing peak runs, each (devices, req/s).
-func (in SummaryInput) peakPoints(profile string) (string, []sizing.Point) {
-	var points []sizing.Point
+// peakPoints are the steps of the profile's passing peak runs, each (devices, req/s); by is
+// empty when the profile has no finished peak run, and skipped names the runs that did not pass
+// with their verdicts (a generator-bound climb is INCONCLUSIVE: its steps are not the target's).
+func (in SummaryInput) peakPoints(profile string) (by string, points []sizing.Point, skipped []string) {
 	for i, ch := range in.Children {
-		if ch.Run == nil || i >= len(in.Rows) || in.Rows[i].Profile != profile || !passed(in.Rows[i]) || ch.Run.Status.Peak == nil {
+		if ch.Run == nil || i >= len(in.Rows) || in.Rows[i].Profile != profile || ch.Run.Status.Peak == nil {
+			continue
+		}
+		by = "devices (peak steps)"
+		if !passed(in.Rows[i]) {
+			skipped = append(skipped, fmt.Sprintf("%s %s/%s", ch.Run.Name, in.Rows[i].Phase, in.Rows[i].Verdict))
 			continue
 		}
 		for _, st := range ch.Run.Status.Peak.Steps {
@@ -75,10 +86,7 @@ func (in SummaryInput) peakPoints(profile string) (string, []sizing.Point) {
 			}
 		}
 	}
-	if len(points) == 0 {
-		return "", nil
-	}
-	return "devices (peak steps)", points
+	return by, points, skipped
 }
 
 // sweepPoints are the profile's passing rows along the plan's only sweep dimension when its

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -71,6 +72,22 @@ func TestScalingFromPeakSteps(t *testing.T) {
 	near(t, "peak throughput", f.PeakThroughput, 7.62, 0.002)
 	if s.Floor.Limit != v1alpha1.LimitLatency || s.Limit != v1alpha1.LimitLatency {
 		t.Errorf("floor limit %q, profile limit %q: the p95 stop rule fired", s.Floor.Limit, s.Limit)
+	}
+}
+
+// TestScalingWithoutAPassingClimb: a profile whose peak runs all ended INCONCLUSIVE (their
+// generators were the limit) gets no fit, and the summary says which runs and why, instead of
+// saying nothing.
+func TestScalingWithoutAPassingClimb(t *testing.T) {
+	spec := sizingSpec(1, []string{"4"}, "C1")
+	in := inputOf(spec, ideals(map[string][]int64{"C1/4": {1000}}, func(_ Cell, w *tw.TestRunWrapper) {
+		w.Type(v1alpha1.TestTypePeak).Verdict(v1alpha1.VerdictInconclusive)
+		w.Status.Peak = &v1alpha1.PeakResult{Steps: []v1alpha1.PeakStepResult{{Devices: 10, RequestsPerSecond: "10"}}}
+	}))
+	f := summaryOf(t, Summarize(in), "C1").Scaling
+	if f == nil || f.By != "devices (peak steps)" || f.Trusted || f.Points != 0 || len(f.Untrusted) != 1 ||
+		!strings.Contains(f.Untrusted[0], "no peak run of this profile PASSED") || !strings.Contains(f.Untrusted[0], "Succeeded/INCONCLUSIVE") {
+		t.Errorf("scaling %+v", f)
 	}
 }
 

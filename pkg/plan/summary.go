@@ -34,6 +34,7 @@ func Summarize(in SummaryInput) []v1alpha1.ProfileSummary {
 	safePercent := in.safePercent()
 	for i := range out {
 		s := &out[i]
+		s.Scaling = in.scaling(s.Profile)
 		cells := cellsOf(s.Profile, in.Rows)
 		if len(cells) == 0 {
 			continue
@@ -54,7 +55,6 @@ func Summarize(in SummaryInput) []v1alpha1.ProfileSummary {
 		}
 		s.LimitMessage = limitMessage(s.Limit, mem)
 		s.Noise = noise(ff, bf)
-		s.Scaling = in.scaling(s.Profile)
 	}
 	return out
 }

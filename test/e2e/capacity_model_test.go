@@ -110,22 +110,29 @@ func TestCapacityRangesModelAndPrediction(t *testing.T) {
 			t.Errorf("answer %+v: the chosen profile has a price", a)
 		}
 	}
-	e.peakScaling(t, ns, app)
 }
 
-// peakScaling climbs the 200m profile in a one-cell peak plan and checks the USL fit of its
-// steps: devices pushing every second, 10 more each 4 s step, until p95 passes 400 ms (about
-// 80 pushes a second: the climb breaks near 90 devices).
-func (e *env) peakScaling(t *testing.T, ns string, app v1alpha1.Component) {
+// TestPeakClimbFitsTheUSL climbs the CPU-bound sample backend on a 200m profile in a one-cell
+// peak plan and checks the USL fit of its steps: devices pushing every second, 10 more each 4 s
+// step, until p95 passes 400 ms (about 80 pushes a second: the climb breaks near 90 devices).
+func TestPeakClimbFitsTheUSL(t *testing.T) {
+	e := newEnv(t)
+	ns := e.namespace(t, "e2e-usl")
+	e.profile(t, &v1alpha1.Profile{ObjectMeta: metav1.ObjectMeta{Name: "fb-climb-200"}, Spec: v1alpha1.ProfileSpec{
+		CPU: resource.MustParse("200m"), Memory: resource.MustParse("1Gi"), Description: "e2e: a 200m machine"}})
+	app := sutComponent([]corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+		corev1.EnvVar{Name: "WORKERS", Value: "8"}, corev1.EnvVar{Name: "PUSH_WORK", Value: pushWork}, corev1.EnvVar{Name: "GRPC_LISTEN", Value: "off"})
 	template := tw.MakeTestRun("t", ns).Type(v1alpha1.TestTypePeak).Components(app).
 		Devices(10, "1s").
 		Peak(&v1alpha1.PeakSpec{StepDevices: 10, StepDuration: "4s", MaxDevices: ptr.To[int32](150),
 			StopWhen: v1alpha1.PeakStopRules{P95Above: "400ms", ErrorPercentAbove: ptr.To[v1alpha1.Percent](5)}}).
 		Inline(pushDirect).Parallelism(1).Obj()
-	got := e.runPlan(t, tw.MakeCapacityPlan("climb", ns, template, "fb-size-200").Obj(), 5*time.Minute)
-	if got.Status.Phase != v1alpha1.PlanSucceeded || len(got.Status.Summary) != 1 {
+	got := e.runPlan(t, tw.MakeCapacityPlan("climb", ns, template, "fb-climb-200").Obj(), 5*time.Minute)
+	if got.Status.Phase != v1alpha1.PlanSucceeded || len(got.Status.Summary) != 1 || len(got.Status.Table) != 1 {
 		t.Fatalf("peak plan %s: %s", got.Status.Phase, got.Status.Message)
 	}
+	child := e.child(t, ns, got.Status.Table[0].TestRun)
+	t.Logf("climb: %s/%s: %s", child.Status.Phase, child.Status.Verdict, child.Status.Message)
 	s := got.Status.Summary[0]
 	f := s.Scaling
 	if f == nil || f.Points < 3 || f.Lambda == nil || f.Sigma == nil || f.Kappa == nil || len(f.Measured) == 0 {
