@@ -47,7 +47,10 @@ func (w *TestRunWrapper) Annotation(k, v string) *TestRunWrapper {
 }
 
 func (w *TestRunWrapper) Profile(p string) *TestRunWrapper    { w.Spec.Profile = p; return w }
-func (w *TestRunWrapper) Parallelism(n int32) *TestRunWrapper { w.Spec.Parallelism = n; return w }
+func (w *TestRunWrapper) Parallelism(n int32) *TestRunWrapper {
+	w.Spec.Parallelism = v1alpha1.FixedParallelism(n)
+	return w
+}
 func (w *TestRunWrapper) Arguments(a string) *TestRunWrapper  { w.Spec.Arguments = a; return w }
 func (w *TestRunWrapper) Args(a ...string) *TestRunWrapper    { w.Spec.Args = a; return w }
 
