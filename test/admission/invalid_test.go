@@ -54,9 +54,9 @@ func invalidCases() []invalidCase {
 	return []invalidCase{
 		// --- runners and script
 		{name: "parallelism zero", obj: run().Obj(), edit: set([]string{"spec", "parallelism"}, int64(0)),
-			want: []string{"spec.parallelism", "greater than or equal to 1"}},
+			want: []string{"spec.parallelism", "a number from 1 to 1000, or auto"}},
 		{name: "parallelism above 1000", obj: run().Parallelism(1001).Obj(),
-			want: []string{"spec.parallelism", "less than or equal to 1000"}},
+			want: []string{"spec.parallelism", "a number from 1 to 1000, or auto"}},
 		{name: "no script source", obj: run().Script(v1alpha1.ScriptSpec{}).Obj(),
 			want: []string{"spec.script", "exactly one of inline, configMap, volumeClaim or localFile"}},
 		{name: "two script sources", obj: run().Script(v1alpha1.ScriptSpec{Inline: tw.DefaultScript, LocalFile: "/test.js"}).Obj(),
