@@ -326,6 +326,9 @@ func (c *checker) build(run *v1alpha1.TestRun) []string {
 		opts.TargetNodes = []string{"node-a"}
 	}
 	n := run.RunnerCount()
+	if n == 0 {
+		n = runners.MaxParallelismOf(&run.Spec) // auto, chosen at run time: the most it may choose
+	}
 	for _, i := range slices.Compact([]int{0, n - 1}) {
 		// Runners differ only in their segment and device range: the first and last stand for all.
 		runnerSide(runners.Job(run, i, n, opts))
