@@ -129,6 +129,11 @@ type TestRunStatus struct {
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
+	// parallelism is the runner count the run was made with, and why: chosen once before the
+	// runners are made (from spec.parallelism, or from the load with parallelism auto).
+	// +optional
+	Parallelism *ParallelismStatus `json:"parallelism,omitempty"`
+
 	// runners counts the runner pods by state.
 	// +optional
 	Runners *RunnerCounts `json:"runners,omitempty"`

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // TestType is what a TestRun sets out to learn (seed 000's three kinds, plus a plain load test).
@@ -23,7 +24,7 @@ const (
 // and what counts as passing. Field names shared with k6-operator's TestRun (script.configMap,
 // parallelism, separate, arguments, runner) mean the same so manifests migrate easily.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || self.parallelism <= 1 || ((!has(self.args) || !self.args.exists(a, a.matches('^--rps(=|$)'))) && (!has(self.arguments) || !self.arguments.matches('(^|\\\\s)--rps(=|\\\\s|$)')))",message="--rps limits each k6 process: with spec.parallelism above 1 the fleet would send parallelism times that rate; use an arrival-rate scenario (constant-arrival-rate), which fleetbench splits across the runners, or spec.parallelism: 1"
+// +kubebuilder:validation:XValidation:rule="(has(self.parallelism) ? (type(self.parallelism) == int && self.parallelism <= 1) : !(has(self.load) && has(self.load.devices))) || ((!has(self.args) || !self.args.exists(a, a.matches('^--rps(=|$)'))) && (!has(self.arguments) || !self.arguments.matches('(^|\\\\s)--rps(=|\\\\s|$)')))",message="--rps limits each k6 process: with spec.parallelism above 1 the fleet would send parallelism times that rate; use an arrival-rate scenario (constant-arrival-rate), which fleetbench splits across the runners, or spec.parallelism: 1 (unset with spec.load.devices is auto, which may choose more)"
 // +kubebuilder:validation:XValidation:rule="!has(self.load) || ((!has(self.args) || !self.args.exists(a, a.matches('^--config(=|$)') || a.matches('^-[^-=cdeistu]*c'))) && (!has(self.arguments) || !self.arguments.matches('(^|\\\\s)(--config(=|\\\\s|$)|-[^-=\\\\scdeistu]*c)')))",message="spec.load gives the runners fleetbench's k6 config with --config, and a --config (-c) in spec.args would replace it: put those options in the script or in spec.args flags"
 // +kubebuilder:validation:XValidation:rule="!has(self.arguments) || !has(self.args)",message="set spec.args or spec.arguments, not both: spec.args is the argv form that replaces arguments"
 // +kubebuilder:validation:XValidation:rule="self.type != 'stability' || (has(self.load) && has(self.load.duration))",message="spec.load.duration is required when spec.type is stability (for example 2h)"
@@ -36,8 +37,10 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.load) || !has(self.load.devices) || self.type == 'peak' || has(self.load.duration) || has(self.load.iterations)",message="spec.load with devices needs duration or iterations to bound the test (a peak test is bounded by spec.peak instead)"
 // +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || !has(self.load) || !has(self.load.devices) || self.peak.maxDevices > self.load.devices",message="spec.peak.maxDevices must be greater than spec.load.devices, the starting point"
 // +kubebuilder:validation:XValidation:rule="!has(self.peak) || !has(self.peak.maxDevices) || !has(self.load) || !has(self.load.devices) || (self.peak.maxDevices - self.load.devices + self.peak.stepDevices - 1) / self.peak.stepDevices <= 199",message="spec.peak: the climb from spec.load.devices to spec.peak.maxDevices by spec.peak.stepDevices takes more than 200 steps; raise stepDevices or lower maxDevices"
-// +kubebuilder:validation:XValidation:rule="!has(self.separate) || !self.separate || !has(self.parallelism) || self.parallelism <= 100",message="spec.separate puts every runner on its own node: at most 100 runners (spec.parallelism); unset spec.separate to let the scheduler spread more runners over the nodes"
+// +kubebuilder:validation:XValidation:rule="!has(self.separate) || !self.separate || !has(self.parallelism) || type(self.parallelism) == string || self.parallelism <= 100",message="spec.separate puts every runner on its own node: at most 100 runners (spec.parallelism); unset spec.separate to let the scheduler spread more runners over the nodes"
 // +kubebuilder:validation:XValidation:rule="has(self.script.localFile) || !has(self.runner) || ((!has(self.runner.volumeMounts) || self.runner.volumeMounts.all(m, m.mountPath != '/test' && !m.mountPath.startsWith('/test/'))) && (!has(self.runner.initContainers) || self.runner.initContainers.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, m.mountPath != '/test' && !m.mountPath.startsWith('/test/')))))",message="spec.runner volumeMounts must not use /test: fleetbench mounts the script's volume there too, as k6-operator does (except for spec.script.localFile); mount the volume elsewhere, e.g. /data"
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || type(self.parallelism) == int || (has(self.load) && has(self.load.devices))",message="spec.parallelism: auto sizes the fleet from spec.load.devices (and period); without a device model the load is only known to the script: give a number"
+// +kubebuilder:validation:XValidation:rule="!has(self.runnerCapacity) || (has(self.parallelism) ? type(self.parallelism) == string : (has(self.load) && has(self.load.devices)))",message="spec.runnerCapacity is used only when parallelism is auto (or unset with spec.load.devices); remove it or set parallelism: auto"
 type TestRunSpec struct {
 	// type is what the test sets out to learn: load (default), stability, benchmark or peak.
 	// +optional
@@ -63,12 +66,20 @@ type TestRunSpec struct {
 	// +optional
 	Load *LoadSpec `json:"load,omitempty"`
 
-	// parallelism is how many runner pods share the load, each with its own execution segment.
+	// parallelism is how many runner pods share the load, each with its own execution segment:
+	// a number from 1 to 1000, or auto, which chooses it from spec.load's devices, the runner's
+	// CPU and the runner capacity (spec.runnerCapacity, else the one measured in this namespace
+	// by an earlier run of the same script). Unset is auto when spec.load.devices is set and 1
+	// otherwise. The choice and its reason are in status.parallelism.
 	// +optional
-	// +kubebuilder:default=1
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=1000
-	Parallelism int32 `json:"parallelism,omitempty"`
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == string ? self == 'auto' : (self >= 1 && self <= 1000)",message="spec.parallelism must be a number from 1 to 1000, or auto"
+	Parallelism *intstr.IntOrString `json:"parallelism,omitempty"`
+
+	// runnerCapacity is how much load one runner carries, for parallelism auto. Without it the
+	// capacity measured in this namespace by an earlier run of the same script is used.
+	// +optional
+	RunnerCapacity *RunnerCapacitySpec `json:"runnerCapacity,omitempty"`
 
 	// separate puts every runner on its own node, as k6-operator's field of the same name does
 	// (required pod anti-affinity among the runners), so at most 100 runners. A cluster with

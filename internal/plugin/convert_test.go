@@ -87,7 +87,7 @@ func TestConvertK6OperatorSamples(t *testing.T) {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, run); err != nil {
 				t.Fatal(err)
 			}
-			job := runners.Job(run, 0, int(run.Spec.Parallelism), runners.JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "s"})
+			job := runners.Job(run, 0, run.RunnerCount(), runners.JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "s"})
 			if err := env.Client.Create(ctx, job, client.DryRunAll); err != nil {
 				t.Errorf("the converted TestRun's runner Job is refused: %v", err)
 			}

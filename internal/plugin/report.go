@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -235,7 +236,7 @@ type SpecSummary struct {
 	Components  []string                          `json:"components,omitempty"`
 	ExternalURL string                            `json:"externalURL,omitempty"`
 	Load        *v1alpha1.LoadSpec                `json:"load,omitempty"`
-	Parallelism int32                             `json:"parallelism,omitempty"`
+	Parallelism *intstr.IntOrString               `json:"parallelism,omitempty"`
 	Thresholds  map[string]v1alpha1.ThresholdList `json:"thresholds,omitempty"`
 	Capacity    *v1alpha1.CapacitySpec            `json:"capacity,omitempty"`
 }

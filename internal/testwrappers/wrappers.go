@@ -46,10 +46,13 @@ func (w *TestRunWrapper) Annotation(k, v string) *TestRunWrapper {
 	return w
 }
 
-func (w *TestRunWrapper) Profile(p string) *TestRunWrapper    { w.Spec.Profile = p; return w }
-func (w *TestRunWrapper) Parallelism(n int32) *TestRunWrapper { w.Spec.Parallelism = n; return w }
-func (w *TestRunWrapper) Arguments(a string) *TestRunWrapper  { w.Spec.Arguments = a; return w }
-func (w *TestRunWrapper) Args(a ...string) *TestRunWrapper    { w.Spec.Args = a; return w }
+func (w *TestRunWrapper) Profile(p string) *TestRunWrapper { w.Spec.Profile = p; return w }
+func (w *TestRunWrapper) Parallelism(n int32) *TestRunWrapper {
+	w.Spec.Parallelism = v1alpha1.FixedParallelism(n)
+	return w
+}
+func (w *TestRunWrapper) Arguments(a string) *TestRunWrapper { w.Spec.Arguments = a; return w }
+func (w *TestRunWrapper) Args(a ...string) *TestRunWrapper   { w.Spec.Args = a; return w }
 
 // Separate puts every runner on its own node.
 func (w *TestRunWrapper) Separate() *TestRunWrapper { w.Spec.Separate = true; return w }

@@ -101,7 +101,7 @@ func ChildSpec(spec *v1alpha1.CapacityPlanSpec, c Cell) (v1alpha1.TestRunSpec, e
 				}
 				child.Load.Devices = ptr.To(int32(n))
 			case v1alpha1.SweepFieldParallelism:
-				child.Parallelism = int32(n)
+				child.Parallelism = v1alpha1.FixedParallelism(int32(n))
 			}
 		}
 	}

@@ -74,8 +74,8 @@ func TestChildSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if spec.Profile != "C2" || spec.Parallelism != 3 || *spec.Load.Devices != 4000 || spec.Load.Period != "6s" {
-		t.Errorf("profile %s parallelism %d load %+v", spec.Profile, spec.Parallelism, spec.Load)
+	if spec.Profile != "C2" || spec.Parallelism.IntValue() != 3 || *spec.Load.Devices != 4000 || spec.Load.Period != "6s" {
+		t.Errorf("profile %s parallelism %d load %+v", spec.Profile, spec.Parallelism.IntValue(), spec.Load)
 	}
 	if env := spec.Target.Components[1].Env; len(env) != 1 || env[0] != (corev1.EnvVar{Name: "WORKERS", Value: "8"}) {
 		t.Errorf("app env %v: the sweep's WORKERS replaces the template's", env)

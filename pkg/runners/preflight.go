@@ -31,7 +31,7 @@ const CheckCommand = "check"
 // test fails in seconds, before the target and runners are up, with k6's error (and line) in
 // the pod's termination message; a passed one leaves k6's plan there (measure.CheckReport).
 func PreflightJob(tr *v1alpha1.TestRun, opts JobOptions) *batchv1.Job {
-	n := max(int(tr.Spec.Parallelism), 1)
+	n := max(tr.RunnerCount(), 1)
 	job := Job(tr, 0, n, opts)
 	job.Name = naming.PreflightJob(tr.Name)
 	job.Labels = PreflightLabels(tr)

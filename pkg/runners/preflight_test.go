@@ -25,7 +25,7 @@ func TestPreflightJobChecksTheRunnersTest(t *testing.T) {
 	opts := JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "check-script", HasConfig: true,
 		TargetEnv: []corev1.EnvVar{{Name: "TARGET_WEB_URL", Value: "http://web.fb:80"}, {Name: "TARGET_WEB_HOST", Value: "web.fb"}, {Name: "TARGET_WEB_PORT", Value: "80"}}}
 	for _, n := range []int32{1, 3} {
-		tr.Spec.Parallelism = n
+		tr.Spec.Parallelism = v1alpha1.FixedParallelism(n)
 		runner := Job(tr, 0, int(n), opts).Spec.Template.Spec.Containers[0]
 		job := PreflightJob(tr, opts)
 		c := job.Spec.Template.Spec.Containers[0]

@@ -325,7 +325,10 @@ func (c *checker) build(run *v1alpha1.TestRun) []string {
 		// Runners are created once the target's pods are placed, and kept off their node.
 		opts.TargetNodes = []string{"node-a"}
 	}
-	n := int(run.Spec.Parallelism)
+	n := run.RunnerCount()
+	if n == 0 {
+		n = runners.MaxParallelismOf(&run.Spec) // auto, chosen at run time: the most it may choose
+	}
 	for _, i := range slices.Compact([]int{0, n - 1}) {
 		// Runners differ only in their segment and device range: the first and last stand for all.
 		runnerSide(runners.Job(run, i, n, opts))

@@ -54,9 +54,9 @@ func invalidCases() []invalidCase {
 	return []invalidCase{
 		// --- runners and script
 		{name: "parallelism zero", obj: run().Obj(), edit: set([]string{"spec", "parallelism"}, int64(0)),
-			want: []string{"spec.parallelism", "greater than or equal to 1"}},
+			want: []string{"spec.parallelism", "a number from 1 to 1000, or auto"}},
 		{name: "parallelism above 1000", obj: run().Parallelism(1001).Obj(),
-			want: []string{"spec.parallelism", "less than or equal to 1000"}},
+			want: []string{"spec.parallelism", "a number from 1 to 1000, or auto"}},
 		{name: "no script source", obj: run().Script(v1alpha1.ScriptSpec{}).Obj(),
 			want: []string{"spec.script", "exactly one of inline, configMap, volumeClaim or localFile"}},
 		{name: "two script sources", obj: run().Script(v1alpha1.ScriptSpec{Inline: tw.DefaultScript, LocalFile: "/test.js"}).Obj(),
@@ -385,7 +385,7 @@ func TestTestRunSpecIsImmutable(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, run) })
 
-	run.Spec.Parallelism = 3
+	run.Spec.Parallelism = v1alpha1.FixedParallelism(3)
 	err := env.Client.Update(ctx, run)
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec is immutable") {
 		t.Fatalf("want the update refused as immutable, got %v", err)
@@ -433,7 +433,8 @@ func TestDefaultsAreApplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, run) })
-	if run.Spec.Type != v1alpha1.TestTypeLoad || run.Spec.Parallelism != 1 || run.Spec.Target.Sizing != v1alpha1.SizingOneMachine {
-		t.Fatalf("defaults not applied: type=%q parallelism=%d sizing=%q", run.Spec.Type, run.Spec.Parallelism, run.Spec.Target.Sizing)
+	// parallelism has no stored default: unset is 1 without a device model, auto with one.
+	if run.Spec.Type != v1alpha1.TestTypeLoad || run.Spec.Parallelism != nil || run.RunnerCount() != 1 || run.Spec.Target.Sizing != v1alpha1.SizingOneMachine {
+		t.Fatalf("defaults not applied: type=%q parallelism=%v runners=%d sizing=%q", run.Spec.Type, run.Spec.Parallelism, run.RunnerCount(), run.Spec.Target.Sizing)
 	}
 }

@@ -109,7 +109,7 @@ runner: {volumes: [{name: p, emptyDir: {}}], volumeMounts: [{name: p, mountPath:
 			t.Errorf("spec %s refused: %v", spec, err)
 			continue
 		}
-		job := runners.Job(run, 0, int(run.Spec.Parallelism), runners.JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "k6op-script"})
+		job := runners.Job(run, 0, run.RunnerCount(), runners.JobOptions{Image: "fleetbench/runner:dev", ConfigMap: "k6op-script"})
 		if err := env.Client.Create(context.Background(), job, client.DryRunAll); err != nil {
 			t.Errorf("spec %s: the runner Job is refused: %v", spec, err)
 		}

@@ -178,7 +178,7 @@ func (e *env) chaosTry(t *testing.T, f fault, nsName string) tryResult {
 	if f.served && res.failure == "" {
 		res.failure = servedMatches(got, e.nginxRequests(t, targetNS, "web")-1) // minus this read
 	}
-	res.dupJobs, res.secondStarts = w.duplicates(int(run.Spec.Parallelism))
+	res.dupJobs, res.secondStarts = w.duplicates(run.RunnerCount())
 	r := got.Status.Results
 	res.withResults = got.Status.Phase == v1alpha1.PhaseSucceeded && r != nil && r.Requests != nil && r.Requests.Total > 0 && !r.Partial
 	if !lost.IsZero() && got.Status.CompletionTime != nil {

@@ -153,7 +153,19 @@ func composeDecided(st *v1alpha1.TestRunStatus, d *decision) {
 		st.AbortOnFail = d.abortOnFail.DeepCopy()
 	}
 	composeComparison(st, d.comparison)
+	composeParallelism(st, d)
 	applyConditions(&st.Conditions, d.conditions)
+}
+
+// composeParallelism writes status.parallelism once, when chosen, and never changes the
+// choice; a generator-bound run adds the runners it needs.
+func composeParallelism(st *v1alpha1.TestRunStatus, d *decision) {
+	if d.parallelism != nil && st.Parallelism == nil {
+		st.Parallelism = d.parallelism.DeepCopy()
+	}
+	if d.suggestedParallelism > 0 && st.Parallelism != nil {
+		st.Parallelism.Suggested = d.suggestedParallelism
+	}
 }
 
 // composeComparison writes status.comparison once when the baseline is pinned (or found

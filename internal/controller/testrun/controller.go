@@ -246,6 +246,8 @@ func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, erro
 		r.reconcilePermission,
 		r.reconcileSharedNamespace,
 		r.reconcileScript,
+		// The runner count, once: the pre-flight and the runners are made from it.
+		r.reconcileParallelism,
 		// Creates the pre-flight and records its verdict without waiting for it: the target
 		// and runners are provisioned meanwhile, and awaitPreflight holds the start.
 		r.reconcilePreflight,

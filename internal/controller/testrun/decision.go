@@ -38,6 +38,10 @@ type decision struct {
 	peak           *v1alpha1.PeakResult
 	target         *v1alpha1.TargetUsage
 	abortOnFail    *v1alpha1.AbortWatch
+	// parallelism is status.parallelism, chosen once (reconcileParallelism); suggestedParallelism
+	// the runners a generator-bound run needs (judgeParallelism).
+	parallelism          *v1alpha1.ParallelismStatus
+	suggestedParallelism int32
 	// comparison is status.comparison: the pinned baseline (reconcileBaseline), then the
 	// comparison with it (judgeBaseline); composeComparison writes each once.
 	comparison *v1alpha1.Comparison

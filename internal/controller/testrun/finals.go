@@ -78,7 +78,7 @@ func (f *finalEnvelopes) hold(run *v1alpha1.TestRun, pod *corev1.Pod, deadline t
 	if base == nil {
 		base = context.Background()
 	}
-	ctx, cancel := context.WithDeadline(withEnvelopeLimits(base, envelopeLimits(int(run.Spec.Parallelism))), deadline)
+	ctx, cancel := context.WithDeadline(withEnvelopeLimits(base, envelopeLimits(run.RunnerCount())), deadline)
 	f.held[pod.UID] = cancel
 	f.byRun[run.UID] = append(f.byRun[run.UID], pod.UID)
 	// Past its deadline the run has failed or finished: drop what the hold kept, also for a

@@ -120,7 +120,7 @@ func missingModule(errs string) bool {
 // test's flags, env, config and options: the operator then does not run them through runner 0.
 func recordSkippedSteps(s *scope, report *measure.CheckReport) {
 	run := s.run
-	if !runners.OnceForTheFleet(int(run.Spec.Parallelism)) {
+	if !runners.OnceForTheFleet(run.RunnerCount()) {
 		return // a single runner's k6 honours its flags itself
 	}
 	noSetup, noTeardown := runners.OnceSteps(&run.Spec, report)

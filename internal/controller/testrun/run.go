@@ -126,6 +126,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 			problems = append(problems, "merging: "+err.Error())
 		} else {
 			o := judge.BuildWith(&summary, run.Spec.Thresholds, len(s.runners), judge.Options{NoData: run.Spec.ThresholdsOnNoData})
+			adviseParallelism(s, &summary, &o)
 			merged = &o
 			r.warn(run, eventThresholdNoData, "Collect", o.NoData)
 		}
@@ -149,6 +150,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 			merged.Results.Warnings = mergeWarnings(before.Warnings, merged.Results.Warnings)
 		}
 		merged.Results.Partial = merged.Results.Partial || e.partial
+		r.keepCapacity(ctx, s, &summary, merged)
 		s.d.results = merged.Results
 		s.d.generatorBound = &generatorBound{merged.GeneratorBound, merged.GeneratorBoundReason}
 		tl, err := r.storeResult(ctx, run, &summary, merged)

@@ -186,7 +186,7 @@ func (r *Reconciler) load(ctx context.Context, s *scope) error {
 // loadRunners reads the runner Jobs and pods of the TestRun.
 func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 	run := s.run
-	n := int(run.Spec.Parallelism)
+	n := run.RunnerCount()
 	s.runners = make([]runnerState, n)
 	for i := range s.runners {
 		s.runners[i].index = i

@@ -51,7 +51,7 @@ func (r *Reconciler) warnBeforeRun(ctx context.Context, s *scope, pods []corev1.
 	if numbering != "" {
 		r.warn(s.run, eventPerRunnerNumbering, "CheckScript", []string{numbering})
 	}
-	return fmt.Sprintf("%s; split over %d runners it will differ from one k6 process: %s", verdict, s.run.Spec.Parallelism, strings.Join(warnings, "; "))
+	return fmt.Sprintf("%s; split over %d runners it will differ from one k6 process: %s", verdict, s.run.RunnerCount(), strings.Join(warnings, "; "))
 }
 
 // splitWarnings are what is known before the run of where this fleet will differ from one k6
@@ -59,7 +59,7 @@ func (r *Reconciler) warnBeforeRun(ctx context.Context, s *scope, pods []corev1.
 // that reads __VU or __ITER (numbering).
 func (r *Reconciler) splitWarnings(ctx context.Context, s *scope, pods []corev1.Pod) (zeroVUs []string, numbering string) {
 	run := s.run
-	n := int(run.Spec.Parallelism)
+	n := run.RunnerCount()
 	if n < 2 {
 		return nil, ""
 	}

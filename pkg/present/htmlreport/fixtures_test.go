@@ -73,7 +73,7 @@ func fixtureTestRun() *v1alpha1.TestRun {
 	devices := int32(1000)
 	return &v1alpha1.TestRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "stab-2-2-c1", Namespace: "bench"},
-		Spec: v1alpha1.TestRunSpec{Type: v1alpha1.TestTypeStability, Profile: "C1", Parallelism: 3,
+		Spec: v1alpha1.TestRunSpec{Type: v1alpha1.TestTypeStability, Profile: "C1", Parallelism: v1alpha1.FixedParallelism(3),
 			Load: &v1alpha1.LoadSpec{Devices: &devices}},
 		Status: v1alpha1.TestRunStatus{
 			Phase: v1alpha1.PhaseSucceeded, Verdict: v1alpha1.VerdictFailed, Reason: "ThresholdsFailed",

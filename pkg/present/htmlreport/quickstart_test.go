@@ -46,7 +46,7 @@ func quickstartRun() *v1alpha1.TestRun {
 	devices := int32(200)
 	return &v1alpha1.TestRun{
 		ObjectMeta: metav1.ObjectMeta{Name: "quickstart", Namespace: "demo"},
-		Spec: v1alpha1.TestRunSpec{Profile: "C1", Parallelism: 2,
+		Spec: v1alpha1.TestRunSpec{Profile: "C1", Parallelism: v1alpha1.FixedParallelism(2),
 			Load: &v1alpha1.LoadSpec{Devices: &devices, Period: "1s", Duration: "30s"}},
 		Status: v1alpha1.TestRunStatus{Phase: v1alpha1.PhaseSucceeded, Verdict: v1alpha1.VerdictPassed,
 			StartTime: &start, CompletionTime: &end,
