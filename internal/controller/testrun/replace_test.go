@@ -161,6 +161,21 @@ func TestLostRunnerIsReplacedForTheRestOfTheLoad(t *testing.T) {
 	mu.Lock()
 	replacement = newPods[0]
 	mu.Unlock()
+	// The operator sees the replacement Ready while the lost pod still runs: it must not start it.
+	eventually(t, "the replacement seen Ready", func() error {
+		got := &v1alpha1.TestRun{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			return err
+		}
+		if got.Status.Runners == nil || got.Status.Runners.Ready != 2 {
+			return fmt.Errorf("runners %+v", got.Status.Runners)
+		}
+		return nil
+	})
+	time.Sleep(300 * time.Millisecond) // room for a wrong Resume to land before the lost pod ends
+	if n := len(runner.resumedAt(newPods[0])); n != 0 {
+		t.Errorf("the replacement was resumed %d times while the lost pod still ran", n)
+	}
 	// The lost pod's k6 ends (SIGTERM, 105) and the kubelet lets it go.
 	k.finish(lost, exitExternalAbort, "Error")
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(lost), lost); err != nil {
