@@ -86,7 +86,7 @@ func findGap(gaps []v1alpha1.RunnerGap, i, k int) int {
 // (s.replaceRecheck says when to look again).
 func (r *Reconciler) reconcileReplace(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
-	if !s.started() || !s.replaces() || run.Status.Reason == v1alpha1.ReasonStoppingRunners || s.summary.active() == 0 && len(s.gaps()) == 0 {
+	if !s.started() || !s.replaces() || run.Status.Reason == v1alpha1.ReasonStoppingRunners {
 		return ctrl.Result{}, nil
 	}
 	gaps := slices.Clone(s.gaps())
