@@ -87,6 +87,9 @@ const (
 	ReasonRunnerOOMKilled = "RunnerOOMKilled"
 	// ReasonRunnerLost: a runner's pod went away (deleted, evicted, its node lost, killed by a signal).
 	ReasonRunnerLost = "RunnerLost"
+	// ReasonRunnerNotReplaceable: a runner was lost under spec.runnerLoss.policy Replace, but the
+	// load cannot be resumed for the remaining time (the script's own scenarios, iterations).
+	ReasonRunnerNotReplaceable = "RunnerNotReplaceable"
 	// ReasonRunnerFailed: a runner's k6 ended with an error of its own (script exception, …).
 	ReasonRunnerFailed = "RunnerFailed"
 	// ReasonRunTimeout: the load ran past spec.timeouts.run and was stopped.
@@ -109,7 +112,7 @@ var FailureReasons = []string{
 	ReasonTargetNamespaceNotFound, ReasonTargetLimitReached, ReasonTargetImageNotPresent, ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonTargetLost, ReasonInvalidLoad,
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
-	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerFailed,
+	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerNotReplaceable, ReasonRunnerFailed,
 	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound,
 }
 
@@ -165,6 +168,10 @@ const (
 	// ReasonStarted and ReasonResumeFailed: Started, every runner was un-paused, or one did not answer.
 	ReasonStarted      = "Started"
 	ReasonResumeFailed = "ResumeFailed"
+	// ReasonNoGaps and ReasonRunnerReplaced: Gapless, no runner was replaced, or one was (the
+	// message says what the results cover); ReasonRunnerReplaced is also the event's reason.
+	ReasonNoGaps         = "NoGaps"
+	ReasonRunnerReplaced = "RunnerReplaced"
 	// ReasonSampled and ReasonSampleFailed: TargetMeasured, the target was (not) sampled.
 	ReasonSampled      = "Sampled"
 	ReasonSampleFailed = "SampleFailed"

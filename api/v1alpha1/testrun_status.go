@@ -58,6 +58,9 @@ const (
 	ConditionThresholdsPassed = "ThresholdsPassed"
 	// ConditionTargetMeasured is True when the target's CPU and memory could be sampled.
 	ConditionTargetMeasured = "TargetMeasured"
+	// ConditionGapless is True while no runner was replaced; False (reason RunnerReplaced) once
+	// one was, its message saying what the results cover (status.gaps has each gap).
+	ConditionGapless = "Gapless"
 	// ConditionReady is the summary: True only when the TestRun finished with verdict PASSED.
 	ConditionReady = "Ready"
 )
@@ -165,6 +168,13 @@ type TestRunStatus struct {
 	// (k6 alone would judge each runner's share).
 	// +optional
 	AbortOnFail *AbortWatch `json:"abortOnFail,omitempty"`
+
+	// gaps are the runners lost and replaced (spec.runnerLoss), one entry per replacement: the
+	// parts of the load the results do not cover.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	Gaps []RunnerGap `json:"gaps,omitempty"`
 
 	// generatorBound is true when the runners, not the target, were the limit (runner CPU
 	// saturated or iterations dropped): the numbers understate the target.

@@ -41,6 +41,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.script.localFile) || !has(self.runner) || ((!has(self.runner.volumeMounts) || self.runner.volumeMounts.all(m, m.mountPath != '/test' && !m.mountPath.startsWith('/test/'))) && (!has(self.runner.initContainers) || self.runner.initContainers.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, m.mountPath != '/test' && !m.mountPath.startsWith('/test/')))))",message="spec.runner volumeMounts must not use /test: fleetbench mounts the script's volume there too, as k6-operator does (except for spec.script.localFile); mount the volume elsewhere, e.g. /data"
 // +kubebuilder:validation:XValidation:rule="!has(self.parallelism) || type(self.parallelism) == int || (has(self.load) && has(self.load.devices))",message="spec.parallelism: auto sizes the fleet from spec.load.devices (and period); without a device model the load is only known to the script: give a number"
 // +kubebuilder:validation:XValidation:rule="!has(self.runnerCapacity) || (has(self.parallelism) ? type(self.parallelism) == string : (has(self.load) && has(self.load.devices)))",message="spec.runnerCapacity is used only when parallelism is auto (or unset with spec.load.devices); remove it or set parallelism: auto"
+// +kubebuilder:validation:XValidation:rule="!has(self.runnerLoss) || !has(self.runnerLoss.policy) || self.runnerLoss.policy != 'Replace' || !has(self.load) || !has(self.load.iterations)",message="spec.runnerLoss.policy Replace needs a load bounded by time: a load of spec.load.iterations cannot be resumed exactly (k6 cannot say which iterations the lost runner finished); use spec.load.duration, or policy Fail"
+// +kubebuilder:validation:XValidation:rule="!has(self.runnerLoss) || !has(self.runnerLoss.policy) || self.runnerLoss.policy != 'Replace' || (has(self.parallelism) && (type(self.parallelism) == string || self.parallelism >= 2))",message="spec.runnerLoss.policy Replace needs spec.parallelism 2 or more (or auto, checked when it chooses): a lone runner runs setup() itself, so the operator holds no setup() data to hand a replacement"
+// +kubebuilder:validation:XValidation:rule="!has(self.runnerLoss) || !has(self.runnerLoss.drain) || self.runnerLoss.drain != 'Replace' || (has(self.runnerLoss.policy) ? self.runnerLoss.policy == 'Replace' : self.type == 'stability')",message="spec.runnerLoss.drain Replace sends drained runners through the replacement path: it needs spec.runnerLoss.policy Replace (the default for type stability only)"
 type TestRunSpec struct {
 	// type is what the test sets out to learn: load (default), stability, benchmark or peak.
 	// +optional
@@ -168,6 +171,11 @@ type TestRunSpec struct {
 	// noise) makes the verdict REGRESSED.
 	// +optional
 	Baseline *BaselineSpec `json:"baseline,omitempty"`
+
+	// runnerLoss says what a runner lost after the start does to the run: Fail, or Replace it
+	// for the remaining time (the default for type stability), and whether kubectl drain waits.
+	// +optional
+	RunnerLoss *RunnerLossSpec `json:"runnerLoss,omitempty"`
 
 	// timeouts bound every wait; each ends the TestRun Failed with a reason when it passes.
 	// +optional

@@ -224,7 +224,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		Containers:                   []corev1.Container{container},
 		Volumes:                      volumes,
 		NodeSelector:                 runner.NodeSelector,
-		Tolerations:                  runner.Tolerations,
+		Tolerations:                  lossTolerations(spec, n, runner.Tolerations),
 		ServiceAccountName:           runner.ServiceAccountName,
 		ImagePullSecrets:             runner.ImagePullSecrets,
 		PriorityClassName:            runner.PriorityClassName,

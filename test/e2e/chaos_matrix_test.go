@@ -71,7 +71,7 @@ func faults() []fault {
 			return time.Time{}
 		}
 	}
-	return []fault{
+	return append([]fault{
 		{name: "manager deleted in Provisioning", expect: "Succeeded, all requests", repeat: true,
 			inject: managerIn(v1alpha1.PhaseProvisioning, 0), served: true, check: complete},
 		{name: "manager deleted in Starting", expect: "Succeeded, all requests", repeat: true,
@@ -117,7 +117,7 @@ func faults() []fault {
 			}, check: restartCounted},
 		{name: "kubelet of a runner's node stopped", expect: "Succeeded, or Failed RunnerLost ≤ 60 s",
 			inject: stopRunnerKubelet, check: succeededOrLostInTime},
-	}
+	}, replaceFaults()...) // issue 28: chaos_replace_test.go
 }
 
 func TestChaosMatrix(t *testing.T) {

@@ -96,11 +96,17 @@ func (w *runWatch) poll() {
 	}
 	if errJobs == nil {
 		for _, j := range jobs.Items {
+			if j.Labels[naming.LabelReplacement] != "" {
+				continue // a lost runner's replacement: the segment watch (chaos_replace_test.go) counts those
+			}
 			w.jobs[j.UID] = true
 		}
 	}
 	if errPods == nil {
 		for _, p := range pods.Items {
+			if p.Labels[naming.LabelReplacement] != "" {
+				continue
+			}
 			w.pods[p.UID] = true
 		}
 	}

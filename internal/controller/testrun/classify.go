@@ -22,6 +22,16 @@ type runnerState struct {
 	// pullGaveUp is the kubelet's message once the runner's image pull failed again after the
 	// first back-off (pullFailures).
 	pullGaveUp string
+	// replacement is the number of the replacement this runner is (replace.go); 0: the original.
+	replacement int
+	// plan, set while a replacement is decided, makes createRunnerJobs build it.
+	plan *replacementPlan
+	// afterLoss: a runner of a Replace run lost after the start, whose loss a gap accounts for
+	// without a replacement (too late in the load): it counts as stopped, not as a failure.
+	afterLoss bool
+	// deleting: a Replace run's runner whose pod is being deleted after the start (kubectl
+	// delete, a drain's eviction, the taint manager on a lost node): lost already.
+	deleting bool
 }
 
 // runnerClass is what one runner is doing. Every decision about runners reads this, and only
@@ -129,6 +139,8 @@ func classifyRunner(rs runnerState) runnerView {
 		v.class, v.why = runnerNoPod, fmt.Sprintf("runner %d has no pod yet (kubectl describe job %s shows why, e.g. a ResourceQuota)", rs.index, rs.job.Name)
 	case terminated(pod):
 		classifyEnded(&v)
+	case rs.deleting && clean(rs.final) == nil:
+		v.class, v.why = runnerLost, fmt.Sprintf("runner %s was lost: its pod is being deleted", pod.Name)
 	case clean(rs.final) != nil:
 		// k6 stopped its outputs with no test error: what exit 0 will say once pod status has it.
 		v.class, v.why = runnerSucceeded, fmt.Sprintf("runner %s ended and handed over its final results", pod.Name)
@@ -198,6 +210,9 @@ func classify(rs []runnerState) runnerSummary {
 	s := runnerSummary{counts: map[runnerClass]int{}}
 	for _, r := range rs {
 		v := classifyRunner(r)
+		if r.afterLoss && (v.class == runnerLost || v.class == runnerOOMKilled) {
+			v.class = runnerStopped // its gap says what the results miss
+		}
 		s.views = append(s.views, v)
 		s.counts[v.class]++
 	}

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -151,6 +152,9 @@ func composeDecided(st *v1alpha1.TestRunStatus, d *decision) {
 	}
 	if d.abortOnFail != nil {
 		st.AbortOnFail = d.abortOnFail.DeepCopy()
+	}
+	if d.gaps != nil {
+		st.Gaps = slices.Clone(*d.gaps)
 	}
 	composeComparison(st, d.comparison)
 	composeParallelism(st, d)

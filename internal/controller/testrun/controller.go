@@ -130,6 +130,10 @@ type Reconciler struct {
 	scripts *scriptCalls
 	// calls runs the fleet's other long calls off the reconcile workers.
 	calls *asyncCalls
+	// seen keeps each runner's last live envelope for runs that replace lost runners.
+	seen *lastSeen
+	// budgets remembers the runs whose PodDisruptionBudgets were made or deleted (disruption.go).
+	budgets budgetMarks
 }
 
 // New builds the reconciler from the manager; main and the envtest suite both use it.
@@ -152,7 +156,7 @@ func New(mgr ctrl.Manager, opts Options) *Reconciler {
 	return &Reconciler{
 		Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(),
 		apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("fleetbench"),
-		finals: newFinalEnvelopes(opts.RunnerAPI), pulls: pullFailures{grace: opts.PullRetryGrace}, scripts: newScriptCalls(), calls: newAsyncCalls(opts.Clock),
+		finals: newFinalEnvelopes(opts.RunnerAPI), pulls: pullFailures{grace: opts.PullRetryGrace}, scripts: newScriptCalls(), calls: newAsyncCalls(opts.Clock), seen: newLastSeen(),
 	}
 }
 
@@ -180,6 +184,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		r.finals.forget(run.UID)
 		r.scripts.forget(run.UID)
 		r.calls.forget(run.UID)
+		r.seen.forget(run.UID)
 		return r.reconcileDelete(ctx, run)
 	}
 	before := run.DeepCopy()
@@ -202,6 +207,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			r.finals.forget(run.UID)
 			r.scripts.forget(run.UID)
 			r.calls.forget(run.UID)
+			r.seen.forget(run.UID)
 		}
 		reterr = errors.Join(reterr, r.writeStatus(ctx, before, run, now))
 	}()
@@ -257,6 +263,9 @@ func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, erro
 		r.awaitPreflight,
 		r.reconcileStart,
 		r.reconcileTargetPresent,
+		// Replaces lost runners (spec.runnerLoss) before reconcileRun judges the fleet.
+		r.reconcileReplace,
+		r.reconcileBudgets,
 		r.reconcileRun,
 		r.reconcileCollect,
 	}

@@ -42,6 +42,8 @@ type decision struct {
 	// the runners a generator-bound run needs (judgeParallelism).
 	parallelism          *v1alpha1.ParallelismStatus
 	suggestedParallelism int32
+	// gaps is status.gaps: the runners lost and replaced (replace.go).
+	gaps *[]v1alpha1.RunnerGap
 	// comparison is status.comparison: the pinned baseline (reconcileBaseline), then the
 	// comparison with it (judgeBaseline); composeComparison writes each once.
 	comparison *v1alpha1.Comparison
@@ -160,6 +162,14 @@ func (s *scope) target() *v1alpha1.TargetUsage {
 		return s.d.target
 	}
 	return s.run.Status.Target
+}
+
+// gaps is status.gaps as decided so far; not to be changed in place.
+func (s *scope) gaps() []v1alpha1.RunnerGap {
+	if s.d.gaps != nil {
+		return *s.d.gaps
+	}
+	return s.run.Status.Gaps
 }
 
 // abortOnFail is status.abortOnFail as decided so far; not to be changed in place.

@@ -63,6 +63,16 @@ func (f *fakeRunnerAPI) Setup(ctx context.Context, pod *corev1.Pod) (json.RawMes
 	return json.RawMessage(data), nil
 }
 
+// SetupData answers with the data the pod holds, as k6's GET /v1/setup does.
+func (f *fakeRunnerAPI) SetupData(_ context.Context, pod *corev1.Pod) (json.RawMessage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if d, ok := f.setupData[key(pod)]; ok {
+		return json.RawMessage(d), nil
+	}
+	return json.RawMessage("null"), nil
+}
+
 func (f *fakeRunnerAPI) SetSetupData(_ context.Context, pod *corev1.Pod, data json.RawMessage) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

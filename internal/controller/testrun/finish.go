@@ -69,6 +69,12 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, run *v1alpha1.TestRu
 	// run failed, one that passed in the reconcile the run failed, or one made again by a
 	// reconcile whose status write was lost wakes the ended run through its own events and is
 	// deleted here.
+	if run.Status.StartTime != nil {
+		// The load ended: drains go ahead again (disruption.go).
+		if err := r.deleteBudgets(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if run.Status.StartTime == nil {
 		if err := r.deletePreflightUnlessRefused(ctx, run, run.Status.Conditions); err != nil {
 			return ctrl.Result{}, err
@@ -125,9 +131,13 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, run *v1alpha1.TestRun)
 			return ctrl.Result{}, err
 		}
 	}
+	if err := r.deleteBudgets(ctx, run); err != nil {
+		return ctrl.Result{}, err
+	}
 	if len(remaining) > 0 {
 		return rc.After(time.Second), nil // deleted just now: gone on the next look
 	}
+	r.budgets.forget(run.UID)
 	controllerutil.RemoveFinalizer(run, targetFinalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Update(ctx, run))
 }

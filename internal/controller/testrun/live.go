@@ -48,11 +48,17 @@ func (r *Reconciler) startLive(s *scope) error {
 		return errors.New("no runner is running")
 	}
 	limits := envelopeLimits(len(s.runners))
+	run, keep := s.run.UID, s.replaces()
 	r.calls.start(s.run, callLive, liveLimit, false, func(ctx context.Context) (any, error) {
 		envs := make([]measure.Envelope, len(running))
 		errs := make([]error, len(running))
 		ctx = withEnvelopeLimits(ctx, limits)
-		onRunners(running, func(i int, pod *corev1.Pod) { envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod) })
+		onRunners(running, func(i int, pod *corev1.Pod) {
+			envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod)
+			if keep && errs[i] == nil {
+				r.seen.put(run, pod.UID, envs[i], time.Now()) // what is left of it if it is lost (replace.go)
+			}
+		})
 		return envs, errors.Join(errs...)
 	})
 	return errPending

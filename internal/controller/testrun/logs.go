@@ -71,7 +71,7 @@ type logRead struct {
 // the worker (callLogs; errPending while in flight, its end waking the run). A read that found
 // every envelope is kept until the run ends, so collection's other waits do not read the logs
 // again; one with problems is dropped, so the next look reads again (logs can lag the exit).
-func (r *Reconciler) readEnvelopes(_ context.Context, s *scope) ([]measure.Envelope, []string, error) {
+func (r *Reconciler) readEnvelopes(ctx context.Context, s *scope) ([]measure.Envelope, []string, error) {
 	res, ok := r.calls.peek(s.run.UID, callLogs)
 	if !ok {
 		r.startLogs(s)
@@ -105,7 +105,9 @@ func (r *Reconciler) readEnvelopes(_ context.Context, s *scope) ([]measure.Envel
 	if len(problems) > 0 {
 		r.calls.discard(s.run.UID, callLogs)
 	}
-	return out, problems, nil
+	// The lost runners' results until their last live read, kept when they were replaced.
+	kept, keptProblems := r.keptEnvelopes(ctx, s)
+	return append(out, kept...), append(problems, keptProblems...), nil
 }
 
 // startLogs reads the logs of the runners that handed over no final envelope, off the worker.

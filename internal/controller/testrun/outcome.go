@@ -30,6 +30,9 @@ type collected struct {
 	abort *v1alpha1.AbortWatch
 	// targetLost says how the target went away while the load ran; "" if it did not.
 	targetLost string
+	// gaps are the runners lost and replaced; maxGaps, when set, is how many may pass.
+	gaps    []v1alpha1.RunnerGap
+	maxGaps *int32
 }
 
 // ending is how a run ends.
@@ -118,6 +121,15 @@ func outcome(c collected) ending {
 	}
 	if r.GeneratorBound {
 		e.message += "; the load generator was the limit: " + r.GeneratorBoundReason
+	}
+	if len(c.gaps) > 0 {
+		// A run with gaps never passes silently: the message says what the results cover.
+		if c.maxGaps != nil && len(c.gaps) > int(*c.maxGaps) && e.verdict == v1alpha1.VerdictPassed {
+			e.verdict = v1alpha1.VerdictInconclusive
+			e.message = strings.Replace(e.message, "verdict "+string(v1alpha1.VerdictPassed), "verdict "+string(v1alpha1.VerdictInconclusive), 1)
+			e.message += fmt.Sprintf("; %d gaps, more than spec.runnerLoss.maxGaps %d", len(c.gaps), *c.maxGaps)
+		}
+		e.message += "; " + gapsSummary(c.gaps)
 	}
 	return e
 }

@@ -70,7 +70,7 @@ func (r *Reconciler) reconcileRun(ctx context.Context, s *scope) (ctrl.Result, e
 	s.enter(v1alpha1.PhaseRunning, v1alpha1.ReasonRunning, fmt.Sprintf(v1alpha1.MessageRunning, active, len(s.runners)))
 	r.measureDuring(ctx, s)
 	nextProgress := r.refreshProgress(ctx, s)
-	return rc.After(deadline.Sub(s.now), r.nextSample(s), nextStep, nextAbort, nextProgress, holdFrom.Sub(s.now)), nil
+	return rc.After(deadline.Sub(s.now), r.nextSample(s), nextStep, nextAbort, nextProgress, holdFrom.Sub(s.now), s.replaceRecheck), nil
 }
 
 // finalsLead is how long before the load's expected end the final envelopes are asked for.
@@ -142,7 +142,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	e := outcome(collected{
 		runners: s.summary, report: merged, problems: problems, runDeadline: s.runDeadline(), now: s.now,
 		targetProblems: judge.TargetProblems(s.target(), &run.Spec), peak: s.peak(),
-		abort: s.abortOnFail(),
+		abort: s.abortOnFail(), gaps: s.gaps(), maxGaps: maxGaps(&run.Spec),
 	}.withTargetLost(s))
 	if merged != nil {
 		// The warnings the pre-flight knew, and the cut one statusbound left, stay ahead of the merge's own.
@@ -151,6 +151,9 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		}
 		merged.Results.Partial = merged.Results.Partial || e.partial
 		r.keepCapacity(ctx, s, &summary, merged)
+		if gaps := s.gaps(); len(gaps) > 0 {
+			merged.Results.Warnings = mergeWarnings(merged.Results.Warnings, []string{gapsSummary(gaps)})
+		}
 		s.d.results = merged.Results
 		s.d.generatorBound = &generatorBound{merged.GeneratorBound, merged.GeneratorBoundReason}
 		tl, err := r.storeResult(ctx, run, &summary, merged)

@@ -36,6 +36,8 @@ type RunnerAPI interface {
 	Setup(ctx context.Context, pod *corev1.Pod) (json.RawMessage, error)
 	// SetSetupData hands setup()'s data to a runner before the start.
 	SetSetupData(ctx context.Context, pod *corev1.Pod, data json.RawMessage) error
+	// SetupData reads the setup() data a runner holds (GET /v1/setup), for a replacement runner.
+	SetupData(ctx context.Context, pod *corev1.Pod) (json.RawMessage, error)
 	// Ended says whether the runner's load is over (it may linger for teardown()).
 	Ended(ctx context.Context, pod *corev1.Pod) (bool, error)
 	// Interrupted says whether the runner's load ended interrupted: by the script's
@@ -255,6 +257,11 @@ func (k *k6API) Setup(ctx context.Context, pod *corev1.Pod) (json.RawMessage, er
 	if err != nil {
 		return nil, err
 	}
+	return setupAnswer(pod, b)
+}
+
+// setupAnswer is the data of k6's answer to POST or GET /v1/setup.
+func setupAnswer(pod *corev1.Pod, b []byte) (json.RawMessage, error) {
 	var answer struct {
 		Data struct {
 			Attributes struct {
@@ -269,6 +276,14 @@ func (k *k6API) Setup(ctx context.Context, pod *corev1.Pod) (json.RawMessage, er
 		return json.RawMessage("null"), nil
 	}
 	return answer.Data.Attributes.Data, nil
+}
+
+func (k *k6API) SetupData(ctx context.Context, pod *corev1.Pod) (json.RawMessage, error) {
+	b, err := k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodGet, "/v1/setup", nil, maxSetupAnswer)
+	if err != nil {
+		return nil, err
+	}
+	return setupAnswer(pod, b)
 }
 
 func (k *k6API) SetSetupData(ctx context.Context, pod *corev1.Pod, data json.RawMessage) error {

@@ -150,6 +150,9 @@ func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
 			continue
 		}
 		job := runners.Job(run, i, len(s.runners), opts)
+		if p := s.runners[i].plan; p != nil {
+			job = runners.ReplacementJob(run, i, len(s.runners), p.k, p.configMap, opts)
+		}
 		if err := controllerutil.SetControllerReference(run, job, r.scheme); err != nil {
 			return err
 		}
@@ -175,7 +178,7 @@ func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
 				s.runners[i].job = jobs[i]
 			}
 		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
-			s.fail(v1alpha1.ReasonRunnerRejected, fmt.Sprintf("runner Job %s was refused: %v", naming.RunnerJob(run.Name, i), err))
+			s.fail(v1alpha1.ReasonRunnerRejected, fmt.Sprintf("runner Job %s was refused: %v", jobName(run.Name, s.runners[i]), err))
 			return nil
 		default:
 			return err
@@ -183,6 +186,14 @@ func (r *Reconciler) createRunnerJobs(ctx context.Context, s *scope) error {
 	}
 	s.summary = classify(s.runners)
 	return nil
+}
+
+// jobName is the name of runner rs's Job: the original's, or its replacement's.
+func jobName(run string, rs runnerState) string {
+	if rs.replacement > 0 {
+		return naming.ReplacementJob(run, rs.index, rs.replacement)
+	}
+	return naming.RunnerJob(run, rs.index)
 }
 
 // targetNodes are the nodes the target's pods were scheduled to, sorted and each once.

@@ -55,6 +55,10 @@ type scope struct {
 	summary runnerSummary
 	// pullRecheck is when a runner's failing image pull is judged again (pullFailures).
 	pullRecheck time.Duration
+	// lostPods are the lost runners' pods status.gaps names, while they exist (replace.go);
+	// replaceRecheck is when a replacement waiting on one is looked at again.
+	lostPods       map[string]*corev1.Pod
+	replaceRecheck time.Duration
 
 	// live is the runners' results so far, read at most once per reconcile (liveEnvelopes).
 	live struct {
@@ -199,9 +203,13 @@ func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 		return err
 	}
 	for i := range jobs.Items {
-		// Labels anyone may write; only the Job this TestRun controls is its runner.
-		if idx, ok := runnerIndex(&jobs.Items[i], n); ok && controlledBy(&jobs.Items[i], run.UID) {
-			s.runners[idx].job = &jobs.Items[i]
+		// Labels anyone may write; only the Job this TestRun controls is its runner. A runner
+		// replaced (replace.go) has several: the latest replacement is the runner.
+		job := &jobs.Items[i]
+		if idx, ok := runnerIndex(job, n); ok && controlledBy(job, run.UID) {
+			if k := replacementOf(job); s.runners[idx].job == nil || k > s.runners[idx].replacement {
+				s.runners[idx].job, s.runners[idx].replacement = job, k
+			}
 		}
 	}
 	var pods corev1.PodList
@@ -210,6 +218,7 @@ func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
+		s.noteLostPod(pod)
 		idx, ok := runnerIndex(pod, n)
 		if !ok || s.runners[idx].job == nil || !controlledBy(pod, s.runners[idx].job.UID) {
 			continue // a look-alike: never called, never read
@@ -219,8 +228,10 @@ func (r *Reconciler) loadRunners(ctx context.Context, s *scope) error {
 			s.runners[idx].pod = pod
 		}
 	}
+	replaces := s.replaces() && run.Status.StartTime != nil
 	for i := range s.runners {
 		if pod := s.runners[i].pod; pod != nil {
+			s.runners[i].deleting = replaces && pod.DeletionTimestamp != nil
 			s.runners[i].final = r.finals.final(pod.UID)
 			msg, recheck := r.pulls.gaveUp(pod, s.now)
 			s.runners[i].pullGaveUp = msg

@@ -137,14 +137,15 @@ var createCalls = []string{"Create", "CreateOrGet", "CreateOrGetCreated"}
 // childCreators maps each function that creates children to the kinds it creates: each kind is
 // created from exactly one function, so a reader finds where, and a second place is a review.
 var childCreators = map[string][]string{
-	"provisionNamespace":   {"Namespace (the run's own target namespace)"},
-	"createTargetObject":   {"ResourceQuota", "NetworkPolicy", "Deployment (target)", "Service (target)"},
-	"copyPullSecrets":      {"Secret (a copy of an imagePullSecret)"},
-	"createRunnerJobs":     {"Job (runner)"},
-	"reconcilePreflight":   {"Job (pre-flight)"},
-	"createConfigMap":      {"ConfigMap (script, script copy, results)"},
-	"createKeptRecord":     {"ConfigMap (kept results, owned by no TestRun)"},
-	"createCapacityRecord": {"ConfigMap (kept runner capacity, owned by no TestRun)"},
+	"provisionNamespace":      {"Namespace (the run's own target namespace)"},
+	"createTargetObject":      {"ResourceQuota", "NetworkPolicy", "Deployment (target)", "Service (target)"},
+	"copyPullSecrets":         {"Secret (a copy of an imagePullSecret)"},
+	"createRunnerJobs":        {"Job (runner)"},
+	"reconcilePreflight":      {"Job (pre-flight)"},
+	"createConfigMap":         {"ConfigMap (script, script copy, results)"},
+	"createKeptRecord":        {"ConfigMap (kept results, owned by no TestRun)"},
+	"createCapacityRecord":    {"ConfigMap (kept runner capacity, owned by no TestRun)"},
+	"createDisruptionBudgets": {"PodDisruptionBudget (runners, target)"},
 }
 
 // TestEachChildKindIsCreatedInOneFunction: the functions that call the API server's create

@@ -1,0 +1,423 @@
+package testrun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/pkg/measure"
+	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// A runner lost after the start of a run under spec.runnerLoss.policy Replace is replaced: a
+// new Job, <run>-runner-<i>-r<k>, runs runner i's execution segment and device ids for what
+// is left of the load (runners.RemainingConfig), with setup()'s data read from a live runner.
+// The order keeps one live runner per segment: the lost runner's Job is deleted before the
+// replacement's is created, the replacement starts paused, and it is resumed only once the
+// lost pod has ended, is gone, or is past its deletion's grace on a node that no longer
+// answers (after a Stop sent to it, for a runner that lost only its kubelet). What the lost
+// runner measured until the operator's last live read is kept in the replacement's ConfigMap
+// and merged with the rest; the time between is the gap status.gaps records.
+
+// replacementPlan is a replacement decided in this reconcile, for createRunnerJobs.
+type replacementPlan struct {
+	k         int
+	configMap string
+}
+
+// ConfigMap keys of a replacement's ConfigMap: its k6 config is runners.ConfigKey.
+const lostEnvelopeKey = "lost-envelope"
+
+// RoleReplacement labels a replacement's ConfigMap.
+const roleReplacement = "replacement"
+
+// minRemaining: a loss with less of the load left is recorded as a gap, not replaced.
+const minRemaining = 5 * time.Second
+
+// lostPodGrace is how long past its deletion time a lost pod that has not ended is taken for
+// dead: its node no longer runs it, or no longer reports that it stopped.
+const lostPodGrace = 5 * time.Second
+
+// replacementOf is the replacement number a Job or pod carries; 0 for an original runner.
+func replacementOf(o metav1.Object) int {
+	k, err := strconv.Atoi(o.GetLabels()[naming.LabelReplacement])
+	if err != nil || k < 0 || k > v1alpha1.MaxReplacementsLimit {
+		return 0
+	}
+	return k
+}
+
+// replaces says whether lost runners of this run are replaced.
+func (s *scope) replaces() bool {
+	return runners.LossPolicy(&s.run.Spec, s.run.RunnerCount()) == v1alpha1.RunnerLossReplace
+}
+
+// noteLostPod keeps the pods status.gaps names, to tell when a lost runner is gone.
+func (s *scope) noteLostPod(pod *corev1.Pod) {
+	for _, g := range s.run.Status.Gaps {
+		if g.LostPod == pod.Name && pod.Labels[naming.LabelRunnerIndex] == strconv.Itoa(int(g.Runner)) {
+			if s.lostPods == nil {
+				s.lostPods = map[string]*corev1.Pod{}
+			}
+			s.lostPods[pod.Name] = pod
+		}
+	}
+}
+
+func findGap(gaps []v1alpha1.RunnerGap, i, k int) int {
+	return slices.IndexFunc(gaps, func(g v1alpha1.RunnerGap) bool { return int(g.Runner) == i && int(g.Replacement) == k })
+}
+
+// reconcileReplace replaces the runners lost since the start, resumes the replacements that
+// are Ready, and records the gaps. It never waits: reconcileRun goes on with the fleet
+// (s.replaceRecheck says when to look again).
+func (r *Reconciler) reconcileReplace(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	if !s.started() || !s.replaces() || run.Status.Reason == v1alpha1.ReasonStoppingRunners {
+		return ctrl.Result{}, nil
+	}
+	gaps := slices.Clone(s.gaps())
+	changed := false
+	// A loss recorded without a replacement (too late in the load) stays accounted for.
+	for i := range s.runners {
+		if g := findGap(gaps, i, s.runners[i].replacement+1); g >= 0 && gaps[g].Job == "" {
+			s.runners[i].afterLoss = true
+		}
+		// A replacement whose gap a lost status write did not keep: recorded from its Job.
+		if k := s.runners[i].replacement; k > 0 && findGap(gaps, i, k) < 0 {
+			gaps = append(gaps, v1alpha1.RunnerGap{Runner: int32(i), Replacement: int32(k), Cause: "Unknown",
+				LostAt: s.runners[i].job.CreationTimestamp, Job: s.runners[i].job.Name})
+			changed = true
+		}
+	}
+	s.summary = classify(s.runners)
+
+	planned := false
+	for i, v := range s.summary.views {
+		if v.class != runnerLost && v.class != runnerOOMKilled {
+			continue
+		}
+		g, err := r.replaceLost(ctx, s, v, len(gaps))
+		if err != nil || s.failure != nil {
+			return ctrl.Result{}, err
+		}
+		gaps = append(gaps, g)
+		changed = true
+		planned = planned || s.runners[i].plan != nil
+		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, v1alpha1.ReasonRunnerReplaced, "Replace", "%s", gapText(g, "runner %d lost (%s); "))
+	}
+	if planned {
+		if err := r.createRunnerJobs(ctx, s); err != nil || s.failure != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if r.resumeReplacements(ctx, s, gaps) {
+		changed = true
+	}
+	if changed {
+		s.d.gaps = &gaps
+	}
+	r.recordGapless(s, gaps)
+	return ctrl.Result{}, nil
+}
+
+// replaceLost decides the gap of a lost runner and acts: its kept results and the remaining
+// config in the replacement's ConfigMap, its Job deleted, the replacement planned. Past
+// maxReplacements, or for a load that cannot be resumed, it records the run's failure instead.
+func (r *Reconciler) replaceLost(ctx context.Context, s *scope, v runnerView, replaced int) (v1alpha1.RunnerGap, error) {
+	run, i := s.run, v.index
+	if maxR := runners.MaxReplacements(&run.Spec); replaced >= maxR {
+		s.fail(v1alpha1.ReasonRunnerLost, fmt.Sprintf("%s; not replaced: the run replaced %d runners already (spec.runnerLoss.maxReplacements %d); "+
+			"find why runners are lost (kubectl get events), or raise maxReplacements", v.why, replaced, maxR))
+		return v1alpha1.RunnerGap{}, nil
+	}
+	elapsed := s.now.Sub(s.startTime().Time)
+	cfg, remaining, err := runners.RemainingConfig(&run.Spec, run.Name, elapsed)
+	if err != nil {
+		reason := v1alpha1.ReasonRunnerNotReplaceable
+		s.fail(reason, fmt.Sprintf("%s; not replaced: %v; set spec.runnerLoss.policy Fail, or drive the load with spec.load.duration", v.why, err))
+		return v1alpha1.RunnerGap{}, nil
+	}
+	k := v.replacement + 1
+	g := v1alpha1.RunnerGap{Runner: int32(i), Replacement: int32(k), Cause: lossCause(v), LostAt: metav1.NewTime(s.now)}
+	var kept *measure.Envelope
+	if v.pod != nil {
+		g.LostPod = v.pod.Name
+		if env, at, ok := r.seen.take(run.UID, v.pod.UID); ok {
+			kept, g.ObservedUntil = &env, &metav1.Time{Time: at}
+		}
+	}
+	from := s.startTime().Time
+	if g.ObservedUntil != nil {
+		from = g.ObservedUntil.Time
+	}
+	rate := runners.SegmentRate(&run.Spec, i, len(s.runners))
+	if remaining < minRemaining {
+		// Too late to be worth a runner: the rest of the segment's load is part of the gap.
+		g.EstimatedUnobserved = runners.EstimateUnobserved(rate, from, s.startTime().Add(runners.RunLength(&run.Spec)))
+		s.runners[i].afterLoss = true
+		s.summary = classify(s.runners)
+		return g, nil
+	}
+	name := naming.ReplacementJob(run.Name, i, k)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace,
+		Labels: map[string]string{naming.LabelTestRun: run.Name, naming.LabelRole: roleReplacement, naming.LabelRunnerIndex: strconv.Itoa(i)}},
+		Data: map[string]string{runners.ConfigKey: string(cfg)}}
+	if kept != nil {
+		// Its last word: merged as a runner that ended (a checkpoint, not partial results).
+		kept.Final = true
+		var b bytes.Buffer
+		if err := measure.Encode(&b, kept); err == nil && b.Len() < maxResultBytes {
+			cm.Data[lostEnvelopeKey] = b.String()
+		} else {
+			g.ObservedUntil = nil
+			from = s.startTime().Time
+		}
+	}
+	if _, err := r.createConfigMap(ctx, run, cm); err != nil {
+		return g, err
+	}
+	if ok, err := r.controls(ctx, run, cm); err != nil || !ok {
+		if err == nil {
+			s.fail(v1alpha1.ReasonRunnerRejected, fmt.Sprintf("a ConfigMap named %s exists in namespace %s that this TestRun does not own; delete it", name, run.Namespace))
+		}
+		return g, err
+	}
+	// The lost runner's Job goes first: never two runners of one segment.
+	if err := rc.DeleteExact(ctx, r.Client, v.job); err != nil {
+		return g, err
+	}
+	g.Job, g.Remaining = name, remaining.String()
+	g.EstimatedUnobserved = runners.EstimateUnobserved(rate, from, s.now)
+	s.runners[i] = runnerState{index: i, replacement: k, plan: &replacementPlan{k: k, configMap: name}}
+	s.summary = classify(s.runners)
+	return g, nil
+}
+
+// maxGaps is spec.runnerLoss.maxGaps; nil when unset.
+func maxGaps(spec *v1alpha1.TestRunSpec) *int32 {
+	if spec.RunnerLoss == nil {
+		return nil
+	}
+	return spec.RunnerLoss.MaxGaps
+}
+
+// lossCause names what happened to a lost runner, from its pod.
+func lossCause(v runnerView) string {
+	pod := v.pod
+	switch {
+	case v.class == runnerOOMKilled:
+		return "OOMKilled"
+	case pod == nil:
+		return "Deleted"
+	case pod.Status.Reason == "Evicted":
+		return "Evicted"
+	}
+	if c := podCondition(pod, corev1.DisruptionTarget); c != nil && c.Status == corev1.ConditionTrue {
+		switch c.Reason {
+		case "DeletionByTaintManager":
+			return "NodeLost"
+		case "EvictionByEvictionAPI", "TerminationByKubelet", "PreemptionByScheduler":
+			return "Evicted"
+		}
+	}
+	if pod.DeletionTimestamp != nil {
+		return "Deleted"
+	}
+	if terminated(pod) {
+		return "Killed"
+	}
+	return "Failed"
+}
+
+// callReplace resumes one replacement; a run has one in flight per runner.
+func callReplace(i int) callKind { return callKind("replace-" + strconv.Itoa(i)) }
+
+// resumeReplacements starts each Ready replacement whose lost runner is gone, off the worker:
+// a Stop to the lost pod if it may still run, setup()'s data from a live runner, then Resume.
+// It records replacedAt and the gap's estimate once that is done, and says whether it did.
+func (r *Reconciler) resumeReplacements(ctx context.Context, s *scope, gaps []v1alpha1.RunnerGap) bool {
+	changed := false
+	for i, v := range s.summary.views {
+		g := findGap(gaps, i, v.replacement)
+		if v.replacement == 0 || g < 0 || gaps[g].ReplacedAt != nil {
+			continue
+		}
+		if res, ok := r.calls.take(s.run.UID, callReplace(i)); ok {
+			if res.err != nil {
+				logf.FromContext(ctx).Info("starting a replacement runner failed; trying again", "runner", i, "error", res.err.Error())
+				s.recheckReplace(time.Second)
+				continue
+			}
+			at := res.val.(time.Time)
+			gaps[g].ReplacedAt = &metav1.Time{Time: at}
+			from := s.startTime().Time
+			if gaps[g].ObservedUntil != nil {
+				from = gaps[g].ObservedUntil.Time
+			}
+			gaps[g].EstimatedUnobserved = runners.EstimateUnobserved(runners.SegmentRate(&s.run.Spec, i, len(s.runners)), from, at)
+			changed = true
+			r.recorder.Eventf(s.run, nil, corev1.EventTypeNormal, v1alpha1.ReasonRunnerReplaced, "Replace", "%s",
+				gapText(gaps[g], "runner %d replaced after its loss (%s): "))
+			continue
+		}
+		if v.class != runnerReady {
+			continue // the pod starts; its events wake the run
+		}
+		lost := s.lostPods[gaps[g].LostPod]
+		if wait := lostPodWait(lost, s.now); wait > 0 {
+			s.recheckReplace(wait)
+			continue
+		}
+		var donor *corev1.Pod
+		if c := s.condition(v1alpha1.ConditionSetupDone); runners.OnceForTheFleet(len(s.runners)) && c != nil && c.Status == metav1.ConditionTrue {
+			d, ok := s.summary.firstWith(func(o runnerView) bool {
+				return o.index != i && o.class == runnerReady && o.replacement == 0 || o.index != i && o.class == runnerReady && gapResumed(gaps, o)
+			})
+			if !ok {
+				s.recheckReplace(time.Second) // no live runner holds setup()'s data now
+				continue
+			}
+			donor = d.pod.DeepCopy()
+		}
+		pod := v.pod.DeepCopy()
+		if lost != nil && !terminated(lost) && lost.Status.PodIP != "" {
+			lost = lost.DeepCopy()
+		} else {
+			lost = nil
+		}
+		r.calls.start(s.run, callReplace(i), runnerCallLimit+scriptCallLimit, true, func(ctx context.Context) (any, error) {
+			if lost != nil {
+				_ = r.RunnerAPI.Stop(ctx, lost) // a runner whose kubelet alone is gone still runs: stopped first
+			}
+			if donor != nil {
+				data, err := r.RunnerAPI.SetupData(ctx, donor)
+				if err != nil {
+					return nil, fmt.Errorf("reading setup()'s data from %s: %w", donor.Name, err)
+				}
+				if err := r.RunnerAPI.SetSetupData(ctx, pod, data); err != nil {
+					return nil, err
+				}
+			}
+			if err := r.RunnerAPI.Resume(ctx, pod); err != nil {
+				return nil, err
+			}
+			return time.Now(), nil
+		})
+		s.recheckReplace(runnerCallLimit)
+	}
+	return changed
+}
+
+// gapResumed says whether runner o is a replacement already started (it holds setup()'s data).
+func gapResumed(gaps []v1alpha1.RunnerGap, o runnerView) bool {
+	g := findGap(gaps, o.index, o.replacement)
+	return g >= 0 && gaps[g].ReplacedAt != nil
+}
+
+// lostPodWait is how long a lost pod may still run: 0 once it ended, is gone, or is past its
+// deletion time by lostPodGrace (its node no longer reports it).
+func lostPodWait(pod *corev1.Pod, now time.Time) time.Duration {
+	switch {
+	case pod == nil || terminated(pod):
+		return 0
+	case pod.DeletionTimestamp != nil:
+		return max(pod.DeletionTimestamp.Add(lostPodGrace).Sub(now), 0)
+	}
+	// Ended in the Job's eyes but not in pod status: its node stopped reporting.
+	return 0
+}
+
+func (s *scope) recheckReplace(d time.Duration) {
+	if d > 0 && (s.replaceRecheck == 0 || d < s.replaceRecheck) {
+		s.replaceRecheck = d
+	}
+}
+
+// recordGapless records the Gapless condition of a Replace run: True while no runner was
+// replaced, False saying what the results cover once one was.
+func (r *Reconciler) recordGapless(s *scope, gaps []v1alpha1.RunnerGap) {
+	status, reason, msg := metav1.ConditionTrue, v1alpha1.ReasonNoGaps, "no runner was lost; the results cover the whole load"
+	if len(gaps) > 0 {
+		status, reason, msg = metav1.ConditionFalse, v1alpha1.ReasonRunnerReplaced, gapsSummary(gaps)
+	}
+	if c := s.condition(v1alpha1.ConditionGapless); c != nil && c.Status == status && c.Message == msg {
+		return
+	}
+	s.recordCondition(v1alpha1.ConditionGapless, status, reason, msg)
+}
+
+// gapsSummary says what results with gaps cover, for the Gapless condition and the verdict.
+func gapsSummary(gaps []v1alpha1.RunnerGap) string {
+	var n int64
+	var parts []string
+	for _, g := range gaps {
+		n += g.EstimatedUnobserved
+		if len(parts) < maxNamedRunners {
+			parts = append(parts, gapText(g, "runner %d (%s) "))
+		}
+	}
+	return fmt.Sprintf("the results cover the load but %d gaps, about %d requests not made or not observed: %s",
+		len(gaps), n, strings.Join(parts, "; "))
+}
+
+// gapText is one gap in words, after a prefix taking the runner and the cause.
+func gapText(g v1alpha1.RunnerGap, prefix string) string {
+	out := fmt.Sprintf(prefix, g.Runner, g.Cause)
+	from := "the start"
+	if g.ObservedUntil != nil {
+		from = g.ObservedUntil.UTC().Format(time.RFC3339)
+	}
+	switch {
+	case g.Job == "":
+		return out + fmt.Sprintf("unobserved from %s to the end, about %d requests; too late in the load to replace", from, g.EstimatedUnobserved)
+	case g.ReplacedAt == nil:
+		return out + fmt.Sprintf("unobserved from %s; %s takes over its segment for the remaining %s", from, g.Job, g.Remaining)
+	}
+	return out + fmt.Sprintf("unobserved from %s to %s, about %d requests; %s ran the remaining %s",
+		from, g.ReplacedAt.UTC().Format(time.RFC3339), g.EstimatedUnobserved, g.Job, g.Remaining)
+}
+
+// keptEnvelopes are the lost runners' results kept in their replacements' ConfigMaps.
+func (r *Reconciler) keptEnvelopes(ctx context.Context, s *scope) ([]measure.Envelope, []string) {
+	var out []measure.Envelope
+	var problems []string
+	limits := envelopeLimits(len(s.runners))
+	for _, g := range s.gaps() {
+		if g.Job == "" || g.ObservedUntil == nil {
+			continue
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: g.Job, Namespace: s.run.Namespace}}
+		ok, err := r.controls(ctx, s.run, cm)
+		if err == nil && !ok {
+			err = errors.New("the ConfigMap is not this run's")
+		}
+		if err == nil && cm.UID == "" {
+			err = errors.New("its ConfigMap is gone")
+		}
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("the results runner %d kept before its loss: %v", g.Runner, err))
+			continue
+		}
+		env, err := measure.ExtractEnvelopeWithin([]byte(cm.Data[lostEnvelopeKey]), limits)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("the results runner %d kept before its loss: %v", g.Runner, err))
+			continue
+		}
+		out = append(out, env)
+	}
+	return out, problems
+}
