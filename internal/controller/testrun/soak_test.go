@@ -54,7 +54,7 @@ import (
 // the manager's heap in use after a GC (the test process: the reconciler, its caches and the
 // fakes) and its RSS, the TestRun's bytes, the results ConfigMap's bytes, the target points it
 // keeps and the seconds each stands for, the runners' kept windows and their width, the live
-// envelope's bytes, the collector's own heap (the runner's results memory) and the API writes
+// envelope's bytes (what a runner's results hold: its collector's windows) and the API writes
 // the manager made per simulated hour. One line per scale starts with SOAK, for run.sh's table.
 func TestSoak(t *testing.T) {
 	base := envInt("SOAK_BASE", 806)
@@ -108,7 +108,6 @@ func (r *soakRunner) envelope(name string, final bool) measure.Envelope {
 func soakOnce(t *testing.T, scale, steps int) {
 	start := time.Now().Truncate(time.Second)
 	clk := clocktesting.NewFakePassiveClock(start)
-	collectorHeap := collectorHeapFor(start, steps)
 
 	var rec *Reconciler
 	m, err := testenv.StartManagerIn(env, controller.Namespaces{}, ctrl.Options{
@@ -194,7 +193,6 @@ func soakOnce(t *testing.T, scale, steps int) {
 	hours := length.Hours()
 	during := soakFigures(t, get(), targetNS)
 	during.writesPerHour = float64(writes.count(ns, targetNS)-writes0) / hours
-	during.collectorHeap = collectorHeap
 	env0 := fleet[0].envelope(pods[0].Name, false)
 	during.envelopeBytes = measure.SizeOf(&env0)
 	during.windows = windowsOf(&env0)
@@ -220,10 +218,9 @@ func soakOnce(t *testing.T, scale, steps int) {
 	}
 	after := soakFigures(t, got, targetNS)
 	t.Logf("SOAK scale=%d steps=%d simulated=%s wall=%s heapMiB=%.1f rssMiB=%.1f statusBytes=%d cmBytes=%d points=%d secondsPerPoint=%.0f "+
-		"windows=%d windowSeconds=%.0f envelopeBytes=%d collectorHeapKiB=%.1f writesPerHour=%.1f endStatusBytes=%d endCMBytes=%d endHeapMiB=%.1f verdict=%s",
+		"windows=%d windowSeconds=%.0f envelopeBytes=%d writesPerHour=%.1f endStatusBytes=%d endCMBytes=%d endHeapMiB=%.1f verdict=%s",
 		scale, steps, length, time.Since(began).Round(time.Second), during.heapMiB, during.rssMiB, during.statusBytes, during.cmBytes, during.points,
-		length.Seconds()/float64(max(during.points, 1)), during.windows, float64(env0.WindowNanos)/1e9, during.envelopeBytes,
-		float64(during.collectorHeap)/1024, during.writesPerHour, after.statusBytes, after.cmBytes, after.heapMiB, got.Status.Verdict)
+		length.Seconds()/float64(max(during.points, 1)), during.windows, float64(env0.WindowNanos)/1e9, during.envelopeBytes, during.writesPerHour, after.statusBytes, after.cmBytes, after.heapMiB, got.Status.Verdict)
 }
 
 type soakFigure struct {
@@ -231,7 +228,6 @@ type soakFigure struct {
 	statusBytes, cmBytes int
 	points, windows      int
 	envelopeBytes        int64
-	collectorHeap        uint64
 	writesPerHour        float64
 }
 
@@ -255,23 +251,6 @@ func soakFigures(t *testing.T, run *v1alpha1.TestRun, targetNS string) soakFigur
 	f.rssMiB = selfRSSMiB()
 	_ = targetNS
 	return f
-}
-
-// collectorHeapFor is the heap a runner's collector holds after steps of the soak's feed, built
-// alone and measured after a GC: the runner's results memory over the run.
-func collectorHeapFor(start time.Time, steps int) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	r := &soakRunner{c: measure.NewCollector(measure.DefaultCollectorConfig, start), fed: start}
-	r.feedTo(start.Add(time.Duration(steps) * soakStep))
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(r)
-	if after.HeapAlloc < before.HeapAlloc {
-		return 0
-	}
-	return after.HeapAlloc - before.HeapAlloc
 }
 
 func windowsOf(e *measure.Envelope) int {
