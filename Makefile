@@ -108,6 +108,10 @@ chaos: ## Chaos matrix (root, ~20 min, not in CI): manager, API server, runner, 
 scale: ## Scale benchmark (root): the real manager with 100 kwok nodes in its own network namespace; N = 10, 100, 1000 runners and 20 TestRuns x 50 (hack/scale/run.sh; SCALE_SIZES, SCALE_MULTI).
 	hack/scale/run.sh
 
+.PHONY: soak
+soak: ## Long runs stay cheap: Stab-4-672's sample volume (80,640 target samples) in stepped time on envtest, figures at 1x, 10x, 100x; table in bin/soak/results.md (hack/soak/run.sh; SOAK_BASE, SOAK_SCALES).
+	hack/soak/run.sh
+
 ##@ Build
 
 .PHONY: build

@@ -2,6 +2,8 @@
 # Builds the images the end-to-end tests (or, with --demo, just the demo) need, and imports them
 # into every node's containerd of the local cluster (pause and CoreDNS are up.sh's business):
 #   fleetbench/manager:dev  (make manager-image)      bin/images/manager.tar
+#     and the same image tagged fleetbench/manager:dev-upgrade, the "new release" the upgrade
+#     test (test/e2e/upgrade_test.go) rolls to: a tag in containerd, no second tarball
 #   fleetbench/runner:dev   (hack/runner-image.sh)    bin/images/runner.tar
 #   fleetbench/nginx:dev    (hack/images/nginx.sh)    bin/images/nginx.tar     (the demo stops here)
 #   the sample device backend and the other built-in targets (hack/images/*.sh): sut,
@@ -90,7 +92,10 @@ if ! [[ " $* " == *" --no-import "* ]]; then
   [ ${#socks[@]} -gt 0 ] || { echo "error: no containerd socket under /run/fleetbench-cluster (is the cluster up? hack/cluster/up.sh)" >&2; exit 1; }
   pids=()
   for sock in "${socks[@]}"; do
-    CONTAINERD_ADDRESS=$sock hack/images/import.sh "${built[@]}" &
+    (
+      CONTAINERD_ADDRESS=$sock hack/images/import.sh "${built[@]}"
+      ctr -n k8s.io --address "$sock" images tag --force fleetbench/manager:dev fleetbench/manager:dev-upgrade >/dev/null
+    ) &
     pids+=($!)
   done
   failed=0
