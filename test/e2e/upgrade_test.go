@@ -99,8 +99,8 @@ func TestManagerUpgradedAndRestartedMidRun(t *testing.T) {
 	if err := e.c.List(e.ctx, &jobs, client.InNamespace(ns), client.MatchingLabels(runners.RunnerLabels(run))); err != nil {
 		t.Fatal(err)
 	}
-	if len(jobs.Items) != int(run.Spec.Parallelism) {
-		t.Errorf("%d runner Jobs, want %d: none made twice", len(jobs.Items), run.Spec.Parallelism)
+	if len(jobs.Items) != got.RunnerCount() {
+		t.Errorf("%d runner Jobs, want %d: none made twice", len(jobs.Items), got.RunnerCount())
 	}
 }
 
