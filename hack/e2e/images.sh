@@ -94,7 +94,9 @@ if ! [[ " $* " == *" --no-import "* ]]; then
   for sock in "${socks[@]}"; do
     (
       CONTAINERD_ADDRESS=$sock hack/images/import.sh "${built[@]}"
-      ctr -n k8s.io --address "$sock" images tag --force fleetbench/manager:dev fleetbench/manager:dev-upgrade >/dev/null
+      # containerd keeps the name normalised (with its default registry's host): tag what it listed.
+      ref=$(ctr -n k8s.io --address "$sock" images ls -q | grep -m1 '/fleetbench/manager:dev$')
+      ctr -n k8s.io --address "$sock" images tag --force "$ref" "${ref%:dev}:dev-upgrade" >/dev/null
     ) &
     pids+=($!)
   done
