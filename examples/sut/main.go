@@ -30,7 +30,7 @@ func run() error {
 	var store Store
 	backend := "memory"
 	if cfg.DatabaseURL == "" {
-		store = newMemStore()
+		store = newMemStoreKeeping(cfg.PushHistory)
 	} else {
 		sqlS, err := openSQL(cfg.DatabaseURL, cfg.DBMaxConns)
 		if err != nil {

@@ -31,6 +31,7 @@ type Config struct {
 	WarnInterval     time.Duration // WARN_INTERVAL: the same warning is logged at most once per interval
 	CrashAfterPushes int64         // CRASH_AFTER_PUSHES: exit(2) after this many stored pushes (0: never)
 	PushDelay        time.Duration // PUSH_DELAY: processing time each push holds its worker, as a heavier backend would
+	PushHistory      int           // PUSH_HISTORY: pushes the memory store remembers (a ring); its memory holds once full
 	PushWork         int           // PUSH_WORK: SHA-256 rounds each push computes: CPU work, so throughput follows the cores granted
 	RequireRegister  bool          // REQUIRE_REGISTER: pushes from unknown devices get 404
 	LeakBytesPerPush int           // LEAK_BYTES_PER_PUSH: bytes kept forever per stored push, a deliberate leak
@@ -87,6 +88,8 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 	durVar("WARN_INTERVAL", &c.WarnInterval)
 	durVar("PUSH_DELAY", &c.PushDelay)
 	intVar("PUSH_WORK", &c.PushWork, 0)
+	c.PushHistory = memKeep
+	intVar("PUSH_HISTORY", &c.PushHistory, 1)
 	intVar("LEAK_BYTES_PER_PUSH", &c.LeakBytesPerPush, 0)
 	crash := 0
 	intVar("CRASH_AFTER_PUSHES", &crash, 0)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -406,6 +407,14 @@ func TestMemStoreRing(t *testing.T) {
 	pushes, total := m.stored()
 	if len(pushes) != memKeep || total != memKeep+5 {
 		t.Errorf("kept %d of %d", len(pushes), total)
+	}
+	// PUSH_HISTORY 3: the ring keeps the last 3.
+	m = newMemStoreKeeping(3)
+	for i := range 5 {
+		_ = m.Push(context.Background(), "d", json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)))
+	}
+	if pushes, total = m.stored(); len(pushes) != 3 || total != 5 {
+		t.Errorf("PUSH_HISTORY 3 kept %d of %d", len(pushes), total)
 	}
 }
 

@@ -26,8 +26,9 @@ type Store interface {
 	Close() error
 }
 
-// memKeep bounds how many pushes the memory store remembers, so that a long stability run
-// against it does not look like a memory leak.
+// memKeep is how many pushes the memory store remembers by default (PUSH_HISTORY), so that a
+// long stability run against it does not look like a memory leak: once the ring is full, the
+// store's memory holds.
 const memKeep = 10000
 
 type memPush struct {
@@ -35,17 +36,22 @@ type memPush struct {
 	Payload json.RawMessage
 }
 
-// memStore keeps everything in process memory: the last memKeep pushes and every device.
+// memStore keeps everything in process memory: the last keep pushes and every device.
 type memStore struct {
 	mu      sync.Mutex
 	devices map[string]json.RawMessage // device -> config (nil: none)
-	pushes  []memPush                  // ring of the last memKeep pushes
+	pushes  []memPush                  // ring of the last keep pushes
+	keep    int
 	next    int
 	total   int64
 	pingErr error // tests set this to make Ping fail
 }
 
-func newMemStore() *memStore { return &memStore{devices: map[string]json.RawMessage{}} }
+func newMemStore() *memStore { return newMemStoreKeeping(memKeep) }
+
+func newMemStoreKeeping(keep int) *memStore {
+	return &memStore{devices: map[string]json.RawMessage{}, keep: keep}
+}
 
 func (m *memStore) Init(context.Context) error { return nil }
 
@@ -72,11 +78,11 @@ func (m *memStore) Push(_ context.Context, device string, payload json.RawMessag
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := memPush{Device: device, Payload: append(json.RawMessage(nil), payload...)}
-	if len(m.pushes) < memKeep {
+	if len(m.pushes) < m.keep {
 		m.pushes = append(m.pushes, p)
 	} else {
 		m.pushes[m.next] = p
-		m.next = (m.next + 1) % memKeep
+		m.next = (m.next + 1) % m.keep
 	}
 	m.total++
 	return nil

@@ -79,6 +79,14 @@ func TestFit(t *testing.T) {
 			name:    "no samples",
 			verdict: Insufficient,
 		},
+		{
+			// One slow swing and no noise: the residuals move together (r1 near 1), so 12
+			// samples are worth fewer than 3: nothing can be told, which is not "stable".
+			name:    "samples that move together",
+			samples: series(11*time.Minute, time.Minute, 0, func(h float64) float64 { return 200 + 20*math.Sin(math.Pi*h*60/10) }),
+			opts:    Options{LimitMiB: 512, WarmUp: time.Nanosecond}, verdict: Insufficient,
+			warmUp: [2]time.Duration{time.Nanosecond, time.Nanosecond},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
