@@ -44,6 +44,9 @@ func TestComposeGapsAndGapless(t *testing.T) {
 	if st.Gaps != nil {
 		t.Errorf("gaps %+v before any loss", st.Gaps)
 	}
+	if diff := cmp.Diff(loaded, run.Status); diff != "" {
+		t.Errorf("composing wrote the loaded status (-loaded +now):\n%s", diff)
+	}
 
 	// Runner 1 is lost and replaced.
 	run.Status = st
