@@ -49,6 +49,9 @@ const (
 	MaxAbortThresholds = 64
 	MaxAbortThreshold  = 640
 	MaxAborted         = 512
+	// MaxGaps and MaxGapCause bound status.gaps (one per replacement, spec.runnerLoss).
+	MaxGaps     = v1alpha1.MaxReplacementsLimit
+	MaxGapCause = 64
 	// A Profile's snapshot: what Kubernetes accepts in a pod's nodeSelector and tolerations.
 	MaxQualifiedName = 317
 	MaxLabelValue    = 63
@@ -165,6 +168,16 @@ func TestRun(st *v1alpha1.TestRunStatus) []string {
 			c.str(&a.Thresholds[i], MaxAbortThreshold, "an abortOnFail threshold")
 		}
 		c.str(&a.Aborted, MaxAborted, "status.abortOnFail.aborted")
+	}
+	if c.count(len(st.Gaps), MaxGaps, "gaps") {
+		st.Gaps = st.Gaps[:MaxGaps]
+	}
+	for i := range st.Gaps {
+		g := &st.Gaps[i]
+		c.str(&g.LostPod, MaxObjectName, "a gap's lostPod")
+		c.str(&g.Cause, MaxGapCause, "a gap's cause")
+		c.str(&g.Job, MaxObjectName, "a gap's job")
+		c.nums("a gap's remaining", &g.Remaining)
 	}
 	if st.Results != nil {
 		results(c, st.Results)

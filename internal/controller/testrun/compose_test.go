@@ -188,6 +188,9 @@ func TestComposeDecidedFields(t *testing.T) {
 		{"abortOnFail", decision{abortOnFail: &v1alpha1.AbortWatch{Aborted: "http_req_failed rate<0.01"}}, func(st *v1alpha1.TestRunStatus) {
 			st.AbortOnFail = &v1alpha1.AbortWatch{Aborted: "http_req_failed rate<0.01"}
 		}},
+		{"gaps", decision{gaps: &[]v1alpha1.RunnerGap{{Runner: 1, Replacement: 1, Cause: "Deleted", EstimatedUnobserved: 9}}}, func(st *v1alpha1.TestRunStatus) {
+			st.Gaps = []v1alpha1.RunnerGap{{Runner: 1, Replacement: 1, Cause: "Deleted", EstimatedUnobserved: 9}}
+		}},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {

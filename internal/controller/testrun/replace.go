@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +16,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/runners"
@@ -360,36 +360,12 @@ func (r *Reconciler) recordGapless(s *scope, gaps []v1alpha1.RunnerGap) {
 	s.recordCondition(v1alpha1.ConditionGapless, status, reason, msg)
 }
 
-// gapsSummary says what results with gaps cover, for the Gapless condition and the verdict.
-func gapsSummary(gaps []v1alpha1.RunnerGap) string {
-	var n int64
-	var parts []string
-	for _, g := range gaps {
-		n += g.EstimatedUnobserved
-		if len(parts) < maxNamedRunners {
-			parts = append(parts, gapText(g, "runner %d (%s) "))
-		}
-	}
-	return fmt.Sprintf("the results cover the load but %d gaps, about %d requests not made or not observed: %s",
-		len(gaps), n, strings.Join(parts, "; "))
-}
+// gapsSummary says what results with gaps cover, for the Gapless condition and the verdict
+// (judge.GapsSummary: the HTML report uses the same words).
+func gapsSummary(gaps []v1alpha1.RunnerGap) string { return judge.GapsSummary(gaps, maxNamedRunners) }
 
 // gapText is one gap in words, after a prefix taking the runner and the cause.
-func gapText(g v1alpha1.RunnerGap, prefix string) string {
-	out := fmt.Sprintf(prefix, g.Runner, g.Cause)
-	from := "the start"
-	if g.ObservedUntil != nil {
-		from = g.ObservedUntil.UTC().Format(time.RFC3339)
-	}
-	switch {
-	case g.Job == "":
-		return out + fmt.Sprintf("unobserved from %s to the end, about %d requests; too late in the load to replace", from, g.EstimatedUnobserved)
-	case g.ReplacedAt == nil:
-		return out + fmt.Sprintf("unobserved from %s; %s takes over its segment for the remaining %s", from, g.Job, g.Remaining)
-	}
-	return out + fmt.Sprintf("unobserved from %s to %s, about %d requests; %s ran the remaining %s",
-		from, g.ReplacedAt.UTC().Format(time.RFC3339), g.EstimatedUnobserved, g.Job, g.Remaining)
-}
+func gapText(g v1alpha1.RunnerGap, prefix string) string { return judge.GapText(g, prefix) }
 
 // keptEnvelopes are the lost runners' results kept in their replacements' ConfigMaps.
 func (r *Reconciler) keptEnvelopes(ctx context.Context, s *scope) ([]measure.Envelope, []string) {

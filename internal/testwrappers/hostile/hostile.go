@@ -142,5 +142,9 @@ func Status(r *rand.Rand) v1alpha1.TestRunStatus {
 		peak.Steps = append(peak.Steps, v1alpha1.PeakStepResult{Devices: int64(i), RequestsPerSecond: fmt.Sprintf("%.2f", r.Float64()*1e6), Held: true})
 	}
 	st.Peak = peak
+	for i := range r.Intn(30) {
+		st.Gaps = append(st.Gaps, v1alpha1.RunnerGap{Runner: int32(i), Replacement: 1, LostPod: String(r, 400), Cause: String(r, 100),
+			LostAt: metav1.Unix(1767225600, 0), Job: String(r, 400), Remaining: String(r, 100), EstimatedUnobserved: r.Int63()})
+	}
 	return st
 }

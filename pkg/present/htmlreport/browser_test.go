@@ -240,3 +240,49 @@ func TestSizingPlanReportInBrowser(t *testing.T) {
 		t.Errorf("C4's missing breaking point shows %q, want —", c.Text)
 	}
 }
+
+// TestTestRunReportGapInBrowser: a run with one gap (runner 1 lost 120 s in, replaced 15 s
+// later) shades it on every chart over time, as painted, not only as data, and the page says
+// what the results cover.
+func TestTestRunReportGapInBrowser(t *testing.T) {
+	run, tl := fixtureGapRun(), fixtureTimeline()
+	path := render(t, "testrun-gap-report.html", func(w *bytes.Buffer) error {
+		return WriteTestRun(w, TestRunInput{Run: run, Timeline: tl})
+	})
+	res := inBrowser(t, path)
+	if err := browsertest.Verify(res, map[string]int{
+		"throughput": fixtureWindows, "latency": fixtureWindows, "errors": fixtureWindows,
+		"target": fixtureTargetPoints, "latency-histogram": fixtureBuckets,
+	}); err != nil {
+		t.Error(err)
+	}
+	for _, c := range res.Charts {
+		want := 1
+		if c.Name == "latency-histogram" {
+			want = 0
+		}
+		if len(c.Spans) != want {
+			t.Errorf("chart %s has %d spans, want %d", c.Name, len(c.Spans), want)
+			continue
+		}
+		for _, s := range c.Spans {
+			t.Logf("chart %-12s span %q covered %.2f outside %.2f", c.Name, s.Label, s.Covered, s.Outside)
+			// Shaded over the plot's whole height; beside it only the lines and grid.
+			if s.Covered < 0.95 || s.Outside > 0.5 {
+				t.Errorf("chart %s: the gap's column is %.0f %% painted, beside it %.0f %%; want a shaded span", c.Name, 100*s.Covered, 100*s.Outside)
+			}
+			if !strings.Contains(s.Label, "runner 1 lost (Deleted), replaced after 15s; ~1480 requests unobserved") {
+				t.Errorf("chart %s: span labelled %q", c.Name, s.Label)
+			}
+		}
+	}
+	for _, want := range []string{"Gaps", "the results cover the load but 1 gaps, about 1480 requests not made or not observed",
+		"stab-2-2-c1-runner-1-r1", "2m45s"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+	if c, ok := res.Cell("gap-1-1", "after"); !ok || c.Text != "15s" {
+		t.Errorf("the gap's time to replacement shows %q (found %v), want 15s", c.Text, ok)
+	}
+}

@@ -33,6 +33,8 @@ type Chart struct {
 	X       []float64 `json:"x"`
 	Series  []Series  `json:"series"`
 	Marks   []Mark    `json:"marks,omitempty"`
+	// Spans shade a labelled stretch of x (a runner's gap on a run's timeline).
+	Spans []Span `json:"spans,omitempty"`
 	// Bands shade the range of a series' repetitions (a plan's latency).
 	Bands []Band `json:"bands,omitempty"`
 	// LogX puts a KindLine chart's x on a log scale (a sweep over decades, e.g. payload sizes).
@@ -62,6 +64,14 @@ type Mark struct {
 	Label string  `json:"label"`
 	// Alert draws it red.
 	Alert bool `json:"alert,omitempty"`
+}
+
+// Span is a labelled, shaded stretch of x from From to To, e.g. the part of the load a lost
+// runner left unobserved.
+type Span struct {
+	From  float64 `json:"from"`
+	To    float64 `json:"to"`
+	Label string  `json:"label"`
 }
 
 // Value is a point of a series; NaN is a gap (JSON null).

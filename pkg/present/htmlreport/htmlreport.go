@@ -163,6 +163,7 @@ type testRunPage struct {
 	Started    string
 	Completed  string
 	Comparison *comparisonView
+	Gaps       *gapsView
 }
 
 // WriteTestRun writes the report of one TestRun.
@@ -182,6 +183,7 @@ func WriteTestRun(w io.Writer, in TestRunInput) error {
 		}
 	}
 	charts = withTrend(charts, run)
+	charts = withGaps(charts, run, in.Timeline)
 	if c := PeakChart("peak", run); c.Name != "" {
 		charts = append(charts, c)
 	}
@@ -192,7 +194,7 @@ func WriteTestRun(w io.Writer, in TestRunInput) error {
 	v := testRunPage{page: pg, Run: run, Status: &run.Status, Results: run.Status.Results,
 		Headline: headline(run), Key: keyCells(run), Runners: runnerRows(in.Timeline),
 		Checks: checkRows(run.Status.Results, in.Summary), Timeline: in.Timeline, NoTimeline: in.Timeline == nil,
-		Comparison: newComparisonView(run.Status.Comparison, seriesMissing)}
+		Comparison: newComparisonView(run.Status.Comparison, seriesMissing), Gaps: newGapsView(run)}
 	if run.Status.StartTime != nil {
 		v.Started = utc(run.Status.StartTime.Time)
 	}

@@ -54,6 +54,19 @@ type Chart struct {
 	// cursor on its middle point: one entry per visible slot, "label" or "label: value".
 	Legend      []string `json:"legend"`
 	LegendHover []string `json:"legendHover"`
+	// Spans are the shaded stretches the page's data asks for (a run's gaps), as painted.
+	Spans []Span `json:"spans"`
+}
+
+// Span is one shaded stretch of a chart: Covered is the share of the plot's height painted in
+// the pixel column at its middle, Outside the same just beside it (a series line and the grid
+// paint a few pixels of a column; a shaded span paints all of them).
+type Span struct {
+	Label   string  `json:"label"`
+	From    float64 `json:"from"`
+	To      float64 `json:"to"`
+	Covered float64 `json:"covered"`
+	Outside float64 `json:"outside"`
 }
 
 // Result is what the check saw.
@@ -143,7 +156,10 @@ func (r Result) Chart(name string) (Chart, bool) {
 }
 
 // chartsJS measures every chart container: test-side code, so the page cannot vouch for itself.
-const chartsJS = `Array.from(document.querySelectorAll("[data-chart]")).map(function (el) {
+const chartsJS = `(function () {
+var specs = {};
+try { JSON.parse(document.getElementById("fleetbench-data").textContent).charts.forEach(function (c) { specs[c.name] = c; }); } catch (e) {}
+return Array.from(document.querySelectorAll("[data-chart]")).map(function (el) {
   var name = el.getAttribute("data-chart");
   var u = (window.fleetbenchCharts || {})[name];
   var r = {name: name, found: !!u, points: 0, values: 0, series: 0, nonBlank: false, coloredPixels: 0, width: 0, height: 0};
@@ -160,6 +176,19 @@ const chartsJS = `Array.from(document.querySelectorAll("[data-chart]")).map(func
     var mx = Math.max(d[p], d[p + 1], d[p + 2]), mn = Math.min(d[p], d[p + 1], d[p + 2]);
     if (mx - mn > 48) r.coloredPixels++;
   }
+  // painted is the share of the plot's height painted in the pixel column at x (canvas pixels).
+  function painted(x) {
+    var b = u.bbox, n = 0;
+    x = Math.round(x);
+    if (x < b.left || x >= b.left + b.width) return 0;
+    for (var y = Math.round(b.top); y < b.top + b.height; y++) if (d[(y * c.width + x) * 4 + 3] > 0) n++;
+    return n / Math.max(1, Math.round(b.height));
+  }
+  r.spans = ((specs[name] || {}).spans || []).map(function (s) {
+    var x0 = u.valToPos(s.from, "x", true), x1 = u.valToPos(s.to, "x", true), gap = 6 * uPlot.pxRatio;
+    var beside = x0 - gap >= u.bbox.left + 2 ? x0 - gap : x1 + gap;
+    return {label: s.label, from: s.from, to: s.to, covered: painted((x0 + x1) / 2), outside: painted(beside)};
+  });
   r.yMin = u.scales.y.min; r.yMax = u.scales.y.max;
   if (u.scales.y2 && u.series.some(function (s) { return s.scale === "y2"; })) { r.y2Min = u.scales.y2.min; r.y2Max = u.scales.y2.max; }
   u.axes.forEach(function (a) {
@@ -186,7 +215,8 @@ const chartsJS = `Array.from(document.querySelectorAll("[data-chart]")).map(func
     u.setCursor({left: -10, top: -10});
   }
   return r;
-})`
+});
+})()`
 
 // Check opens htmlPath (a local file) in headless Chromium with the network emulated offline,
 // waits for the page's charts, measures them, and writes a full-page PNG to screenshotPath

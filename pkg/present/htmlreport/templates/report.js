@@ -67,6 +67,9 @@
       var ctx = u.ctx, dpr = uPlot.pxRatio, b = u.bbox;
       ctx.save();
       ctx.font = (11 * dpr) + "px sans-serif";
+      // uPlot leaves the alignment of the last axis it drew (right-aligned for a left axis)
+      ctx.textAlign = "left";
+      ctx.textBaseline = "alphabetic";
       marks.forEach(function (m, i) {
         var x = Math.round(u.valToPos(m.x, "x", true));
         if (x < b.left - 1 || x > b.left + b.width + 1) return;
@@ -79,6 +82,32 @@
         var w = ctx.measureText(m.label).width, tx = x + 4 * dpr;
         if (tx + w > b.left + b.width) tx = x - 4 * dpr - w;
         ctx.fillText(m.label, tx, b.top + (13 + 13 * i) * dpr);
+      });
+      ctx.restore();
+    };
+  }
+
+  // drawSpans shades each span (a lost runner's gap) over the plot's height, with its label
+  // near the bottom so it clears the marks' labels at the top.
+  function drawSpans(spans) {
+    return function (u) {
+      if (!spans || !spans.length) return;
+      var ctx = u.ctx, dpr = uPlot.pxRatio, b = u.bbox, right = b.left + b.width;
+      ctx.save();
+      ctx.font = (11 * dpr) + "px sans-serif";
+      // uPlot leaves the alignment of the last axis it drew (right-aligned for a left axis)
+      ctx.textAlign = "left";
+      ctx.textBaseline = "alphabetic";
+      spans.forEach(function (s, i) {
+        var x0 = Math.max(u.valToPos(s.from, "x", true), b.left), x1 = Math.min(u.valToPos(s.to, "x", true), right);
+        if (x1 < b.left || x0 > right) return;
+        if (x1 - x0 < 3 * dpr) { var m = (x0 + x1) / 2; x0 = m - 1.5 * dpr; x1 = m + 1.5 * dpr; }
+        ctx.fillStyle = "rgba(198, 40, 40, 0.16)";
+        ctx.fillRect(x0, b.top, x1 - x0, b.height);
+        ctx.fillStyle = "#c62828";
+        var w = ctx.measureText(s.label).width, tx = x0 + 4 * dpr;
+        if (tx + w > right) tx = Math.max(b.left, x1 - 4 * dpr - w);
+        ctx.fillText(s.label, tx, b.top + b.height - (6 + 13 * i) * dpr);
       });
       ctx.restore();
     };
@@ -168,7 +197,7 @@
       width: width, height: 300, series: series, axes: axes, scales: scales,
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
-      hooks: { draw: [drawBands(c), drawMarks(c.marks)], setLegend: [idleLegend] }
+      hooks: { draw: [drawBands(c), drawSpans(c.spans), drawMarks(c.marks)], setLegend: [idleLegend] }
     };
     if (time) opts.tzDate = utc;
     var u = new uPlot(opts, data, el);
