@@ -19,8 +19,12 @@ func GapsSummary(gaps []v1alpha1.RunnerGap, named int) string {
 			parts = append(parts, GapText(g, "runner %d (%s) "))
 		}
 	}
-	return fmt.Sprintf("the results cover the load but %d gaps, about %d requests not made or not observed: %s",
-		len(gaps), n, strings.Join(parts, "; "))
+	noun := "gaps"
+	if len(gaps) == 1 {
+		noun = "gap"
+	}
+	return fmt.Sprintf("the results cover the load but %d %s, about %d requests not made or not observed: %s",
+		len(gaps), noun, n, strings.Join(parts, "; "))
 }
 
 // GapText is one gap in words, after a prefix taking the runner and the cause.

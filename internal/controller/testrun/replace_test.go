@@ -45,7 +45,7 @@ type segmentWatch struct {
 	done       chan struct{}
 }
 
-func watchSegment(t *testing.T, lost *corev1.Pod, replacement func() *corev1.Pod) *segmentWatch {
+func watchSegment(lost *corev1.Pod, replacement func() *corev1.Pod) *segmentWatch {
 	w := &segmentWatch{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -123,7 +123,7 @@ func TestLostRunnerIsReplacedForTheRestOfTheLoad(t *testing.T) {
 	}
 	var replacement *corev1.Pod
 	var mu sync.Mutex
-	watch := watchSegment(t, lost, func() *corev1.Pod { mu.Lock(); defer mu.Unlock(); return replacement })
+	watch := watchSegment(lost, func() *corev1.Pod { mu.Lock(); defer mu.Unlock(); return replacement })
 	if err := env.Client.Delete(ctx, lost); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestLostRunnerIsReplacedForTheRestOfTheLoad(t *testing.T) {
 	eventually(t, "the budgets deleted at the end", func() error {
 		for _, key := range []client.ObjectKey{{Namespace: ns, Name: naming.RunnerBudget(run.Name)}, {Namespace: k.targetNS(), Name: naming.TargetBudget}} {
 			if err := env.Client.Get(ctx, key, &policyv1.PodDisruptionBudget{}); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("%s: %v", key, err)
+				return fmt.Errorf("%s: %w", key, err)
 			}
 		}
 		return nil

@@ -276,7 +276,7 @@ func TestTestRunReportGapInBrowser(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"Gaps", "the results cover the load but 1 gaps, about 1480 requests not made or not observed",
+	for _, want := range []string{"Gaps", "the results cover the load but 1 gap, about 1480 requests not made or not observed",
 		"stab-2-2-c1-runner-1-r1", "2m45s"} {
 		if !strings.Contains(res.Text, want) {
 			t.Errorf("the page does not show %q", want)
