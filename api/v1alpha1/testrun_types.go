@@ -67,7 +67,7 @@ type TestRunSpec struct {
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:validation:Maximum=5000
 	Parallelism int32 `json:"parallelism,omitempty"`
 
 	// separate puts every runner on its own node, as k6-operator's field of the same name does

@@ -234,7 +234,7 @@ func (r refusal) String() string {
 // build makes the objects the controller makes for run, in its phases' order (script,
 // pre-flight, target, runners), and dry-run creates each. It returns the refusals.
 func (c *checker) build(run *v1alpha1.TestRun) []string {
-	cfg, err := runners.LoadConfig(&run.Spec, run.Name)
+	cfg, err := runners.K6Config(&run.Spec, run.Name, int(run.Spec.Parallelism))
 	if err != nil {
 		// reconcileScript ends such a run Failed InvalidLoad, with this message.
 		c.count(func(s *propertyStats) { s.invalidLoad++ })
@@ -497,7 +497,7 @@ func jobOptions(run *v1alpha1.TestRun, objs *target.Objects, targetNS string) ru
 	return runners.JobOptions{
 		Image:                 "fleetbench/runner:dev",
 		ConfigMap:             naming.ScriptConfigMap(run.Name),
-		HasConfig:             run.Spec.Load != nil,
+		HasConfig:             runners.HasConfig(&run.Spec, int(run.Spec.Parallelism)),
 		TargetEnv:             targetEnv,
 		TargetNamespace:       targetNS,
 		TargetStarting:        starting,

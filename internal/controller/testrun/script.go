@@ -21,7 +21,7 @@ import (
 // referenced script ConfigMap exists.
 func (r *Reconciler) reconcileScript(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
-	cfg, err := runners.LoadConfig(&run.Spec, run.Name)
+	cfg, err := runners.K6Config(&run.Spec, run.Name, len(s.runners))
 	if err != nil {
 		s.fail(v1alpha1.ReasonInvalidLoad, err.Error())
 		return ctrl.Result{}, nil
