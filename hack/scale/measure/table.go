@@ -53,8 +53,8 @@ func table(args []string) error {
 			continue
 		}
 		var r singleResult
-		if json.Unmarshal(sc.Bytes(), &r) != nil {
-			continue
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Runners == 0 {
+			continue // a run refused before it started writes null
 		}
 		perRunner := float64(r.Writes) / float64(max(r.Runners, 1))
 		fmt.Printf("| %d | %s / %s / %s | %s / %s / %s | %s | %.1f ms / %s | %s (%s, %d finals) | %d (+%d) | %.2f %s | %.0f | %.2f | %.1f | %s |\n",
