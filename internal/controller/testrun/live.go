@@ -52,7 +52,7 @@ func (r *Reconciler) startLive(s *scope) error {
 		envs := make([]measure.Envelope, len(running))
 		errs := make([]error, len(running))
 		ctx = withEnvelopeLimits(ctx, limits)
-		onRunners(running, func(i int, pod *corev1.Pod) { envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod) })
+		onRunnersAtMost(running, runnerReadsAtOnce, func(i int, pod *corev1.Pod) { envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod) })
 		return envs, errors.Join(errs...)
 	})
 	return errPending
