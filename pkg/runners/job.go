@@ -103,7 +103,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	volumes, mounts, scriptPath := scriptVolumes(spec, opts.ConfigMap, opts.ScriptCopy)
 	testMounts := slices.DeleteFunc(slices.Clone(mounts), func(m corev1.VolumeMount) bool { return m.MountPath != TestDir })
 	args := []string{"run", "--execution-segment", seg.Segment}
-	if !opts.HasConfig || !SequenceInConfig(n) {
+	if !opts.HasConfig || !SequenceInConfig(n) || UserSetsConfig(spec) {
 		args = append(args, "--execution-segment-sequence", seg.Sequence)
 	}
 	args = append(args,

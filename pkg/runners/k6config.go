@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strings"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 )
@@ -14,6 +16,23 @@ import (
 // etcd and sent to every watcher). It is written once instead, into the k6 config file of the
 // run's ConfigMap, which every runner mounts and reads with --config; only each runner's own
 // --execution-segment stays a flag. A lone runner keeps both flags and needs no file.
+
+// UserSetsConfig says whether the user's flags name a k6 config file of their own (--config,
+// -c, or -c after boolean shorthands as in -qc): theirs follows ours and replaces it, so the
+// sequence must then stay a flag. Without it k6 rounds each runner's share on its own: 3
+// runners of 10 iterations ran 9.
+func UserSetsConfig(spec *v1alpha1.TestRunSpec) bool {
+	for _, a := range UserArgs(spec) {
+		if a == "--config" || strings.HasPrefix(a, "--config=") || shortConfig.MatchString(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// shortConfig is -c, possibly after boolean shorthands; letters of k6's shorthands that take a
+// value (c d e i s t u) end the cluster, as in the API's -p rule.
+var shortConfig = regexp.MustCompile(`^-[^-=cdeistu]*c`)
 
 // SequenceInConfig says whether n runners read the sequence from the config file.
 func SequenceInConfig(n int) bool { return n > 1 }

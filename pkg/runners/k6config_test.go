@@ -87,3 +87,25 @@ func TestK6ConfigKeepsTheLoadModel(t *testing.T) {
 	}
 }
 
+
+// A user's own --config replaces fleetbench's, so the sequence stays a flag for them.
+func TestUsersOwnConfigKeepsTheSequenceFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		flag bool
+	}{
+		{"--config /test/mine.json", true},
+		{"--config=/test/mine.json", true},
+		{"-c /test/mine.json", true},
+		{"-qc /test/mine.json", true},
+		{"--tag c=1 --vus 3", false},
+		{"-e CONFIG=x", false},
+		{"--compatibility-mode=base", false},
+	} {
+		tr := tw.MakeTestRun("own", "team").Parallelism(3).Arguments(tc.args).Obj()
+		args := Job(tr, 1, 3, JobOptions{Image: "x", ConfigMap: "own-script", HasConfig: HasConfig(&tr.Spec, 3)}).Spec.Template.Spec.Containers[0].Args
+		if got := slices.Contains(args, "--execution-segment-sequence"); got != tc.flag {
+			t.Errorf("args %q: sequence flag %v, want %v (%q)", tc.args, got, tc.flag, args)
+		}
+	}
+}
