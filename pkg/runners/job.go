@@ -108,7 +108,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	}
 	args = append(args,
 		"--paused",
-		"--address", "0.0.0.0:" + strconv.Itoa(APIPort),
+		"--address", "0.0.0.0:"+strconv.Itoa(APIPort),
 		"--out", OutputName,
 		// k6's own summary keeps every trend sample in memory; ours folds them into histograms.
 		"--summary-mode=disabled",

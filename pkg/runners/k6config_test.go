@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 )
 
@@ -86,7 +85,6 @@ func TestK6ConfigKeepsTheLoadModel(t *testing.T) {
 		t.Errorf("lone runner args %q", args)
 	}
 }
-
 
 // A user's own --config replaces fleetbench's, so the sequence stays a flag for them.
 func TestUsersOwnConfigKeepsTheSequenceFlag(t *testing.T) {
