@@ -130,7 +130,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.field) || (self.field == 'tls') == has(self.component)",message="spec.sweep[]: field tls needs the component that serves it; devices and parallelism take no component"
 // +kubebuilder:validation:XValidation:rule="!has(self.field) || self.field == 'tls' || self.values.all(v, v.matches('^[1-9][0-9]{0,6}$'))",message="spec.sweep[].values of a devices or parallelism sweep must be positive whole numbers"
 // +kubebuilder:validation:XValidation:rule="!has(self.field) || self.field != 'tls' || self.values.all(v, v == 'true' || v == 'false')",message="spec.sweep[].values of a tls sweep are \"true\" and \"false\""
-// +kubebuilder:validation:XValidation:rule="!has(self.field) || self.field != 'parallelism' || self.values.all(v, !v.matches('^[0-9]{1,7}$') || int(v) <= 1000)",message="spec.sweep[].values: parallelism is at most 1000"
+// +kubebuilder:validation:XValidation:rule="!has(self.field) || self.field != 'parallelism' || self.values.all(v, !v.matches('^[0-9]{1,7}$') || int(v) <= 5000)",message="spec.sweep[].values: parallelism is at most 5000"
 type SweepDimension struct {
 	// component names a component of the template's target whose env (or tls) varies.
 	// +optional

@@ -7,7 +7,7 @@ const ParallelismAuto = "auto"
 
 // MaxParallelism is the most runners a TestRun has; MaxSeparateParallelism with spec.separate.
 const (
-	MaxParallelism         = 1000
+	MaxParallelism         = 5000
 	MaxSeparateParallelism = 100
 )
 
@@ -45,7 +45,7 @@ const (
 type ParallelismStatus struct {
 	// chosen is how many runners the run has; fixed once written.
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:validation:Maximum=5000
 	Chosen int32 `json:"chosen"`
 	// source: spec (a number), given (auto with spec.runnerCapacity), calibrated (auto with a
 	// capacity measured here before) or uncalibrated (auto, none known: one runner).
@@ -59,7 +59,7 @@ type ParallelismStatus struct {
 	// runners the same load needs.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:validation:Maximum=5000
 	Suggested int32 `json:"suggested,omitempty"`
 }
 

@@ -70,13 +70,13 @@ type TestRunSpec struct {
 	Load *LoadSpec `json:"load,omitempty"`
 
 	// parallelism is how many runner pods share the load, each with its own execution segment:
-	// a number from 1 to 1000, or auto, which chooses it from spec.load's devices, the runner's
+	// a number from 1 to 5000, or auto, which chooses it from spec.load's devices, the runner's
 	// CPU and the runner capacity (spec.runnerCapacity, else the one measured in this namespace
 	// by an earlier run of the same script). Unset is auto when spec.load.devices is set and 1
 	// otherwise. The choice and its reason are in status.parallelism.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == string ? self == 'auto' : (self >= 1 && self <= 1000)",message="spec.parallelism must be a number from 1 to 1000, or auto"
+	// +kubebuilder:validation:XValidation:rule="type(self) == string ? self == 'auto' : (self >= 1 && self <= 5000)",message="spec.parallelism must be a number from 1 to 5000, or auto"
 	Parallelism *intstr.IntOrString `json:"parallelism,omitempty"`
 
 	// runnerCapacity is how much load one runner carries, for parallelism auto. Without it the

@@ -30,7 +30,7 @@ func envOr(key, fallback string) string {
 
 func main() {
 	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics, defaultPodSecurity, watchNamespaces, targetNamespace string
-	var metricsCertDir string
+	var metricsCertDir, pprofAddr string
 	var leaderElect, podLevelResources, metricsSecure bool
 	var apiQPS float64
 	var orphanGrace time.Duration
@@ -40,6 +40,8 @@ func main() {
 		"(a bearer token allowed to get /metrics); false serves plain HTTP to anyone, for a manager bound to 127.0.0.1 (make run).")
 	flag.StringVar(&metricsCertDir, "metrics-cert-dir", "", "Directory holding tls.crt and tls.key for the metrics endpoint; empty or missing: self-signed.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the health and readiness probes bind to.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "Address Go's pprof endpoints bind to (e.g. 127.0.0.1:6060, for the scale "+
+		"benchmark's heap profiles); empty disables them. Unauthenticated: never bind it beyond localhost.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles at a time.")
 	flag.StringVar(&runnerImage, "runner-image", envOr("FLEETBENCH_RUNNER_IMAGE", "fleetbench/runner:dev"), "Runner image for TestRuns that name none.")
 	flag.StringVar(&runnerAccess, "runner-access", "auto", "How to reach runners' k6 API: direct (pod IPs, in-cluster), proxy (through the API server), or auto.")
@@ -100,6 +102,7 @@ func main() {
 		Scheme:                 scheme,
 		Metrics:                metricsOptions(metricsAddr, metricsSecure, metricsCertDir),
 		HealthProbeBindAddress: probeAddr,
+		PprofBindAddress:       pprofAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "fleetbench.dev",
 		// The process exits right after Start returns: hand the lease over at once, so a

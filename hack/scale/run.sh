@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale benchmark: the real fleetbench manager against a real control plane with 100 kwok nodes.
+# Scale benchmark: the real fleetbench manager against a real control plane with 500 kwok nodes.
 #
 #   ONE STAND-IN: kwok runs no containers, so hack/scale/standin answers k6's REST API (and
 #   fleetbench's live port) as a paused runner would, on every simulated pod IP. Everything else
@@ -9,19 +9,27 @@
 #   from this tree, with --runner-access=direct and the production ClusterRole.
 #
 # All of it runs in the network namespace fbscale with only a loopback device; pod IPs are in
-# 127.128.0.0/16, which is local to that loopback, so no packet leaves the machine. Everything
+# 127.128.0.0/9 (node i has 127.<128+i/256>.<i%256>.0/24), which is local to that loopback, so no
+# packet leaves the machine. Everything
 # runs at nice 19 (the machine is shared), so times are upper bounds on a busy 2-core machine.
 #
-# usage: hack/scale/run.sh            N = 10, 100, 1000, then 20 TestRuns x 50 runners
-#        SCALE_SIZES="10 100" SCALE_MULTI=0 hack/scale/run.sh
-# env:   SCALE_SIZES (10 100 1000), SCALE_MULTI (20x50; 0 skips), SCALE_NODES (100),
+# usage: hack/scale/run.sh            N = 10, 100, 1000, 5000, then 20 TestRuns x 50 runners
+#        SCALE_SIZES="1000 5000" SCALE_MULTI=0 hack/scale/run.sh
+# env:   SCALE_SIZES (10 100 1000 5000), SCALE_MULTI (20x50; 0 skips), SCALE_NODES (500),
 #        SCALE_TIMEOUT (300s, every wait), SCALE_HOLD (5s Running before the delete),
 #        SCALE_KCM_QPS / SCALE_SCHED_QPS (200: client QPS of kube-controller-manager and
 #        kube-scheduler; their defaults, 20 and 50, alone cap pod creation and binding at 20/s
 #        and 50/s, which is the cluster's limit, not the operator's), SCALE_KEEP=1 leaves the
 #        cluster up after the runs (Ctrl-C stops it), SCALE_MANAGER_BIN runs that manager binary
 #        instead of building ./cmd/manager (e.g. one built from a patched copy of the tree),
-#        SCALE_KCM_ARGS adds flags to kube-controller-manager (e.g. --concurrent-job-syncs=50).
+#        SCALE_JOB_SYNCS (5, Kubernetes' default: kube-controller-manager's --concurrent-job-syncs,
+#        how many Jobs its Job controller syncs at once; each runner is a Job of one pod),
+#        SCALE_MANAGER_ARGS adds flags to the manager (e.g. --kube-api-qps 600 --kube-api-burst 1200:
+#        its default 200 QPS alone makes 5,000 Job creates last 23 s), SCALE_SHAPES=1 also times the Job controller alone for N pods in three shapes (N Jobs,
+#        one Indexed Job, N bare pods; measure shapes), SCALE_KCM_ARGS adds flags to
+#        kube-controller-manager.
+# Each TestRun is held SCALE_HOLD Running, then the stand-in ends every runner at once (final
+# envelopes answered, k6 status ended) and the time to the TestRun's terminal phase is measured.
 # kwok's nodes renew Leases; kube-controller-manager's node-monitor-grace-period is 5m (default
 # 50s) because on a starved machine kwok's renewals can lag, and the node lifecycle controller
 # would then mark every runner pod NotReady (seen at 1,000 runners under a CI build's load).
@@ -35,14 +43,20 @@ source "$root/hack/versions.env"
 NETNS=fbscale
 dir="$root/bin/scale/run"
 k8s="$root/bin/k8s/$KUBE_VERSION"
-sizes=${SCALE_SIZES:-10 100 1000}
+sizes=${SCALE_SIZES:-10 100 1000 5000}
 multi=${SCALE_MULTI:-20x50}
-nodes=${SCALE_NODES:-100}
+nodes=${SCALE_NODES:-500}
 timeout=${SCALE_TIMEOUT:-300}
 hold=${SCALE_HOLD:-5}
 kcm_qps=${SCALE_KCM_QPS:-200}
 sched_qps=${SCALE_SCHED_QPS:-200}
+job_syncs=${SCALE_JOB_SYNCS:-5}
+# kwok renews each node's Lease every quarter of its duration: 40 s for 100 nodes is 10 writes/s;
+# longer for more nodes, so 500 nodes' renewals (14/s at 140 s) do not crowd the runs' writes.
+lease=$((40 + nodes / 5)); [ "$lease" -le 240 ] || lease=240
+shapes=${SCALE_SHAPES:-0}
 read -r -a kcm_args <<<"${SCALE_KCM_ARGS:-}"
+read -r -a manager_args <<<"${SCALE_MANAGER_ARGS:-}"
 results="$root/bin/scale/results.jsonl"
 NICE=(nice -n 19)
 
@@ -50,7 +64,7 @@ say() { echo ">> $*" >&2; }
 in_ns() { ip netns exec "$NETNS" "$@"; }
 
 [ "$(id -u)" = 0 ] || { echo "hack/scale/run.sh needs root (network namespace)" >&2; exit 1; }
-[ "$nodes" -ge 1 ] && [ "$nodes" -le 256 ] || { echo "SCALE_NODES must be 1..256 (one 127.128.<i>.0/24 pod CIDR each)" >&2; exit 2; }
+[ "$nodes" -ge 1 ] && [ "$nodes" -le 1024 ] || { echo "SCALE_NODES must be 1..1024 (one 127.<128+i/256>.<i%256>.0/24 pod CIDR each)" >&2; exit 2; }
 
 # stop_all ends what this script started (pids recorded in $dir/pids, and anything left in its
 # own network namespace), then removes the namespace.
@@ -213,12 +227,12 @@ kc create clusterrolebinding fleetbench-manager --clusterrole manager-role --use
 kc apply --server-side -f "$root/config/rbac/kubelet_stats/role.yaml" >/dev/null
 kc create clusterrolebinding fleetbench-manager-kubelet-stats --clusterrole manager-kubelet-stats --user fleetbench-manager >/dev/null
 
-say "starting kube-controller-manager (client QPS $kcm_qps), kube-scheduler (client QPS $sched_qps), kwok"
+say "starting kube-controller-manager (client QPS $kcm_qps, $job_syncs concurrent Job syncs), kube-scheduler (client QPS $sched_qps), kwok"
 start kube-controller-manager "$k8s/kube-controller-manager" --kubeconfig "$dir/kcm.kubeconfig" \
   --authentication-kubeconfig "$dir/kcm.kubeconfig" --authorization-kubeconfig "$dir/kcm.kubeconfig" \
   --leader-elect=false --secure-port 0 --controllers '*' --use-service-account-credentials=false \
   --service-account-private-key-file "$dir/pki/sa.key" \
-  --kube-api-qps "$kcm_qps" --kube-api-burst $((kcm_qps * 2)) \
+  --kube-api-qps "$kcm_qps" --kube-api-burst $((kcm_qps * 2)) --concurrent-job-syncs "$job_syncs" \
   --node-monitor-grace-period 5m "${kcm_args[@]}"
 start kube-scheduler "$k8s/kube-scheduler" --kubeconfig "$dir/scheduler.kubeconfig" \
   --authentication-kubeconfig "$dir/scheduler.kubeconfig" --authorization-kubeconfig "$dir/scheduler.kubeconfig" \
@@ -226,11 +240,12 @@ start kube-scheduler "$k8s/kube-scheduler" --kubeconfig "$dir/scheduler.kubeconf
 start kwok "$root/bin/kwok" --kubeconfig "$dir/kwok.kubeconfig" \
   --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
   --config "$root/hack/scale/kwok-stages.yaml" --cidr 127.128.0.1/16 --node-ip 127.0.0.1 \
-  --server-address 127.0.0.1:10247 --node-lease-duration-seconds 40 -v WARN
+  --server-address 127.0.0.1:10247 --node-lease-duration-seconds "$lease" -v WARN
 
-say "creating $nodes kwok nodes (pod CIDRs 127.128.<i>.0/24)"
+say "creating $nodes kwok nodes (pod CIDRs 127.<128+i/256>.<i%256>.0/24)"
 {
   for i in $(seq 0 $((nodes - 1))); do
+    cidr="127.$((128 + i / 256)).$((i % 256)).0/24"
     cat <<EOF
 ---
 apiVersion: v1
@@ -240,8 +255,8 @@ metadata:
   annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
   labels: {kubernetes.io/hostname: kwok-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}
 spec:
-  podCIDR: 127.128.$i.0/24
-  podCIDRs: [127.128.$i.0/24]
+  podCIDR: $cidr
+  podCIDRs: [$cidr]
 status:
   allocatable: {cpu: "32", memory: 256Gi, pods: "250"}
   capacity: {cpu: "32", memory: 256Gi, pods: "250"}
@@ -257,7 +272,7 @@ say "starting the stand-in (paused k6 runners on every pod IP) and the fleetbenc
 start standin "$root/bin/scale/standin" --control 127.0.0.1:6599
 start manager env KUBECONFIG="$dir/manager.kubeconfig" "$manager_bin" \
   --runner-access=direct --leader-elect=false \
-  --metrics-bind-address 127.0.0.1:8080 --metrics-secure=false --health-probe-bind-address 127.0.0.1:8081
+  --metrics-bind-address 127.0.0.1:8080 --metrics-secure=false --health-probe-bind-address 127.0.0.1:8081 "${manager_args[@]}"
 # `ip netns exec`, nice and env all exec: $! is the manager's own pid.
 manager_pid=$pid_manager
 wait_for "the manager's /readyz" 60 in_ns curl -sf http://127.0.0.1:8081/readyz
@@ -275,8 +290,12 @@ measure() {
 started_at=$(date -u +%FT%TZ)
 status=0
 for n in $sizes; do
-  say "TestRun with $n runners"
+  say "TestRun with $n runners (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   measure single --runners "$n" >/dev/null || status=1
+  if [ "$shapes" = 1 ]; then
+    say "the control plane alone: $n pods as N Jobs, one Indexed Job, N pods"
+    measure shapes --runners "$n" >/dev/null || status=1
+  fi
 done
 if [ "$multi" != 0 ]; then
   say "${multi%x*} TestRuns of ${multi#*x} runners at once"
@@ -284,9 +303,11 @@ if [ "$multi" != 0 ]; then
 fi
 
 echo
-echo "Scale benchmark, $started_at, $nodes kwok nodes; kube-controller-manager/kube-scheduler client QPS $kcm_qps/$sched_qps; everything at nice 19"
+echo "Scale benchmark, $started_at to $(date -u +%FT%TZ), $nodes kwok nodes; load average now $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; everything at nice 19"
+echo "kube-controller-manager: --kube-api-qps $kcm_qps --kube-api-burst $((kcm_qps * 2)) --concurrent-job-syncs $job_syncs ${kcm_args[*]}; kube-scheduler: --kube-api-qps $sched_qps --kube-api-burst $((sched_qps * 2))"
+echo "manager: ${manager_args[*]:-its default flags (--kube-api-qps 200 --kube-api-burst 400)}"
 echo "STAND-IN: hack/scale/standin answered k6's REST API for every simulated runner pod (kwok runs no containers); all else is real."
-echo "Goals: 1,000 runners -> all Jobs created and pods Ready <= 10 s after TargetReady; start skew <= 100 ms; API writes <= 40 + 6*N; manager peak RSS <= 200 MiB."
+echo "Goals at 5,000 runners: Jobs created <= 10 s; pods Ready <= 30 s; start skew <= 100 ms; <= 1.5 API writes per runner; manager peak RSS <= 400 MiB; end->done <= 2 s."
 echo
 "$root/bin/scale/measure" table "$results"
 echo

@@ -330,7 +330,9 @@ func ExtractEnvelopeWithin(logTail []byte, lim Limits) (Envelope, error) {
 func splitLines(data []byte) []string {
 	var out []string
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), maxDecodedBytes)
+	// No bigger than the data: 5,000 runners' live envelopes are read at once, and a 64 KiB
+	// buffer each was 320 MB for envelopes of a few KiB.
+	sc.Buffer(make([]byte, 0, min(len(data)+1, 64<<10)), maxDecodedBytes)
 	for sc.Scan() {
 		out = append(out, strings.TrimSpace(sc.Text()))
 	}

@@ -46,7 +46,8 @@ type JobOptions struct {
 	Image string
 	// ConfigMap is the generated ConfigMap (inline script and k6 config).
 	ConfigMap string
-	// HasConfig says the ConfigMap holds a k6 config to pass with --config.
+	// HasConfig says the ConfigMap holds a k6 config to pass with --config (HasConfig): with
+	// more than one runner it holds the execution segment sequence (K6Config).
 	HasConfig bool
 	// ScriptCopy is the ConfigMap holding the copy of spec.script.configMap, which runners
 	// mount instead of the user's: an edit of the user's mid-run reaches no runner.
@@ -101,11 +102,13 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 
 	volumes, mounts, scriptPath := scriptVolumes(spec, opts.ConfigMap, opts.ScriptCopy)
 	testMounts := slices.DeleteFunc(slices.Clone(mounts), func(m corev1.VolumeMount) bool { return m.MountPath != TestDir })
-	args := []string{"run",
-		"--execution-segment", seg.Segment,
-		"--execution-segment-sequence", seg.Sequence,
+	args := []string{"run", "--execution-segment", seg.Segment}
+	if !opts.HasConfig || !SequenceInConfig(n) || UserSetsConfig(spec) {
+		args = append(args, "--execution-segment-sequence", seg.Sequence)
+	}
+	args = append(args,
 		"--paused",
-		"--address", "0.0.0.0:" + strconv.Itoa(APIPort),
+		"--address", "0.0.0.0:"+strconv.Itoa(APIPort),
 		"--out", OutputName,
 		// k6's own summary keeps every trend sample in memory; ours folds them into histograms.
 		"--summary-mode=disabled",
@@ -115,7 +118,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		// every sample to its own sinks, whose Trend sink keeps every value (k6 #763), so memory
 		// stays flat for hours. Abort-on-fail across the fleet needs live merged evaluation.
 		"--no-thresholds",
-	}
+	)
 	if OnceForTheFleet(n) {
 		// setup() and teardown() run once for the whole fleet, on runner 0 through k6's REST
 		// API; runner 0 lingers after its load so teardown() can run once every runner ended.

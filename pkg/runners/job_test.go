@@ -35,13 +35,16 @@ func TestJobSplitsTheLoadAndStartsPaused(t *testing.T) {
 		c := job.Spec.Template.Spec.Containers[0]
 		args := strings.Join(c.Args, " ")
 		for _, want := range []string{
-			"--execution-segment " + Segments(2)[i].Segment, "--execution-segment-sequence 0,1/2,1",
+			"--execution-segment " + Segments(2)[i].Segment,
 			"--paused", "--address 0.0.0.0:6565", "--out fleetbench", "--config /fleetbench/config/k6-config.json",
 			"--tag team=fleet",
 		} {
 			if !strings.Contains(args, want) {
 				t.Errorf("runner %d args %q lack %q", i, args, want)
 			}
+		}
+		if slices.Contains(c.Args, "--execution-segment-sequence") {
+			t.Errorf("runner %d has the fleet's sequence as a flag; it is in the config file: %v", i, c.Args)
 		}
 		if !slices.Contains(c.Args, "--no-thresholds") {
 			t.Errorf("runner %d judges thresholds on its own share: %v", i, c.Args)

@@ -84,7 +84,7 @@ func CapacityOf(spec *v1alpha1.TestRunSpec, measured *CapacityRecord) Capacity {
 // fleet errs towards more runners.
 const assumedCores = 1.0
 
-// MaxParallelismOf is the most runners spec allows: 100 with spec.separate, else 1000.
+// MaxParallelismOf is the most runners spec allows: 100 with spec.separate, else 5000.
 func MaxParallelismOf(spec *v1alpha1.TestRunSpec) int {
 	if spec.Separate {
 		return v1alpha1.MaxSeparateParallelism

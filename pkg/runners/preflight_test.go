@@ -37,7 +37,8 @@ func TestPreflightJobChecksTheRunnersTest(t *testing.T) {
 		if !slices.Equal(c.Args, want) {
 			t.Errorf("%d runners: args = %q, want %q", n, c.Args, want)
 		}
-		if !slices.Contains(c.Args, "--execution-segment-sequence") || slices.Contains(c.Args, "--linger") {
+		// A fleet's sequence is in the config file, as the runners read it (K6Config).
+		if slices.Contains(c.Args, "--execution-segment-sequence") == (n > 1) || !slices.Contains(c.Args, "--config") || slices.Contains(c.Args, "--linger") {
 			t.Errorf("%d runners: args %q", n, c.Args)
 		}
 		// The runner's whole environment, the target's variables included, but no wait for it.

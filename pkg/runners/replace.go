@@ -76,13 +76,14 @@ func Resumable(spec *v1alpha1.TestRunSpec) error {
 	return nil
 }
 
-// RemainingConfig is the k6 config (--config) of a replacement joining elapsed after the start:
-// every scenario cut at elapsed. remaining is how long its load runs; zero when nothing is left.
-func RemainingConfig(spec *v1alpha1.TestRunSpec, testRun string, elapsed time.Duration) (cfg []byte, remaining time.Duration, err error) {
+// RemainingConfig is the k6 config (--config) of a replacement in a fleet of n joining elapsed
+// after the start: the fleet's config (K6Config, with its segment sequence) with every scenario
+// cut at elapsed. remaining is how long its load runs; zero when nothing is left.
+func RemainingConfig(spec *v1alpha1.TestRunSpec, testRun string, n int, elapsed time.Duration) (cfg []byte, remaining time.Duration, err error) {
 	if err := Resumable(spec); err != nil {
 		return nil, 0, err
 	}
-	raw, err := LoadConfig(spec, testRun)
+	raw, err := K6Config(spec, testRun, n)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -65,7 +65,7 @@ func TestRemainingConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, remaining, err := RemainingConfig(tt.spec, "run", tt.elapsed)
+			cfg, remaining, err := RemainingConfig(tt.spec, "run", 2, tt.elapsed)
 			if tt.err {
 				if !errors.Is(err, ErrNotResumable) {
 					t.Fatalf("err = %v, want ErrNotResumable", err)
@@ -77,6 +77,11 @@ func TestRemainingConfig(t *testing.T) {
 			}
 			if remaining != tt.remaining {
 				t.Errorf("remaining = %v, want %v", remaining, tt.remaining)
+			}
+			// The replacement reads the fleet's segment sequence from its config, as the fleet does.
+			var doc map[string]any
+			if err := json.Unmarshal(cfg, &doc); err != nil || doc["executionSegmentSequence"] != Segments(2)[0].Sequence {
+				t.Errorf("executionSegmentSequence = %v (%v), want %q", doc["executionSegmentSequence"], err, Segments(2)[0].Sequence)
 			}
 			if tt.want == nil {
 				if sc := scenario(t, cfg); sc != nil {

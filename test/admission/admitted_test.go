@@ -234,7 +234,7 @@ func (r refusal) String() string {
 // build makes the objects the controller makes for run, in its phases' order (script,
 // pre-flight, target, runners), and dry-run creates each. It returns the refusals.
 func (c *checker) build(run *v1alpha1.TestRun) []string {
-	cfg, err := runners.LoadConfig(&run.Spec, run.Name)
+	cfg, err := runners.K6Config(&run.Spec, run.Name, fleetOf(run))
 	if err != nil {
 		// reconcileScript ends such a run Failed InvalidLoad, with this message.
 		c.count(func(s *propertyStats) { s.invalidLoad++ })
@@ -325,15 +325,20 @@ func (c *checker) build(run *v1alpha1.TestRun) []string {
 		// Runners are created once the target's pods are placed, and kept off their node.
 		opts.TargetNodes = []string{"node-a"}
 	}
-	n := run.RunnerCount()
-	if n == 0 {
-		n = runners.MaxParallelismOf(&run.Spec) // auto, chosen at run time: the most it may choose
-	}
+	n := fleetOf(run)
 	for _, i := range slices.Compact([]int{0, n - 1}) {
 		// Runners differ only in their segment and device range: the first and last stand for all.
 		runnerSide(runners.Job(run, i, n, opts))
 	}
 	return c.unexcused(run, runnerRefused, targetRefused)
+}
+
+// fleetOf is the run's runner count; for auto, chosen at run time, the most it may choose.
+func fleetOf(run *v1alpha1.TestRun) int {
+	if n := run.RunnerCount(); n > 0 {
+		return n
+	}
+	return runners.MaxParallelismOf(&run.Spec)
 }
 
 // unexcused are the refusals not explained by Kubernetes values the user embedded verbatim
@@ -500,7 +505,7 @@ func jobOptions(run *v1alpha1.TestRun, objs *target.Objects, targetNS string) ru
 	return runners.JobOptions{
 		Image:                 "fleetbench/runner:dev",
 		ConfigMap:             naming.ScriptConfigMap(run.Name),
-		HasConfig:             run.Spec.Load != nil,
+		HasConfig:             runners.HasConfig(&run.Spec, fleetOf(run)),
 		TargetEnv:             targetEnv,
 		TargetNamespace:       targetNS,
 		TargetStarting:        starting,

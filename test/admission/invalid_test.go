@@ -54,9 +54,9 @@ func invalidCases() []invalidCase {
 	return []invalidCase{
 		// --- runners and script
 		{name: "parallelism zero", obj: run().Obj(), edit: set([]string{"spec", "parallelism"}, int64(0)),
-			want: []string{"spec.parallelism", "a number from 1 to 1000, or auto"}},
-		{name: "parallelism above 1000", obj: run().Parallelism(1001).Obj(),
-			want: []string{"spec.parallelism", "a number from 1 to 1000, or auto"}},
+			want: []string{"spec.parallelism", "a number from 1 to 5000, or auto"}},
+		{name: "parallelism above 5000", obj: run().Parallelism(5001).Obj(),
+			want: []string{"spec.parallelism", "a number from 1 to 5000, or auto"}},
 		{name: "no script source", obj: run().Script(v1alpha1.ScriptSpec{}).Obj(),
 			want: []string{"spec.script", "exactly one of inline, configMap, volumeClaim or localFile"}},
 		{name: "two script sources", obj: run().Script(v1alpha1.ScriptSpec{Inline: tw.DefaultScript, LocalFile: "/test.js"}).Obj(),
@@ -289,8 +289,8 @@ func invalidCases() []invalidCase {
 			want: []string{"spec.sweep[0]", `tls sweep are "true" and "false"`}},
 		{name: "plan field sweep not a number", obj: tw.MakeCapacityPlan("nan", ns, template, "C1").SweepField("devices", "many").Obj(),
 			want: []string{"spec.sweep[0]", "positive whole numbers"}},
-		{name: "plan parallelism sweep too large", obj: tw.MakeCapacityPlan("wide", ns, template, "C1").SweepField("parallelism", "2000").Obj(),
-			want: []string{"spec.sweep[0]", "parallelism is at most 1000"}},
+		{name: "plan parallelism sweep too large", obj: tw.MakeCapacityPlan("wide", ns, template, "C1").SweepField("parallelism", "6000").Obj(),
+			want: []string{"spec.sweep[0]", "parallelism is at most 5000"}},
 		{name: "plan devices sweep without period", obj: tw.MakeCapacityPlan("noperiod", ns, tw.MakeTestRun("t", ns).Obj(), "C1").SweepField("devices", "100").Obj(),
 			want: []string{"spec", "devices needs spec.template.load.period"}},
 		{name: "plan maxParallel without Parallel", obj: tw.MakeCapacityPlan("maxpar", ns, template, "C1").Parallel(2).Obj(),

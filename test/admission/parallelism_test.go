@@ -34,7 +34,7 @@ func TestParallelismAutoAdmission(t *testing.T) {
 	run := func(name string) *tw.TestRunWrapper { return tw.MakeTestRun(name, ns) }
 	refused := []invalidCase{
 		{name: "parallelism a word other than auto", obj: run("p-word").Devices(100, "1s").Duration("1m").Obj(), edit: set([]string{"spec", "parallelism"}, "many"),
-			want: []string{"spec.parallelism", "a number from 1 to 1000, or auto"}},
+			want: []string{"spec.parallelism", "a number from 1 to 5000, or auto"}},
 		{name: "parallelism auto without a device model", obj: auto(run("p-nodev")).Obj(),
 			want: []string{"spec.parallelism: auto sizes the fleet from spec.load.devices", "give a number"}},
 		{name: "runnerCapacity with a numeric parallelism", obj: capacity(run("p-cap").Parallelism(3).Devices(100, "1s").Duration("1m"), v1alpha1.RunnerCapacitySpec{IterationsPerSecond: ptr.To[int32](100)}).Obj(),

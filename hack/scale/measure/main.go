@@ -5,6 +5,7 @@
 //
 //	measure single -runners N      one TestRun of N runners
 //	measure multi -runs 20 -runners 50   20 TestRuns created at once
+//	measure shapes -runners N       the control plane alone: N Jobs, one Indexed Job, N pods
 package main
 
 import (
@@ -69,8 +70,16 @@ func main() {
 		res, err = e.single()
 	case "multi":
 		res, err = e.multi()
+	case "shapes":
+		res, err = e.shapes()
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
+	}
+	if shapes, ok := res.([]shapeResult); ok {
+		for _, r := range shapes {
+			writeResult(c.out, r)
+		}
+		res = nil
 	}
 	if res != nil {
 		b, _ := json.Marshal(res)
@@ -86,6 +95,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "measure:", err)
 		os.Exit(1)
 	}
+}
+
+func writeResult(out string, r any) {
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+	if out == "" {
+		return
+	}
+	f, err := os.OpenFile(out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	must(err)
+	_, _ = f.Write(append(b, '\n'))
+	_ = f.Close()
 }
 
 func must(err error) {

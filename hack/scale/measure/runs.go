@@ -80,6 +80,9 @@ type singleResult struct {
 	JobsFromFirstJob    float64        `json:"jobsFromFirstJobS"`
 	ReadyFromFirstJob   float64        `json:"readyFromFirstJobS"`
 	RunningFromReady    float64        `json:"runningFromAllReadyS"`
+	EndToDone           float64        `json:"endToDoneS"`
+	EndPhase            string         `json:"endPhase"`
+	FinalsAnswered      int            `json:"standinFinals"`
 	SkewMs              float64        `json:"standinSkewMs"`
 	Resumed             int            `json:"standinResumed"`
 	StatusSkew          string         `json:"statusStartSkew"`
@@ -173,6 +176,31 @@ func (e *env) single() (*singleResult, error) {
 	res.StatusSkew, _, _ = unstructured.NestedString(st, "runners", "startSkew")
 	res.Message, _, _ = unstructured.NestedString(st, "message")
 	t.mu.Unlock()
+
+	// End: every runner ends at once (the stand-in answers the held final envelopes); timed to
+	// the TestRun's terminal phase as this process's watch sees it.
+	res.EndToDone = -1
+	if waitErr == nil {
+		ended := time.Now()
+		if err := e.standinEnd(); err != nil {
+			waitErr = fmt.Errorf("stand-in end: %w", err)
+		} else {
+			select {
+			case <-t.finished:
+			case <-time.After(e.timeout):
+				waitErr = fmt.Errorf("TestRun %s/%s did not end within %s of its runners' end", ns, name, e.timeout)
+			}
+			t.mu.Lock()
+			res.EndToDone, res.EndPhase = secs(ended, t.terminal), t.phase
+			if msg, _, _ := unstructured.NestedString(t.status, "message"); t.phase != "Succeeded" {
+				res.Message = msg
+			}
+			t.mu.Unlock()
+			ss, _ := e.standinStats()
+			res.FinalsAnswered = ss.Finals
+			logf("runners ended; phase %s after %.2fs", res.EndPhase, res.EndToDone)
+		}
+	}
 
 	// Stop: delete the TestRun, then its namespace; the writes are counted once all is gone.
 	_ = e.dyn.Resource(testRuns).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{})

@@ -148,12 +148,22 @@ func (e *env) resetPeak() {
 // standinStats is what the harness reads of GET /standin/stats (it also serves every arrival).
 type standinStats struct {
 	Resumed int            `json:"resumed"`
+	Finals  int            `json:"finals"`
 	SkewMs  float64        `json:"skewMs"`
 	Calls   map[string]int `json:"calls"`
 }
 
 func (e *env) standinReset() error {
 	resp, err := http.Post(e.standin+"/standin/reset", "", nil)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
+// standinEnd ends every runner at once (their final envelopes answered, k6's status ended).
+func (e *env) standinEnd() error {
+	resp, err := http.Post(e.standin+"/standin/end", "", nil)
 	if err != nil {
 		return err
 	}

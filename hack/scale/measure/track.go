@@ -44,10 +44,13 @@ type tracker struct {
 	phase                       string
 	status                      map[string]any
 	done                        chan struct{}
+	// terminal is when the phase was first Succeeded or Failed; finished closes then.
+	terminal time.Time
+	finished chan struct{}
 }
 
 func (e *env) track(ctx context.Context, ns, name string, n int) (*tracker, error) {
-	t := &tracker{ns: ns, name: name, n: n, jobs: map[string]bool{}, ready: map[string]bool{}, done: make(chan struct{})}
+	t := &tracker{ns: ns, name: name, n: n, jobs: map[string]bool{}, ready: map[string]bool{}, done: make(chan struct{}), finished: make(chan struct{})}
 	sel := naming.LabelRole + "=" + naming.RoleRunner
 	jobs := func(rv string) (watch.Interface, error) {
 		return e.kube.BatchV1().Jobs(ns).Watch(ctx, metav1.ListOptions{LabelSelector: sel, ResourceVersion: rv})
@@ -132,6 +135,10 @@ func (e *env) track(ctx context.Context, ns, name string, n int) (*tracker, erro
 			if (phase == "Failed" || phase == "Succeeded") && t.running.IsZero() {
 				t.running = now
 				close(t.done)
+			}
+			if (phase == "Failed" || phase == "Succeeded") && t.terminal.IsZero() {
+				t.terminal = now
+				close(t.finished)
 			}
 			t.mu.Unlock()
 		}

@@ -8,6 +8,8 @@
 //
 // It records, per pod IP, when the PATCH /v1/status that un-paused it arrived (monotonic clock)
 // and serves what it recorded on the control address: GET /standin/stats, POST /standin/reset.
+// POST /standin/end ends every runner at once, as k6 ending its test: each held final-envelope
+// request is answered with a clean final envelope and k6's status reads ended.
 package main
 
 import (
@@ -31,6 +33,7 @@ import (
 const (
 	statusPaused  = 5
 	statusRunning = 8
+	statusEnded   = 9
 )
 
 type runner struct {
@@ -43,6 +46,10 @@ type server struct {
 	mu    sync.Mutex
 	by    map[string]*runner
 	calls map[string]int
+	// ended is closed by POST /standin/end; reset makes a new one. finals counts the final
+	// envelopes answered since.
+	ended  chan struct{}
+	finals int
 }
 
 func (s *server) ip(r *http.Request) string {
@@ -68,10 +75,13 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func statusDoc(rn *runner) map[string]any {
+func statusDoc(rn *runner, ended bool) map[string]any {
 	st, paused := statusPaused, true
 	if rn.resumedAt != 0 {
 		st, paused = statusRunning, false
+	}
+	if ended {
+		st = statusEnded
 	}
 	return map[string]any{"data": map[string]any{"type": "status", "id": "default", "attributes": map[string]any{
 		"status": st, "paused": paused, "stopped": rn.stopped, "running": !paused, "tainted": false, "vus": 0, "vus-max": 0,
@@ -88,9 +98,10 @@ func (s *server) k6API(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	s.calls[r.Method+" "+r.URL.Path+" ("+r.UserAgent()+")"]++
 	rn := s.runner(ip)
+	ended := isClosed(s.ended)
 	switch {
 	case r.URL.Path == "/v1/status" && r.Method == http.MethodGet:
-		writeJSON(w, statusDoc(rn))
+		writeJSON(w, statusDoc(rn, ended))
 	case r.URL.Path == "/v1/status" && r.Method == http.MethodPatch:
 		var req struct {
 			Data struct {
@@ -111,7 +122,7 @@ func (s *server) k6API(w http.ResponseWriter, r *http.Request) {
 		if st := req.Data.Attributes.Stopped; st != nil && *st {
 			rn.stopped = true
 		}
-		writeJSON(w, statusDoc(rn))
+		writeJSON(w, statusDoc(rn, ended))
 	case r.URL.Path == "/v1/setup" && (r.Method == http.MethodPost || r.Method == http.MethodPut):
 		writeJSON(w, map[string]any{"data": map[string]any{"type": "setupData", "id": "default", "attributes": map[string]any{"data": nil}}})
 	case r.URL.Path == "/v1/teardown" && r.Method == http.MethodPost:
@@ -129,31 +140,68 @@ func (s *server) live(w http.ResponseWriter, r *http.Request) {
 	s.calls[r.Method+" "+r.URL.Path]++
 	rn := s.runner(ip)
 	resumed := rn.resumedAt
+	ended := s.ended
 	s.mu.Unlock()
 	switch {
 	case r.URL.Path == measure.LivePath && r.Method == http.MethodGet:
-		now := time.Now().UnixNano()
-		startNs := now
-		if resumed != 0 {
-			startNs = s.start.Add(resumed).UnixNano()
-		}
-		env := measure.Envelope{Runner: ip, K6Version: "standin", StartUnixNano: startNs, EndUnixNano: now,
-			WindowNanos: int64(time.Second), Accuracy: measure.RelativeAccuracy, Metrics: []measure.Metric{}}
-		var b bytes.Buffer
-		if err := measure.Encode(&b, &env); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = w.Write(b.Bytes())
+		s.envelope(w, ip, resumed, false)
 	case r.URL.Path == measure.ReleasePath && r.Method == http.MethodPost:
 		w.WriteHeader(http.StatusOK)
 	case r.URL.Path == measure.FinalPath && r.Method == http.MethodGet:
-		// These runners never end by themselves: held, as k6 holds it, until the caller gives up.
-		<-r.Context().Done()
+		// Held, as k6 holds it, until the runner ends (POST /standin/end) or the caller gives up.
+		select {
+		case <-r.Context().Done():
+			return
+		case <-ended:
+		}
+		s.envelope(w, ip, resumed, true)
+		s.mu.Lock()
+		s.finals++
+		s.mu.Unlock()
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// envelope answers an empty but valid envelope of the runner at ip, final or live.
+func (s *server) envelope(w http.ResponseWriter, ip string, resumed time.Duration, final bool) {
+	now := time.Now().UnixNano()
+	startNs := now
+	if resumed != 0 {
+		startNs = s.start.Add(resumed).UnixNano()
+	}
+	env := measure.Envelope{Runner: ip, K6Version: "standin", StartUnixNano: startNs, EndUnixNano: now, Final: final,
+		WindowNanos: int64(time.Second), Accuracy: measure.RelativeAccuracy, Metrics: []measure.Metric{}}
+	var b bytes.Buffer
+	if err := measure.Encode(&b, &env); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = w.Write(b.Bytes())
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// end ends every runner: held final requests answer, k6's status reads ended.
+func (s *server) end(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST", http.StatusMethodNotAllowed)
+		return
+	}
+	s.mu.Lock()
+	if !isClosed(s.ended) {
+		close(s.ended)
+	}
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // stats is the control endpoint: every un-pause arrival, and the spread of them.
@@ -171,7 +219,7 @@ func (s *server) stats(w http.ResponseWriter, _ *http.Request) {
 		}
 	}
 	sort.Slice(arr, func(i, j int) bool { return arr[i].Ns < arr[j].Ns })
-	out := map[string]any{"resumed": len(arr), "seen": len(s.by), "calls": s.calls, "arrivals": arr}
+	out := map[string]any{"resumed": len(arr), "seen": len(s.by), "calls": s.calls, "arrivals": arr, "finals": s.finals}
 	if len(arr) > 0 {
 		out["firstNs"], out["lastNs"] = arr[0].Ns, arr[len(arr)-1].Ns
 		out["skewMs"] = float64(arr[len(arr)-1].Ns-arr[0].Ns) / 1e6
@@ -185,7 +233,7 @@ func (s *server) reset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	s.by, s.calls = map[string]*runner{}, map[string]int{}
+	s.by, s.calls, s.ended, s.finals = map[string]*runner{}, map[string]int{}, make(chan struct{}), 0
 	s.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -198,10 +246,11 @@ func serve(addr string, h http.Handler) {
 func main() {
 	control := flag.String("control", "127.0.0.1:6599", "Address of /standin/stats and /standin/reset.")
 	flag.Parse()
-	s := &server{start: time.Now(), by: map[string]*runner{}, calls: map[string]int{}}
+	s := &server{start: time.Now(), by: map[string]*runner{}, calls: map[string]int{}, ended: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/standin/stats", s.stats)
 	mux.HandleFunc("/standin/reset", s.reset)
+	mux.HandleFunc("/standin/end", s.end)
 	go serve(*control, mux)
 	go serve(":"+strconv.Itoa(runners.LivePort), http.HandlerFunc(s.live))
 	log.Printf("stand-in for paused k6 runners on :%d and :%d, control on %s", runners.APIPort, runners.LivePort, *control)

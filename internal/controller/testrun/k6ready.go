@@ -37,7 +37,7 @@ func (r *Reconciler) k6AnsweredBeforeReady(s *scope) (answered, askAgain bool) {
 	res, done := poll(r.calls, s.run, callK6Up, runnerCallLimit, func(ctx context.Context) (bool, error) {
 		var mu sync.Mutex
 		all := true
-		onRunners(asking, func(_ int, pod *corev1.Pod) {
+		onRunnersAtMost(asking, runnerReadsAtOnce, func(_ int, pod *corev1.Pod) {
 			if r.RunnerAPI.Warm(ctx, pod) != nil {
 				mu.Lock()
 				all = false

@@ -53,7 +53,7 @@ func (r *Reconciler) startLive(s *scope) error {
 		envs := make([]measure.Envelope, len(running))
 		errs := make([]error, len(running))
 		ctx = withEnvelopeLimits(ctx, limits)
-		onRunners(running, func(i int, pod *corev1.Pod) {
+		onRunnersAtMost(running, runnerReadsAtOnce, func(i int, pod *corev1.Pod) {
 			envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod)
 			if keep && errs[i] == nil {
 				r.seen.put(run, pod.UID, envs[i], time.Now()) // what is left of it if it is lost (replace.go)

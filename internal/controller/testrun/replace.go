@@ -145,7 +145,7 @@ func (r *Reconciler) replaceLost(ctx context.Context, s *scope, v runnerView, re
 		return v1alpha1.RunnerGap{}, nil
 	}
 	elapsed := s.now.Sub(s.startTime().Time)
-	cfg, remaining, err := runners.RemainingConfig(&run.Spec, run.Name, elapsed)
+	cfg, remaining, err := runners.RemainingConfig(&run.Spec, run.Name, len(s.runners), elapsed)
 	if err != nil {
 		reason := v1alpha1.ReasonRunnerNotReplaceable
 		s.fail(reason, fmt.Sprintf("%s; not replaced: %v; set spec.runnerLoss.policy Fail, or drive the load with spec.load.duration", v.why, err))

@@ -123,7 +123,7 @@ func (r *Reconciler) runnerJobOptions(s *scope) runners.JobOptions {
 		Image:           r.RunnerImage,
 		ConfigMap:       naming.ScriptConfigMap(run.Name),
 		ScriptCopy:      scriptCopy,
-		HasConfig:       run.Spec.Load != nil,
+		HasConfig:       runners.HasConfig(&run.Spec, len(s.runners)),
 		TargetEnv:       env,
 		TargetNamespace: s.targetNS,
 		TargetNodes:     targetNodes(s.targetPods),

@@ -21,7 +21,16 @@ import (
 // referenced script ConfigMap exists.
 func (r *Reconciler) reconcileScript(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
-	cfg, err := runners.LoadConfig(&run.Spec, run.Name)
+	if len(s.runners) == 0 {
+		// parallelism auto, not chosen yet: the k6 config holds the fleet's segment sequence, so
+		// the ConfigMap waits for the count (reconcileParallelism reads only the script).
+		s.script = run.Spec.Script.Inline
+		if ref := run.Spec.Script.ConfigMap; ref != nil {
+			return r.copyScript(ctx, s, ref)
+		}
+		return ctrl.Result{}, nil
+	}
+	cfg, err := runners.K6Config(&run.Spec, run.Name, len(s.runners))
 	if err != nil {
 		s.fail(v1alpha1.ReasonInvalidLoad, err.Error())
 		return ctrl.Result{}, nil
