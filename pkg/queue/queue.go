@@ -161,11 +161,16 @@ func Read(wl *kueue.Workload) State {
 	return st
 }
 
-// FinishedCondition is the condition the owner sets when its run ended, as Kueue's job
-// framework sets it (workload.Finish): Kueue then frees the quota.
-func FinishedCondition(reason, message string, now metav1.Time, generation int64) metav1.Condition {
-	return metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue, Reason: reason,
-		Message: message, LastTransitionTime: now, ObservedGeneration: generation}
+// Finish is wl marked Finished, as Kueue's job framework marks the Workload of a job that
+// ended (workload.Finish): Kueue then frees its quota. reason is the run's; wl is not changed.
+func Finish(wl *kueue.Workload, reason, message string, now metav1.Time) *kueue.Workload {
+	if reason == "" {
+		reason = "Ended"
+	}
+	out := wl.DeepCopy()
+	meta.SetStatusCondition(&out.Status.Conditions, metav1.Condition{Type: kueue.WorkloadFinished, Status: metav1.ConditionTrue,
+		Reason: reason, Message: message, LastTransitionTime: now, ObservedGeneration: wl.Generation})
+	return out
 }
 
 // Requests is what the pod sets ask for together (each pod's requests times its count): what

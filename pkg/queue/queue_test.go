@@ -40,9 +40,9 @@ func runnerSpec(cpu, mem string) corev1.PodSpec {
 func TestPodSetsAskForTheWholeFleet(t *testing.T) {
 	pre := runnerSpec("500m", "256Mi")
 	sets := PodSets(Fleet{
-		Target:  &v1alpha1.ProfileSnapshotSpec{CPU: resource.MustParse("2"), Memory: resource.MustParse("4Gi"), NodeSelector: map[string]string{"pool": "sut"}},
-		Runner:  runnerSpec("1", "512Mi"),
-		Runners: 10,
+		Target:    &v1alpha1.ProfileSnapshotSpec{CPU: resource.MustParse("2"), Memory: resource.MustParse("4Gi"), NodeSelector: map[string]string{"pool": "sut"}},
+		Runner:    runnerSpec("1", "512Mi"),
+		Runners:   10,
 		Preflight: &pre,
 	})
 	if len(sets) != 3 || sets[0].Name != PodSetTarget || sets[1].Name != PodSetRunners || sets[2].Name != PodSetPreflight || sets[1].Count != 10 {

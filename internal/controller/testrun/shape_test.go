@@ -144,6 +144,7 @@ var childCreators = map[string][]string{
 	"reconcilePreflight": {"Job (pre-flight)"},
 	"createConfigMap":    {"ConfigMap (script, script copy, results)"},
 	"createKeptRecord":   {"ConfigMap (kept results, owned by no TestRun)"},
+	"createWorkload":     {"Workload (Kueue's, queueing the run)"},
 }
 
 // TestEachChildKindIsCreatedInOneFunction: the functions that call the API server's create
