@@ -50,6 +50,11 @@ up() {
   # The webhook server must start; nothing calls it (no webhook configuration is installed).
   [ -s "$data/certs/tls.crt" ] || openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj /CN=kueue-local \
     -keyout "$data/certs/tls.key" -out "$data/certs/tls.crt" 2>/dev/null
+  # Without internal cert management Kueue reads its metrics certificate from a fixed path
+  # (cmd/kueue/main.go): point it at the same throwaway one. Removed by down.
+  if [ ! -e /etc/kueue/metrics/certs ]; then
+    mkdir -p /etc/kueue/metrics && ln -s "$data/certs" /etc/kueue/metrics/certs && touch "$data/made-etc-kueue"
+  fi
   cat >"$data/config.yaml" <<EOC
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -74,7 +79,8 @@ EOC
   if [ -f "$data/pid" ] && kill -0 "$(cat "$data/pid")" 2>/dev/null; then
     log "Kueue manager already running (pid $(cat "$data/pid"))"
   else
-    nohup "$bin" --config "$data/config.yaml" --zap-log-level=2 >"$data/manager.log" 2>&1 &
+    # The visibility API server needs certificates of its own and an APIService; the e2e does not use it.
+    nohup "$bin" --config "$data/config.yaml" --feature-gates=VisibilityOnDemand=false --zap-log-level=2 >"$data/manager.log" 2>&1 &
     echo $! >"$data/pid"
     log "Kueue manager pid $(cat "$data/pid"), log $data/manager.log"
   fi
@@ -107,13 +113,16 @@ EOY
 }
 
 down() {
+  # Kueue's objects first, while its manager still runs to drop their finalizers: a CRD whose
+  # objects keep a finalizer would hold its own deletion.
+  kubectl delete workloads.kueue.x-k8s.io,localqueues.kueue.x-k8s.io --all -A --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
+  kubectl delete clusterqueues.kueue.x-k8s.io,resourceflavors.kueue.x-k8s.io --all --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   if [ -f "$data/pid" ]; then
     kill "$(cat "$data/pid")" 2>/dev/null || true
     rm -f "$data/pid"
   fi
-  kubectl delete localqueues.kueue.x-k8s.io --all -A --ignore-not-found --wait=false >/dev/null 2>&1 || true
-  kubectl delete clusterqueues.kueue.x-k8s.io,resourceflavors.kueue.x-k8s.io --all --ignore-not-found --wait=false >/dev/null 2>&1 || true
-  [ -d "$root/bin/.build/kueue-$KUEUE_VERSION" ] && kubectl delete -f "$(crds)" --ignore-not-found >/dev/null || true
+  [ -f "$data/made-etc-kueue" ] && rm -rf /etc/kueue "$data/made-etc-kueue"
+  if [ -d "$root/bin/.build/kueue-$KUEUE_VERSION" ]; then kubectl delete -f "$(crds)" --ignore-not-found --timeout=120s >/dev/null || true; fi
   kubectl delete namespace kueue-system --ignore-not-found --wait=false >/dev/null
   log "Kueue removed"
 }
