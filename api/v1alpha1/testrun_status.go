@@ -5,7 +5,7 @@ import (
 )
 
 // TestRunPhase is where a TestRun is in its life.
-// +kubebuilder:validation:Enum=Pending;Provisioning;Starting;Running;Collecting;Succeeded;Failed
+// +kubebuilder:validation:Enum=Pending;Queued;Provisioning;Starting;Running;Collecting;Succeeded;Failed
 type TestRunPhase string
 
 const (

@@ -177,6 +177,11 @@ type TestRunSpec struct {
 	// +optional
 	RunnerLoss *RunnerLossSpec `json:"runnerLoss,omitempty"`
 
+	// queue admits the run through Kueue as one all-or-nothing workload; it waits Queued,
+	// holding no pods, until admitted. Ignored without Kueue installed.
+	// +optional
+	Queue *QueueSpec `json:"queue,omitempty"`
+
 	// timeouts bound every wait; each ends the TestRun Failed with a reason when it passes.
 	// +optional
 	Timeouts *TimeoutsSpec `json:"timeouts,omitempty"`

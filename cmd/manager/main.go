@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	fleetbenchv1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/controller"
@@ -93,11 +94,18 @@ func main() {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(fleetbenchv1alpha1.AddToScheme(scheme))
+	// Kueue's Workloads queue TestRuns that name a LocalQueue, when Kueue is installed.
+	utilruntime.Must(kueuev1beta2.AddToScheme(scheme))
 
 	// How long the client's rate limiter held requests back (--kube-api-qps, --kube-api-burst).
 	ctrlmetrics.RegisterRESTClientMetrics(ctrlmetrics.MetricRateLimiterLatency)
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
+	cacheOpts, err := controller.WithKueue(controller.CacheOptions(namespaces), cfg)
+	if err != nil {
+		log.Error(err, "looking for Kueue's Workload API")
+		os.Exit(1)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsOptions(metricsAddr, metricsSecure, metricsCertDir),
@@ -108,7 +116,7 @@ func main() {
 		// The process exits right after Start returns: hand the lease over at once, so a
 		// rolled-out manager does not sit idle for the lease duration (about 15 s).
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         controller.CacheOptions(namespaces),
+		Cache:                         cacheOpts,
 	})
 	if err != nil {
 		log.Error(err, "creating manager")

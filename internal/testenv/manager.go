@@ -52,6 +52,9 @@ func StartManagerIn(e *Env, ns controller.Namespaces, opts ctrl.Options, setup f
 	if err != nil {
 		return nil, err
 	}
+	if opts.Cache, err = controller.WithKueue(opts.Cache, cfg); err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	fleetbenchv1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 )
@@ -69,6 +71,9 @@ func Start(opts ...Option) (*Env, error) {
 	if err := fleetbenchv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
+	if err := kueuev1beta2.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
@@ -103,4 +108,19 @@ func pinnedKubeVersion(root string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("KUBE_VERSION not found in hack/versions.env")
+}
+
+// WithKueueCRDs installs Kueue's Workload CRD, from the Kueue module go.mod pins (no copy is
+// kept here): the control plane then serves Kueue's API as a cluster with Kueue does, and a
+// test plays Kueue's admission by writing the Workload's status.
+func WithKueueCRDs() Option {
+	return func(e *envtest.Environment) {
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue").Output()
+		dir := strings.TrimSpace(string(out))
+		if err != nil || dir == "" {
+			// Left to envtest to report: ErrorIfCRDPathMissing fails the start naming the path.
+			dir = "sigs.k8s.io/kueue (go list -m failed: run go mod download)"
+		}
+		e.CRDDirectoryPaths = append(e.CRDDirectoryPaths, filepath.Join(dir, "config", "components", "crd", "bases", "kueue.x-k8s.io_workloads.yaml"))
+	}
 }

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/naming"
@@ -134,6 +135,8 @@ type Reconciler struct {
 	seen *lastSeen
 	// budgets remembers the runs whose PodDisruptionBudgets were made or deleted (disruption.go).
 	budgets budgetMarks
+	// kueue: Kueue's Workload API was served when the manager started (queue.go).
+	kueue bool
 }
 
 // New builds the reconciler from the manager; main and the envtest suite both use it.
@@ -196,7 +199,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			run.Status = composeFinished(run)
 			reterr = errors.Join(reterr, r.writeStatus(ctx, before, run, now))
 		}()
-		// 3.
+		// 3. A Workload whose Finished write failed when the run ended is finished now.
+		if err := r.finishWorkload(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
 		return r.reconcileFinished(ctx, run, now)
 	}
 	s := &scope{run: run, now: now, timeouts: resolveTimeouts(run, r.Timeouts)}
@@ -210,6 +216,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			r.seen.forget(run.UID)
 		}
 		reterr = errors.Join(reterr, r.writeStatus(ctx, before, run, now))
+		if reterr == nil && isFinished(run) {
+			// The quota goes back to the queue as the run ends, not at its next reconcile.
+			reterr = r.finishWorkload(ctx, run)
+		}
 	}()
 	if run.Status.Phase == "" {
 		s.enter(v1alpha1.PhasePending, v1alpha1.ReasonAccepted, v1alpha1.MessageAccepted)
@@ -254,6 +264,8 @@ func (r *Reconciler) runPhases(ctx context.Context, s *scope) (ctrl.Result, erro
 		r.reconcileScript,
 		// The runner count, once: the pre-flight and the runners are made from it.
 		r.reconcileParallelism,
+		// Before anything that holds a pod: a queued run waits here until Kueue admits it.
+		r.reconcileQueue,
 		// Creates the pre-flight and records its verdict without waiting for it: the target
 		// and runners are provisioned meanwhile, and awaitPreflight holds the start.
 		r.reconcilePreflight,
@@ -307,7 +319,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(r.calls); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	var err error
+	if r.kueue, err = kueueServed(mgr.GetRESTMapper()); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.kueue {
+		// Kueue's admission of a queued run wakes it; without Kueue installed nothing is watched.
+		b = b.Owns(&kueue.Workload{})
+	}
+	return b.
 		For(&v1alpha1.TestRun{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.ConfigMap{}).

@@ -93,7 +93,7 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 		collectRun(ch, &list.Items[i])
 	}
 	counts := map[v1alpha1.TestRunPhase]float64{}
-	for _, phase := range []v1alpha1.TestRunPhase{v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseStarting,
+	for _, phase := range []v1alpha1.TestRunPhase{v1alpha1.PhasePending, v1alpha1.PhaseQueued, v1alpha1.PhaseProvisioning, v1alpha1.PhaseStarting,
 		v1alpha1.PhaseRunning, v1alpha1.PhaseCollecting, v1alpha1.PhaseSucceeded, v1alpha1.PhaseFailed} {
 		counts[phase] = 0
 	}

@@ -93,14 +93,15 @@ func (s *scope) started() bool {
 	return s.conditionTrue(v1alpha1.ConditionStarted)
 }
 
-// provisioningDeadline bounds the waits for the profile, the target and the script.
+// provisioningDeadline bounds the waits for the profile, the target and the script; from
+// Kueue's admission for a queued run (admittedAt).
 func (s *scope) provisioningDeadline() time.Time {
-	return s.run.CreationTimestamp.Add(s.timeouts.Provisioning)
+	return s.admittedAt().Add(s.timeouts.Provisioning)
 }
 
 // runnersReadyDeadline counts from when the target became Ready (creation for an external one).
 func (s *scope) runnersReadyDeadline() time.Time {
-	from := s.run.CreationTimestamp.Time
+	from := s.admittedAt()
 	if c := s.condition(v1alpha1.ConditionTargetReady); c != nil && c.Status == metav1.ConditionTrue {
 		from = c.LastTransitionTime.Time
 	}

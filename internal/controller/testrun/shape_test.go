@@ -146,6 +146,7 @@ var childCreators = map[string][]string{
 	"createKeptRecord":        {"ConfigMap (kept results, owned by no TestRun)"},
 	"createCapacityRecord":    {"ConfigMap (kept runner capacity, owned by no TestRun)"},
 	"createDisruptionBudgets": {"PodDisruptionBudget (runners, target)"},
+	"createWorkload":          {"Workload (Kueue's, queueing the run)"},
 }
 
 // TestEachChildKindIsCreatedInOneFunction: the functions that call the API server's create

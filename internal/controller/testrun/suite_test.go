@@ -38,7 +38,7 @@ var (
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapcore.Level(zapLevel()))))
 	var err error
-	env, err = testenv.Start()
+	env, err = testenv.Start(testenv.WithKueueCRDs())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Kueue on the local cluster, for the queue e2e (test/e2e/kueue_test.go).
+#   hack/cluster/kueue.sh up     build Kueue's manager ($KUEUE_VERSION) from its Go module into
+#                                bin/kueue-$KUEUE_VERSION, install its CRDs (from the same module),
+#                                run the manager on this host against the cluster, and make the
+#                                ResourceFlavor "default", ClusterQueue "fleetbench" and LocalQueue
+#                                "fleetbench" in namespace default (quota: KUEUE_CPU, KUEUE_MEMORY)
+#   hack/cluster/kueue.sh down   stop the manager and remove all of the above, CRDs included
+# The manager runs as a host process, not a pod: no image to build, and its webhooks stay
+# unregistered (the API server never calls them; Kueue's controllers and scheduler do the
+# admission). Its configuration registers TestRun as an external framework, as Kueue's docs ask
+# of an integration outside Kueue: Kueue then leaves the runner Jobs a TestRun owns to it.
+# Nothing is downloaded but Go modules through GOPROXY; no registry.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=hack/versions.env
+source "$root/hack/versions.env"
+export GOTOOLCHAIN=local
+KUBECONFIG=${KUBECONFIG:-$root/bin/cluster/kubeconfig}
+export KUBECONFIG
+data="$root/bin/cluster/kueue"
+bin="$root/bin/kueue-$KUEUE_VERSION"
+log() { echo ">> $(date +%T) $*" >&2; }
+
+build() {
+  [ -x "$bin" ] && return 0
+  local work="$root/bin/.build/kueue-$KUEUE_VERSION"
+  log "building Kueue $KUEUE_VERSION (several minutes cold)"
+  rm -rf "$work" && mkdir -p "$work"
+  printf 'module fleetbench.dev/hack/kueue\n\ngo 1.26\n\nrequire sigs.k8s.io/kueue %s\n' "$KUEUE_VERSION" >"$work/go.mod"
+  printf 'package tools\n\nimport _ "sigs.k8s.io/kueue/cmd/kueue"\n' >"$work/tools.go"
+  (cd "$work" && GOFLAGS=-mod=mod go mod tidy >/dev/null &&
+    CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 10 go build -trimpath -ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION" \
+      -o "$bin.tmp" sigs.k8s.io/kueue/cmd/kueue)
+  mv "$bin.tmp" "$bin"
+}
+
+# crds: Kueue's CRDs as its module ships them (the version above, never a copy of ours).
+crds() {
+  local dir
+  dir=$(cd "$root/bin/.build/kueue-$KUEUE_VERSION" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
+  echo "$dir/config/components/crd/bases"
+}
+
+up() {
+  build
+  mkdir -p "$data/certs"
+  kubectl apply --server-side -f "$(crds)" >/dev/null
+  kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null
+  # The webhook server must start; nothing calls it (no webhook configuration is installed).
+  [ -s "$data/certs/tls.crt" ] || openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj /CN=kueue-local \
+    -keyout "$data/certs/tls.key" -out "$data/certs/tls.crt" 2>/dev/null
+  # Without internal cert management Kueue reads its metrics certificate from a fixed path
+  # (cmd/kueue/main.go): point it at the same throwaway one. Removed by down.
+  if [ ! -e /etc/kueue/metrics/certs ]; then
+    mkdir -p /etc/kueue/metrics && ln -s "$data/certs" /etc/kueue/metrics/certs && touch "$data/made-etc-kueue"
+  fi
+  cat >"$data/config.yaml" <<EOC
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+health:
+  healthProbeBindAddress: 127.0.0.1:18081
+metrics:
+  bindAddress: "0"
+webhook:
+  port: 19443
+  host: 127.0.0.1
+  certDir: $data/certs
+internalCertManagement:
+  enable: false
+leaderElection:
+  leaderElect: false
+integrations:
+  frameworks: ["batch/job"]
+  externalFrameworks: ["TestRun.v1alpha1.fleetbench.dev"]
+EOC
+  kubectl create namespace kueue-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  if [ -f "$data/pid" ] && kill -0 "$(cat "$data/pid")" 2>/dev/null; then
+    log "Kueue manager already running (pid $(cat "$data/pid"))"
+  else
+    # The visibility API server needs certificates of its own and an APIService; the e2e does not use it.
+    nohup "$bin" --config "$data/config.yaml" --feature-gates=VisibilityOnDemand=false --zap-log-level=2 >"$data/manager.log" 2>&1 &
+    echo $! >"$data/pid"
+    log "Kueue manager pid $(cat "$data/pid"), log $data/manager.log"
+  fi
+  for _ in $(seq 60); do curl -sf http://127.0.0.1:18081/readyz >/dev/null && break; sleep 1; done
+  curl -sf http://127.0.0.1:18081/readyz >/dev/null || { tail -30 "$data/manager.log" >&2; exit 1; }
+  kubectl apply -f - >/dev/null <<EOY
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: fleetbench}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: "${KUEUE_CPU:-4}"}
+      - {name: memory, nominalQuota: "${KUEUE_MEMORY:-8Gi}"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: fleetbench, namespace: default}
+spec: {clusterQueue: fleetbench}
+EOY
+  log "Kueue $KUEUE_VERSION is up: ClusterQueue fleetbench, LocalQueue default/fleetbench. The fleetbench manager must be (re)started to see it."
+}
+
+down() {
+  # Kueue's objects first, while its manager still runs to drop their finalizers: a CRD whose
+  # objects keep a finalizer would hold its own deletion.
+  kubectl delete workloads.kueue.x-k8s.io,localqueues.kueue.x-k8s.io --all -A --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
+  kubectl delete clusterqueues.kueue.x-k8s.io,resourceflavors.kueue.x-k8s.io --all --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
+  if [ -f "$data/pid" ]; then
+    kill "$(cat "$data/pid")" 2>/dev/null || true
+    rm -f "$data/pid"
+  fi
+  [ -f "$data/made-etc-kueue" ] && rm -rf /etc/kueue "$data/made-etc-kueue"
+  # What still holds a finalizer (Kueue's manager was not running to drop it) is let go here:
+  # otherwise the CRDs' deletion below waits on it for ever.
+  local kinds=workloads.kueue.x-k8s.io,localqueues.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,resourceflavors.kueue.x-k8s.io
+  kubectl get "$kinds" -A --ignore-not-found -o jsonpath='{range .items[*]}{.kind} {.metadata.name} {.metadata.namespace}{"\n"}{end}' 2>/dev/null |
+    while read -r kind name ns; do
+      [ -n "$name" ] || continue
+      kubectl patch "${kind,,}.kueue.x-k8s.io" "$name" ${ns:+-n "$ns"} --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+    done
+  if [ -d "$root/bin/.build/kueue-$KUEUE_VERSION" ]; then kubectl delete -f "$(crds)" --ignore-not-found --timeout=120s >/dev/null || true; fi
+  kubectl delete namespace kueue-system --ignore-not-found --wait=false >/dev/null
+  log "Kueue removed"
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  build) build ;;
+  *) echo "usage: $0 up|down|build" >&2; exit 2 ;;
+esac

@@ -1,0 +1,44 @@
+package controller
+
+import (
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+)
+
+// WithKueue adds Kueue's Workloads to the cache options, holding only fleetbench's (those of
+// queued TestRuns, by label), when the API server serves them. Without Kueue it adds nothing:
+// the cache refuses a kind the API server does not know.
+func WithKueue(opts cache.Options, cfg *rest.Config) (cache.Options, error) {
+	served, err := KueueServed(cfg)
+	if err != nil || !served {
+		return opts, err
+	}
+	if opts.ByObject == nil {
+		opts.ByObject = map[client.Object]cache.ByObject{}
+	}
+	opts.ByObject[&kueuev1beta2.Workload{}] = cache.ByObject{Label: OwnedSelector()}
+	return opts, nil
+}
+
+// KueueServed says whether the API server serves kueue.x-k8s.io/v1beta2 Workloads.
+func KueueServed(cfg *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	list, err := dc.ServerResourcesForGroupVersion(kueuev1beta2.GroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "workloads" }), nil
+}

@@ -1,0 +1,173 @@
+package testrun
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/queue"
+	"fleetbench.dev/fleetbench/pkg/runners"
+)
+
+// The queue: a run that names a Kueue LocalQueue (spec.queue, or Kueue's queue-name label) is
+// admitted as one Workload (pkg/queue) before anything that holds a pod is made. Kueue's job
+// framework, which its docs recommend, does not build against this module's Kubernetes
+// libraries; reconcileQueue does for a TestRun what the framework's reconciler does for a job:
+// the Workload is made suspended-first (here: nothing provisioned), admitted by Kueue, and
+// finished by its owner when the run ends (finishWorkload).
+
+// Kueue's Workloads, of queued runs only: made, read and watched, and marked Finished.
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=patch
+
+// kueueWorkloads is the kind whose presence at start says Kueue is installed.
+var kueueWorkloads = schema.GroupKind{Group: kueue.GroupVersion.Group, Kind: "Workload"}
+
+// kueueServed says whether the API server serves Kueue's Workload API (its CRD is installed).
+func kueueServed(mapper meta.RESTMapper) (bool, error) {
+	_, err := mapper.RESTMapping(kueueWorkloads, kueue.GroupVersion.Version)
+	if meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// queuePoll is how often a queued run reads its Workload when no watch reports it.
+const queuePoll = 30 * time.Second
+
+// reconcileQueue holds the run in Queued, holding no pods, until Kueue admits its Workload;
+// once admitted it lets the run provision, and ends it Evicted if Kueue takes the admission
+// back. A run that was queued stays queued whatever its spec says later: the queue is
+// decided once (ConditionAdmitted set).
+func (r *Reconciler) reconcileQueue(ctx context.Context, s *scope) (ctrl.Result, error) {
+	run := s.run
+	lq := queue.Name(run)
+	if s.condition(v1alpha1.ConditionAdmitted) == nil && (lq == "" || s.started()) {
+		return ctrl.Result{}, nil // not queued: as without Kueue
+	}
+	if c := s.condition(v1alpha1.ConditionAdmitted); c != nil && c.Reason == v1alpha1.ReasonKueueNotInstalled {
+		return ctrl.Result{}, nil
+	}
+	if !r.kueue {
+		s.recordCondition(v1alpha1.ConditionAdmitted, metav1.ConditionTrue, v1alpha1.ReasonKueueNotInstalled, fmt.Sprintf(v1alpha1.MessageKueueNotInstalled, lq))
+		return ctrl.Result{}, nil
+	}
+	admitted := s.conditionTrue(v1alpha1.ConditionAdmitted)
+	wl := &kueue.Workload{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.Workload(run.Name)}, wl)
+	switch {
+	case apierrors.IsNotFound(err) && admitted:
+		s.fail(v1alpha1.ReasonEvicted, fmt.Sprintf(v1alpha1.MessageEvicted, "Deleted", "the Workload "+naming.Workload(run.Name)+" was deleted"))
+		return ctrl.Result{}, nil
+	case apierrors.IsNotFound(err):
+		if wl, err = r.createWorkload(ctx, s, lq); err != nil || s.failure != nil {
+			return ctrl.Result{}, err
+		}
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	if !controlledBy(wl, run.UID) {
+		s.fail(v1alpha1.ReasonQueueRejected, fmt.Sprintf("a Workload named %s exists in namespace %s that this TestRun does not own; "+
+			"delete it, or give the TestRun another name", wl.Name, run.Namespace))
+		return ctrl.Result{}, nil
+	}
+	st := queue.Read(wl)
+	if admitted {
+		if st.Evicted || !st.Admitted {
+			s.fail(v1alpha1.ReasonEvicted, fmt.Sprintf(v1alpha1.MessageEvicted, st.Reason, st.Message))
+		}
+		return ctrl.Result{}, nil
+	}
+	if st.Admitted {
+		msg := fmt.Sprintf(v1alpha1.MessageAdmitted, st.ClusterQueue)
+		s.recordCondition(v1alpha1.ConditionAdmitted, metav1.ConditionTrue, v1alpha1.ReasonAdmitted, msg)
+		// Pending once more, so the target's step moves the run to Provisioning as it would a
+		// run that was never queued.
+		s.enter(v1alpha1.PhasePending, v1alpha1.ReasonAdmitted, msg)
+		return ctrl.Result{}, nil
+	}
+	msg := fmt.Sprintf(v1alpha1.MessageQueued, lq, st.Pending)
+	s.recordCondition(v1alpha1.ConditionAdmitted, metav1.ConditionFalse, v1alpha1.ReasonQueued, msg)
+	maxWait := queue.MaxWait(run)
+	return r.waitOrFail(s, run.CreationTimestamp.Add(maxWait), queuePoll, v1alpha1.PhaseQueued, v1alpha1.ReasonQueued,
+		v1alpha1.ReasonQueueTimeout, msg, "; "+fmt.Sprintf(v1alpha1.MessageQueueTimeout, lq, maxWait)), nil
+}
+
+// createWorkload makes the run's Workload: the target (the Profile's size), every runner and
+// the pre-flight as pod sets, admitted together or not at all.
+func (r *Reconciler) createWorkload(ctx context.Context, s *scope, lq string) (*kueue.Workload, error) {
+	run := s.run
+	opts := r.runnerJobOptions(s)
+	fleet := queue.Fleet{
+		Runner:  runners.Job(run, 0, len(s.runners), opts).Spec.Template.Spec,
+		Runners: int32(len(s.runners)),
+	}
+	if !s.conditionTrue(v1alpha1.ConditionScriptChecked) {
+		pre := runners.PreflightJob(run, opts).Spec.Template.Spec
+		fleet.Preflight = &pre
+	}
+	if run.Spec.Target.External == nil {
+		snap := s.d.profile
+		if snap == nil {
+			snap = run.Status.Profile
+		}
+		if snap == nil {
+			return nil, fmt.Errorf("queueing %s/%s: the Profile's snapshot is not fixed yet", run.Namespace, run.Name)
+		}
+		fleet.Target = &snap.Spec
+	}
+	wl := queue.Workload(run, lq, queue.PodSets(fleet))
+	if err := controllerutil.SetControllerReference(run, wl, r.scheme); err != nil {
+		return nil, err
+	}
+	if err := r.Create(ctx, wl); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			// Made by a reconcile whose status write was lost, or a look-alike: read it.
+			return wl, r.apiReader.Get(ctx, client.ObjectKeyFromObject(wl), wl)
+		}
+		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
+			s.fail(v1alpha1.ReasonQueueRejected, fmt.Sprintf("the Workload %s that queues the run in LocalQueue %s was refused: %v", wl.Name, lq, err))
+			return nil, nil
+		}
+		return nil, err
+	}
+	return wl, nil
+}
+
+// finishWorkload marks the ended run's Workload Finished, as Kueue's job framework does for a
+// job that ended: Kueue frees its quota at once, and the next run in the queue is admitted.
+func (r *Reconciler) finishWorkload(ctx context.Context, run *v1alpha1.TestRun) error {
+	if !r.kueue || meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionAdmitted) == nil {
+		return nil
+	}
+	wl := &kueue.Workload{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.Workload(run.Name)}, wl); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !controlledBy(wl, run.UID) || queue.Read(wl).Finished {
+		return nil
+	}
+	done := queue.Finish(wl, run.Status.Reason, fmt.Sprintf("TestRun %s ended %s", run.Name, run.Status.Phase), metav1.Now())
+	// Optimistic: Kueue writes the same conditions; a conflict is retried by the next reconcile.
+	return r.Status().Patch(ctx, done, client.MergeFromWithOptions(wl, client.MergeFromWithOptimisticLock{}))
+}
+
+// admittedAt is when the run's waits began: its creation, or, for a run Kueue admitted, the
+// admission. The wait in the queue is bounded by spec.queue.maxWait instead.
+func (s *scope) admittedAt() time.Time {
+	if c := s.condition(v1alpha1.ConditionAdmitted); c != nil && c.Status == metav1.ConditionTrue && c.LastTransitionTime.After(s.run.CreationTimestamp.Time) {
+		return c.LastTransitionTime.Time
+	}
+	return s.run.CreationTimestamp.Time
+}
