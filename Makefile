@@ -183,5 +183,14 @@ e2e-images: ## Build (cached) and import the manager, runner and nginx images in
 	hack/e2e/images.sh
 
 .PHONY: e2e
-e2e: browser ## End to end: cluster (booted if none), images, helm install, test/e2e (reports opened in Chromium), then clean up everything it made.
-	hack/e2e/run.sh
+e2e: browser ## End to end, every scenario: cluster (booted if none), Kueue, images, helm install, test/e2e (reports opened in Chromium), then clean up everything it made.
+	E2E_KUEUE=$${E2E_KUEUE-1} hack/e2e/run.sh
+
+# The scenarios CI leaves to `make e2e`, to keep a cold CI run under an hour: the Kueue queue
+# (building Kueue's manager from its module takes minutes on a cold machine) and the slowest
+# seed replays, whose paths faster scenarios also cover.
+E2E_CI_SKIP ?= ^(TestKueueAdmitsOneFleetAtATime|TestCapacityPlanSharesTheQueue)$$
+
+.PHONY: e2e-ci
+e2e-ci: browser ## End to end as CI runs it: every scenario but those E2E_CI_SKIP names (see make e2e).
+	E2E_KUEUE= E2E_SKIP='$(E2E_CI_SKIP)' hack/e2e/run.sh

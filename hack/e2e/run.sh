@@ -10,8 +10,10 @@
 #                Ctrl-C too. A crashed earlier run's leftovers are cleared on the next run.
 # Prints how long each step took. Exit status is the tests'.
 # env: E2E_KEEP=1 keeps everything (cluster, release, test namespaces) for a look afterwards;
-#      E2E_RUN=regexp passes -run to go test; E2E_TAGS (e2e) and E2E_TIMEOUT (40m) are
-#      go test's -tags and -timeout (make chaos: "e2e chaos").
+#      E2E_RUN=regexp passes -run to go test, E2E_SKIP=regexp -skip; E2E_TAGS (e2e) and
+#      E2E_TIMEOUT (60m) are go test's -tags and -timeout (make chaos: "e2e chaos").
+#      E2E_KUEUE=1 brings Kueue up on the local cluster (hack/cluster/kueue.sh, built from its
+#      Go module once) before the install, for the queue tests, and takes it down afterwards.
 #      FLEETBENCH_ARTIFACTS=dir keeps the reports' PNG screenshots (default bin/artifacts).
 set -euo pipefail
 shopt -s inherit_errexit
@@ -30,7 +32,7 @@ step_start=
 begin() { step_start=$(date +%s); log "== $1"; }
 end() { local d=$(($(date +%s) - step_start)); timings+=("$(printf '%-10s %4ss  %s' "$1" "$d" "${2:-}")"); log "== $1 done in ${d}s"; }
 
-booted= installed= crds_before= status=1
+booted= installed= crds_before= kueue_up= status=1
 summary() {
   echo "---- make e2e timings ----" >&2
   local t
@@ -60,6 +62,9 @@ cleanup() {
       fi
       k delete namespace "$ns" --ignore-not-found --wait=true --timeout=120s >/dev/null 2>&1 || true
     fi
+  fi
+  if [ -n "$kueue_up" ]; then
+    hack/cluster/kueue.sh down >&2 || status=1  # its manager is a host process: never left behind
   fi
   if [ -n "$booted" ]; then
     hack/cluster/down.sh || status=1
@@ -120,6 +125,14 @@ else
 fi
 end images
 
+if [ "${E2E_KUEUE:-}" = 1 ]; then
+  # Before the install: the manager looks for Kueue's Workload API once, when it starts.
+  begin kueue
+  kueue_up=1
+  hack/cluster/kueue.sh up >&2
+  end kueue "Kueue $(source hack/versions.env && echo "$KUEUE_VERSION") on the host (will be taken down)"
+fi
+
 begin install
 [ -x bin/helm ] || hack/tools.sh helm
 if status_out=$(bin/helm status "$release" -n "$ns" 2>/dev/null); then
@@ -144,8 +157,9 @@ end install "$([ -n "$installed" ] && echo "installed (will be uninstalled)" || 
 
 begin test
 export FLEETBENCH_ARTIFACTS=${FLEETBENCH_ARTIFACTS:-$root/bin/artifacts} && mkdir -p "$FLEETBENCH_ARTIFACTS"  # report screenshots
-args=(-tags "${E2E_TAGS:-e2e}" ./test/e2e/ -count=1 -v -timeout "${E2E_TIMEOUT:-40m}")
+args=(-tags "${E2E_TAGS:-e2e}" ./test/e2e/ -count=1 -v -timeout "${E2E_TIMEOUT:-60m}")
 [ -z "${E2E_RUN:-}" ] || args+=(-run "$E2E_RUN")
+[ -z "${E2E_SKIP:-}" ] || args+=(-skip "$E2E_SKIP")
 test_log=$(mktemp)
 set +e
 go test "${args[@]}" 2>&1 | tee "$test_log"
