@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 	"sync"
 	"testing"
@@ -201,7 +202,12 @@ func drainRunner(t *testing.T, e *env, run *v1alpha1.TestRun, expectEvicted bool
 	case !expectEvicted && err == nil:
 		t.Errorf("%s was evicted although its PodDisruptionBudget allows no disruption", pod.Name)
 	case !expectEvicted:
-		t.Logf("eviction refused as the budget says: %v", err)
+		// Refused (429), or held until the client gave up: either way the runner must still run.
+		after := &corev1.Pod{}
+		if gerr := e.c.Get(e.ctx, client.ObjectKeyFromObject(pod), after); gerr != nil || !after.DeletionTimestamp.IsZero() {
+			t.Errorf("%s was evicted although its PodDisruptionBudget allows no disruption (eviction answered %v)", pod.Name, err)
+		}
+		t.Logf("eviction refused as the budget says (429: %v): %v", apierrors.IsTooManyRequests(err), err)
 	}
 }
 
