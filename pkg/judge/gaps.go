@@ -39,6 +39,9 @@ func GapText(g v1alpha1.RunnerGap, prefix string) string {
 		return out + fmt.Sprintf("unobserved from %s to the end, about %d requests; too late in the load to replace", from, g.EstimatedUnobserved)
 	case g.ReplacedAt == nil:
 		return out + fmt.Sprintf("unobserved from %s; %s takes over its segment for the remaining %s", from, g.Job, g.Remaining)
+	case g.ObservedUntil != nil && !g.ObservedUntil.Before(g.ReplacedAt):
+		// The lost runner still answered until its replacement took over: nothing went unseen.
+		return out + fmt.Sprintf("observed until %s, when %s took over for the remaining %s", from, g.Job, g.Remaining)
 	}
 	return out + fmt.Sprintf("unobserved from %s to %s, about %d requests; %s ran the remaining %s",
 		from, g.ReplacedAt.UTC().Format(time.RFC3339), g.EstimatedUnobserved, g.Job, g.Remaining)

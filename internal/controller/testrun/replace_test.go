@@ -212,7 +212,7 @@ func TestLostRunnerIsReplacedForTheRestOfTheLoad(t *testing.T) {
 	if r := got.Status.Results; r == nil || r.Requests.Total != 250 {
 		t.Errorf("results: %+v, want 100 + 100 + the 50 runner 1 measured before its loss", got.Status.Results)
 	}
-	if !strings.Contains(got.Status.Message, "gaps") || !strings.Contains(got.Status.Message, "runner 1") {
+	if !strings.Contains(got.Status.Message, "1 gap") || !strings.Contains(got.Status.Message, "runner 1") {
 		t.Errorf("the verdict's message does not say what the results cover: %s", got.Status.Message)
 	}
 	eventually(t, "the budgets deleted at the end", func() error {
