@@ -201,13 +201,16 @@ func drainRunner(t *testing.T, e *env, run *v1alpha1.TestRun, expectEvicted bool
 		t.Fatalf("evicting %s: %v", pod.Name, err)
 	case !expectEvicted && err == nil:
 		t.Errorf("%s was evicted although its PodDisruptionBudget allows no disruption", pod.Name)
-	case !expectEvicted:
-		// Refused (429), or held until the client gave up: either way the runner must still run.
+	case !apierrors.IsTooManyRequests(err):
+		// 429 is the budget's refusal, what kubectl drain waits on; anything else (a hang, as
+		// when the budget could not be computed) is not the budget working.
+		t.Errorf("evicting %s answered %v, want 429 (its PodDisruptionBudget refuses)", pod.Name, err)
+	default:
 		after := &corev1.Pod{}
 		if gerr := e.c.Get(e.ctx, client.ObjectKeyFromObject(pod), after); gerr != nil || !after.DeletionTimestamp.IsZero() {
-			t.Errorf("%s was evicted although its PodDisruptionBudget allows no disruption (eviction answered %v)", pod.Name, err)
+			t.Errorf("%s was evicted although its PodDisruptionBudget refused", pod.Name)
 		}
-		t.Logf("eviction refused as the budget says (429: %v): %v", apierrors.IsTooManyRequests(err), err)
+		t.Logf("eviction refused as the budget says: %v", err)
 	}
 }
 

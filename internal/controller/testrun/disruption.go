@@ -62,13 +62,16 @@ func (b *budgetMarks) forget(uid types.UID) {
 
 // budgetObjects are the run's PodDisruptionBudgets as built.
 func (r *Reconciler) budgetObjects(run *v1alpha1.TestRun, targetNS string, shared bool) []*policyv1.PodDisruptionBudget {
-	none := intstr.FromInt32(0)
+	none, all := intstr.FromInt32(0), intstr.FromInt(run.RunnerCount())
 	var out []*policyv1.PodDisruptionBudget
 	if runners.Drain(&run.Spec, run.RunnerCount()) == v1alpha1.DrainWait {
 		out = append(out, &policyv1.PodDisruptionBudget{
 			ObjectMeta: metav1.ObjectMeta{Name: naming.RunnerBudget(run.Name), Namespace: run.Namespace,
 				Labels: map[string]string{naming.LabelTestRun: run.Name, naming.LabelRole: roleBudget}},
-			Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &none, Selector: &metav1.LabelSelector{MatchLabels: runners.RunnerLabels(run)}},
+			// minAvailable as a count: a Job has no scale subresource, so the disruption controller
+			// cannot work out maxUnavailable (or a percentage) for its pods and the budget would
+			// stay uncomputed, every eviction hanging instead of being refused.
+			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &all, Selector: &metav1.LabelSelector{MatchLabels: runners.RunnerLabels(run)}},
 		})
 	}
 	if targetNS != "" {

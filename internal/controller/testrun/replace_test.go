@@ -3,6 +3,7 @@ package testrun
 import (
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"strings"
 	"sync"
 	"testing"
@@ -108,7 +109,7 @@ func TestLostRunnerIsReplacedForTheRestOfTheLoad(t *testing.T) {
 		}
 		return env.Client.Get(ctx, client.ObjectKey{Namespace: k.targetNS(), Name: naming.TargetBudget}, &tb)
 	})
-	if rb.Spec.MaxUnavailable == nil || rb.Spec.MaxUnavailable.IntValue() != 0 || !controlledBy(&rb, run.UID) {
+	if rb.Spec.MinAvailable == nil || rb.Spec.MinAvailable.Type != intstr.Int || rb.Spec.MinAvailable.IntValue() != run.RunnerCount() || !controlledBy(&rb, run.UID) {
 		t.Errorf("runner budget: %+v, owners %v", rb.Spec, rb.OwnerReferences)
 	}
 
