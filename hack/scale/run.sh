@@ -40,6 +40,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=hack/versions.env
 source "$root/hack/versions.env"
+source "$root/hack/lib/processes.sh"
 NETNS=fbscale
 dir="$root/bin/scale/run"
 k8s="$root/bin/k8s/$KUBE_VERSION"
@@ -80,14 +81,7 @@ stop_all() {
     while read -r pid; do [ -n "$pid" ] && pids+=("$pid"); done < <(ip netns pids "$NETNS" 2>/dev/null)
   fi
   if [ ${#pids[@]} -gt 0 ]; then
-    kill -TERM "${pids[@]}" 2>/dev/null || true
-    for _ in $(seq 1 50); do
-      local alive=0
-      for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
-      [ $alive = 0 ] && break
-      sleep 0.2
-    done
-    kill -KILL "${pids[@]}" 2>/dev/null || true
+    end_processes "${pids[@]}"
   fi
   rm -f "$dir/pids"
   ip netns del "$NETNS" 2>/dev/null || true

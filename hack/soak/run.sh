@@ -16,6 +16,7 @@ shopt -s inherit_errexit
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 source hack/versions.env
+source hack/lib/processes.sh
 export GOTOOLCHAIN=local
 dir=$root/bin/soak
 mkdir -p "$dir"
@@ -33,14 +34,7 @@ stop_group() {
   done < <(ps -eo pid=,pgid= | awk -v g="$pgid" '$2 == g {print $1}')
   if [ ${#pids[@]} -gt 0 ]; then
     say "ending ${#pids[@]} processes a crashed earlier soak left (process group $pgid)"
-    kill -TERM "${pids[@]}" 2>/dev/null || true
-    for _ in $(seq 1 50); do
-      local alive=0
-      for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
-      [ $alive = 0 ] && break
-      sleep 0.2
-    done
-    kill -KILL "${pids[@]}" 2>/dev/null || true
+    end_processes "${pids[@]}"
   fi
   rm -f "$dir/pgid"
 }
