@@ -95,7 +95,9 @@ if ! [[ " $* " == *" --no-import "* ]]; then
     (
       CONTAINERD_ADDRESS=$sock hack/images/import.sh "${built[@]}"
       # containerd keeps the name normalised (with its default registry's host): tag what it listed.
-      ref=$(ctr -n k8s.io --address "$sock" images ls -q | grep -m1 '/fleetbench/manager:dev$')
+      # The whole list first: grep -m1 ending the pipe early would fail ctr on SIGPIPE (pipefail).
+      refs=$(ctr -n k8s.io --address "$sock" images ls -q)
+      ref=$(grep -x '.*/fleetbench/manager:dev' <<<"$refs")
       ctr -n k8s.io --address "$sock" images tag --force "$ref" "${ref%:dev}:dev-upgrade" >/dev/null
     ) &
     pids+=($!)
