@@ -144,7 +144,7 @@ func (r *Reconciler) replaceLost(ctx context.Context, s *scope, v runnerView, re
 			"find why runners are lost (kubectl get events), or raise maxReplacements", v.why, replaced, maxR))
 		return v1alpha1.RunnerGap{}, nil
 	}
-	elapsed := s.now.Sub(s.startTime().Time)
+	elapsed := expectedResume(v, s.now).Sub(s.startTime().Time)
 	cfg, remaining, err := runners.RemainingConfig(&run.Spec, run.Name, len(s.runners), elapsed)
 	if err != nil {
 		reason := v1alpha1.ReasonRunnerNotReplaceable
@@ -326,6 +326,17 @@ func (r *Reconciler) resumeReplacements(ctx context.Context, s *scope, gaps []v1
 func gapResumed(gaps []v1alpha1.RunnerGap, o runnerView) bool {
 	g := findGap(gaps, o.index, o.replacement)
 	return g >= 0 && gaps[g].ReplacedAt != nil
+}
+
+// expectedResume is when a replacement made now will resume, which is where its remaining load
+// starts, so that it ends with the fleet. A pod on a lost node cannot end before its deletion
+// grace runs out (nothing on the node answers), and the replacement waits that out (never two
+// runners of one segment): it resumes then. Any other lost pod ends within moments.
+func expectedResume(v runnerView, now time.Time) time.Time {
+	if lossCause(v) == "NodeLost" {
+		return now.Add(lostPodWait(v.pod, now))
+	}
+	return now
 }
 
 // lostPodWait is how long a lost pod may still run: 0 once it ended, is gone, or is past its
