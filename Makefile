@@ -187,8 +187,7 @@ e2e: browser ## End to end, every scenario: cluster (booted if none), Kueue, ima
 	E2E_KUEUE=$${E2E_KUEUE-1} hack/e2e/run.sh
 
 # The scenarios CI leaves to `make e2e`, to keep a cold CI run under an hour: the Kueue queue
-# (building Kueue's manager from its module takes minutes on a cold machine) and the slowest
-# seed replays, whose paths faster scenarios also cover.
+# (building Kueue's manager from its module takes minutes on a cold machine).
 E2E_CI_SKIP ?= ^(TestKueueAdmitsOneFleetAtATime|TestCapacityPlanSharesTheQueue)$$
 
 .PHONY: e2e-ci

@@ -69,3 +69,17 @@ func TestMemoryTrend(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryTrendIsBounded: the points come from a ConfigMap in the tenant's namespace, which
+// may hold tens of thousands; the fit (quadratic in its samples) sees at most MaxTargetPoints.
+func TestMemoryTrendIsBounded(t *testing.T) {
+	start := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	var pts []TargetPoint
+	for i := range 30000 {
+		pts = append(pts, TargetPoint{At: start.Add(time.Duration(i) * 100 * time.Millisecond), MemoryMiB: 400 + float64(i%7)})
+	}
+	tr := MemoryTrend(pts, start, start.Add(time.Hour), &v1alpha1.TestRunSpec{Type: v1alpha1.TestTypeStability}, 4096)
+	if tr == nil || tr.Samples == 0 || tr.Samples > MaxTargetPoints {
+		t.Fatalf("trend %+v: want at most %d samples fitted", tr, MaxTargetPoints)
+	}
+}

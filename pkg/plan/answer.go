@@ -96,6 +96,11 @@ func answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOp
 		at[i] = OptionAt{SizeOption: o}
 		if o.SafeFleet > 0 {
 			at[i].Safe = sizing.Rescale(o.SafeFleet, planPeriod, period)
+			if o.Limit == v1alpha1.LimitMemory {
+				// Devices × memory per device does not depend on how often they push: a
+				// memory bound is never stretched by a longer period.
+				at[i].Safe = min(at[i].Safe, o.SafeFleet)
+			}
 			at[i].Holds = at[i].Safe >= q.Devices
 		}
 		if m, ok := monthly(o); ok {

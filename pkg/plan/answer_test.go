@@ -213,3 +213,19 @@ func TestGroupedAndSignificant(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryBoundIsNotStretched: a longer period rescales throughput, not memory. C4 holds
+// 100,000 devices by memory at 260s: at 520s still 100,000 (not 200,000), so 150,000 devices
+// fit no profile; C2's throughput bound doubles to 104,000.
+func TestMemoryBoundIsNotStretched(t *testing.T) {
+	a, at := AnswerWithOptions(v1alpha1.FleetQuestion{Devices: 150000, Period: "520s"}, 260*time.Second, fleetOptions())
+	for _, o := range at {
+		want := map[string]int64{"C1": 40000, "C2": 104000, "C4": 100000}[o.Profile]
+		if o.Safe != want {
+			t.Errorf("%s: safe %d at 520s, want %d", o.Profile, o.Safe, want)
+		}
+	}
+	if a.Profile != "" {
+		t.Errorf("answer %q: nothing holds 150,000 once memory is not stretched", a.Profile)
+	}
+}

@@ -30,7 +30,10 @@ type memorySample struct {
 func (in SummaryInput) memoryOf(profile string, safePercent int32) memoryBound {
 	var stab []memorySample
 	for i := range in.Stability {
-		if s, ok := sampleOf(&in.Stability[i]); ok && sameProfile(in.Stability[i].Status.Profile.Name, profile) {
+		// Only a stability run's footprint stands for a fleet that stays; a short benchmark
+		// named here would pass an extrapolation off as a measurement.
+		if s, ok := sampleOf(&in.Stability[i]); ok && in.Stability[i].Spec.Type == v1alpha1.TestTypeStability &&
+			sameProfile(in.Stability[i].Status.Profile.Name, profile) {
 			stab = append(stab, s)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -358,15 +359,20 @@ func (r *Reconciler) planOfTarget(ctx context.Context, o client.Object) []reconc
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: run.Namespace, Name: owner.Name}}}
 }
 
-// unfinishedPlans wakes every plan still running when a Profile appears or changes.
-func (r *Reconciler) unfinishedPlans(ctx context.Context, _ client.Object) []reconcile.Request {
+// unfinishedPlans wakes every plan still running when a Profile appears or changes, and a
+// finished plan whose model or answer reads that Profile's size or price.
+func (r *Reconciler) unfinishedPlans(ctx context.Context, o client.Object) []reconcile.Request {
 	var list v1alpha1.CapacityPlanList
 	if err := r.List(ctx, &list); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
 	for i := range list.Items {
-		if ph := list.Items[i].Status.Phase; ph != v1alpha1.PlanSucceeded && ph != v1alpha1.PlanFailed {
+		p := &list.Items[i]
+		ended := p.Status.Phase == v1alpha1.PlanSucceeded || p.Status.Phase == v1alpha1.PlanFailed
+		reads := (p.Spec.Question != nil || len(p.Spec.Predict) > 0) &&
+			slices.ContainsFunc(append(slices.Clone(p.Spec.Profiles), p.Spec.Predict...), func(n string) bool { return strings.EqualFold(n, o.GetName()) })
+		if !ended || reads {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}

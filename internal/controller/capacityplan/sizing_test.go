@@ -19,7 +19,7 @@ import (
 // before the load and grew perDevice MiB per device, as spec.memoryFrom reads it.
 func stabilityRun(t *testing.T, ns, perDevice string) *v1alpha1.TestRun {
 	t.Helper()
-	run := tw.MakeTestRun("stab-c1", ns).Profile("c1").Components(template(ns).Spec.Target.Components...).Devices(3000, "6s").Duration("1h").Obj()
+	run := tw.MakeTestRun("stab-c1", ns).Type(v1alpha1.TestTypeStability).Profile("c1").Components(template(ns).Spec.Target.Components...).Devices(3000, "6s").Duration("1h").Obj()
 	if err := env.Client.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,10 @@ func (r *Reconciler) capacityRecordName(s *scope) string {
 			image = s.run.Spec.Runner.Image
 		}
 		ref = f + "@" + image
+	} else if vc := s.run.Spec.Script.VolumeClaim; vc != nil {
+		// Its content is not read by the operator: the claim and file name it, so two
+		// scripts on volumes never share one record.
+		ref = "pvc:" + vc.Name + "/" + vc.File
 	}
 	return runners.CapacityRecordName(s.script, ref)
 }

@@ -94,7 +94,7 @@ func withTargetPoints(cm *corev1.ConfigMap, points []judge.TargetPoint) *corev1.
 func targetPoints(cm *corev1.ConfigMap) []judge.TargetPoint {
 	var points []judge.TargetPoint
 	_ = json.Unmarshal([]byte(cm.Data[targetPointsKey]), &points) // unreadable points are no points
-	return points
+	return judge.ThinTargetPoints(points)                         // the tenant can edit the ConfigMap: never more than the timeline keeps
 }
 
 // storeResult keeps the full merged result, in k6's summary shape, and the run over time (the
