@@ -65,16 +65,19 @@ func (r *Reconciler) reconcileFinished(ctx context.Context, run *v1alpha1.TestRu
 		completion = &run.Status.CompletionTime.Time
 	}
 	left, expired := rc.TTLLeft(completion, run.Spec.TTLSecondsAfterFinished, now)
-	// Level-based as well as in finish: a pre-flight Job the cache did not hold yet when the
-	// run failed, one that passed in the reconcile the run failed, or one made again by a
-	// reconcile whose status write was lost wakes the ended run through its own events and is
-	// deleted here.
 	if run.Status.StartTime != nil {
 		// The load ended: drains go ahead again (disruption.go).
 		if err := r.deleteBudgets(ctx, run); err != nil {
 			return ctrl.Result{}, err
 		}
+		if !controllerutil.ContainsFinalizer(run, targetFinalizer) {
+			r.budgets.forget(run.UID) // no reconcileDelete will (an external target's run)
+		}
 	}
+	// Level-based as well as in finish: a pre-flight Job the cache did not hold yet when the
+	// run failed, one that passed in the reconcile the run failed, or one made again by a
+	// reconcile whose status write was lost wakes the ended run through its own events and is
+	// deleted here.
 	if run.Status.StartTime == nil {
 		if err := r.deletePreflightUnlessRefused(ctx, run, run.Status.Conditions); err != nil {
 			return ctrl.Result{}, err

@@ -68,7 +68,8 @@ func (s *scope) replaces() bool {
 // noteLostPod keeps the pods status.gaps names, to tell when a lost runner is gone.
 func (s *scope) noteLostPod(pod *corev1.Pod) {
 	for _, g := range s.run.Status.Gaps {
-		if g.LostPod == pod.Name && pod.Labels[naming.LabelRunnerIndex] == strconv.Itoa(int(g.Runner)) {
+		// A pod of that name made after the loss is a look-alike, never the lost runner.
+		if g.LostPod == pod.Name && pod.Labels[naming.LabelRunnerIndex] == strconv.Itoa(int(g.Runner)) && pod.CreationTimestamp.Before(&g.LostAt) {
 			if s.lostPods == nil {
 				s.lostPods = map[string]*corev1.Pod{}
 			}

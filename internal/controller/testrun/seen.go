@@ -26,9 +26,10 @@ type seenEnvelope struct {
 
 func newLastSeen() *lastSeen { return &lastSeen{byRun: map[types.UID]map[types.UID]seenEnvelope{}} }
 
-// put keeps pod's envelope as read at; the end of its windows, when it says, is when it covers to.
+// put keeps pod's envelope as read at; the end of its windows, when it says, is when it covers
+// to. That end is the runner's own clock: one past the read would hide a gap, so it is not taken.
 func (l *lastSeen) put(run, pod types.UID, env measure.Envelope, at time.Time) {
-	if env.EndUnixNano > 0 {
+	if env.EndUnixNano > 0 && env.EndUnixNano < at.UnixNano() {
 		at = time.Unix(0, env.EndUnixNano)
 	}
 	l.mu.Lock()
