@@ -57,6 +57,16 @@ func invalidCases() []invalidCase {
 			want: []string{"spec.parallelism", "a number from 1 to 5000, or auto"}},
 		{name: "parallelism above 5000", obj: run().Parallelism(5001).Obj(),
 			want: []string{"spec.parallelism", "a number from 1 to 5000, or auto"}},
+		{name: "runnerLoss knobs without replacement", obj: func() client.Object {
+			o := run().Parallelism(2).Duration("1m").Obj()
+			o.Spec.RunnerLoss = &v1alpha1.RunnerLossSpec{MaxGaps: ptr.To[int32](0)}
+			return o
+		}(), want: []string{"spec.runnerLoss.maxReplacements and maxGaps apply only when lost runners are replaced"}},
+		{name: "runnerLoss Replace without a time-bounded load", obj: func() client.Object {
+			o := run().Parallelism(2).Obj()
+			o.Spec.RunnerLoss = &v1alpha1.RunnerLossSpec{Policy: v1alpha1.RunnerLossReplace}
+			return o
+		}(), want: []string{"spec.runnerLoss.policy Replace needs a load bounded by time"}},
 		{name: "no script source", obj: run().Script(v1alpha1.ScriptSpec{}).Obj(),
 			want: []string{"spec.script", "exactly one of inline, configMap, volumeClaim or localFile"}},
 		{name: "two script sources", obj: run().Script(v1alpha1.ScriptSpec{Inline: tw.DefaultScript, LocalFile: "/test.js"}).Obj(),
