@@ -111,7 +111,7 @@ func (r *Reconciler) reconcileReplace(ctx context.Context, s *scope) (ctrl.Resul
 		if v.class != runnerLost && v.class != runnerOOMKilled {
 			continue
 		}
-		g, err := r.replaceLost(ctx, s, v, len(gaps))
+		g, err := r.replaceLost(ctx, s, v, replacedSoFar(gaps))
 		if err != nil || s.failure != nil {
 			return ctrl.Result{}, err
 		}
@@ -206,6 +206,18 @@ func (r *Reconciler) replaceLost(ctx context.Context, s *scope, v runnerView, re
 	s.runners[i] = runnerState{index: i, replacement: k, plan: &replacementPlan{k: k, configMap: name}}
 	s.summary = classify(s.runners)
 	return g, nil
+}
+
+// replacedSoFar counts the gaps a replacement took over: a loss too late to replace made none,
+// and spends nothing of maxReplacements.
+func replacedSoFar(gaps []v1alpha1.RunnerGap) int {
+	n := 0
+	for _, g := range gaps {
+		if g.Job != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // maxGaps is spec.runnerLoss.maxGaps; nil when unset.
