@@ -110,7 +110,7 @@ const (
 	ComparisonSuccess ComparisonDecision = "Success"
 	// ComparisonOK: worse than the baseline, within the ok band.
 	ComparisonOK ComparisonDecision = "OK"
-	// ComparisonRegressed: beyond the ok band and unlikely to be noise.
+	// ComparisonRegressed: beyond the ok band, and significantly worse than its edge.
 	ComparisonRegressed ComparisonDecision = "Regressed"
 	// ComparisonTooFewSamples: too few windows or repetitions on a side for the test to reach
 	// its significance level; no decision is made.
@@ -206,7 +206,8 @@ type MetricComparison struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	CIHighPercent string `json:"ciHighPercent,omitempty"`
-	// pValue of the one-sided test that the run is worse than the baseline.
+	// pValue of the one-sided test that the run is worse than the band edge that decided: the
+	// ok edge for Regressed, the success edge otherwise (the baseline itself by default).
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	PValue string `json:"pValue,omitempty"`

@@ -15,7 +15,7 @@ import (
 const Method = "one-sided Mann-Whitney U (exact below 50 a side without ties, else normal with tie correction) " +
 	"on means of blocks of adjacent windows (block length the windows' integrated autocorrelation time, at least 8 blocks a side; " +
 	"the correlation left between blocks inflates the variance), alpha 0.05; seeded bootstrap 95 % interval of the ratio of means; " +
-	"regressed only beyond the ok band and significant, ok only beyond the success edge and significant"
+	"regressed only when significantly beyond the ok edge (the test against the baseline scaled to the edge), ok only when significantly beyond the success edge"
 
 // Side is one side of a compared metric: the whole-run value and the samples tested.
 type Side struct {
@@ -64,9 +64,10 @@ func comparedRun(r RunRef) *v1alpha1.ComparedRun {
 
 // Row compares one metric. Decision: NoData when a side lacks the metric or its value is
 // not a finite number ≥ 0, or the baseline is 0 (no ratio); TooFewSamples when the test
-// cannot reach Alpha; Regressed when the ratio is beyond the ok band and p < Alpha; OK when
-// beyond the success edge and p < Alpha; Success otherwise (including a difference beyond a
-// band that may be noise: the note says so). The ratio is compared with the bands as
+// cannot reach Alpha; Regressed when the ratio is beyond the ok band and significantly so
+// (the rank test against the baseline scaled to the ok edge: p < Alpha); OK when beyond the
+// success edge and significantly so; Success otherwise (including a difference beyond a band
+// that may be noise: the note says so). pValue is the test of the edge that decided. The ratio is compared with the bands as
 // displayed (two decimals), so a row never reads "80.00 %" next to a decision that 80.00 %
 // would not give.
 func Row(m Metric, base, cur Side, kind Kind) v1alpha1.MetricComparison {
@@ -102,7 +103,7 @@ func Row(m Metric, base, cur Side, kind Kind) v1alpha1.MetricComparison {
 	ratio := math.Round(100*cur.Whole/base.Whole*100) / 100
 	row.RatioPercent = number2(ratio)
 
-	t := Test(base.Values, cur.Values, kind, m.Direction)
+	t := Test(base.Values, cur.Values, kind, m.Direction, Edges{Success: m.SuccessPercent / 100, OK: m.OKPercent / 100})
 	row.BaselineSamples, row.CurrentSamples = int32(t.BaselineN), int32(t.CurrentN)
 	if !math.IsNaN(t.CILow) {
 		row.CILowPercent, row.CIHighPercent = number2(t.CILow), number2(t.CIHigh)
@@ -120,13 +121,17 @@ func Row(m Metric, base, cur Side, kind Kind) v1alpha1.MetricComparison {
 	if t.BlockLen > 1 {
 		why = join(why, fmt.Sprintf("%d vs %d blocks of %d %s (autocorrelation %.2f)", t.BaselineBlocks, t.CurrentBlocks, t.BlockLen, kind, t.Autocorrelation))
 	}
-	significant := t.P < Alpha
 	beyondSuccess, beyondOK := m.Beyond(ratio)
 	switch {
-	case beyondOK && significant:
+	case beyondOK && t.POK < Alpha:
 		row.Decision = v1alpha1.ComparisonRegressed
-	case beyondSuccess && significant:
+		row.PValue = pValue(t.POK)
+	case beyondSuccess && t.P < Alpha:
 		row.Decision = v1alpha1.ComparisonOK
+		if beyondOK {
+			why = join(why, fmt.Sprintf("beyond the ok edge but p %s ≥ %.2f that it is beyond %.0f %% of the baseline: may be run-to-run drift",
+				pValue(t.POK), Alpha, m.OKPercent))
+		}
 	default:
 		row.Decision = v1alpha1.ComparisonSuccess
 		if beyondSuccess {
