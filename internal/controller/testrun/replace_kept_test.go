@@ -170,3 +170,48 @@ func TestLostRunnerKeptResultsSurviveAFailedWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletedRunIsForgotten: the last envelopes the manager keeps of a Replace run's runners
+// go when the run is deleted, also when it had no finalizer (an external target) and the
+// reconcile only finds it gone.
+func TestDeletedRunIsForgotten(t *testing.T) {
+	rec := mainReconciler.Load()
+	if rec == nil {
+		t.Skip("no main reconciler")
+	}
+	ns := setup(t)
+	run := tw.MakeTestRun("forgotten", ns).External("http://example.test").Type(v1alpha1.TestTypeStability).Parallelism(2).Devices(20, "1s").Duration("1m").Obj()
+	create(t, run)
+	k := newKubelet(t, run)
+	pods := k.runnersReady(2)
+	waitPhase(t, run, v1alpha1.PhaseRunning, "")
+	start := time.Now()
+	for _, pod := range pods {
+		runner.serveLive(pod, func() measure.Envelope { return liveEnvelope(t, pod, 10, start) })
+	}
+	eventually(t, "both runners' envelopes kept", func() error {
+		for i := range pods {
+			if _, _, ok := rec.seen.peek(run.UID, i, 0); !ok {
+				return fmt.Errorf("runner %d: none kept", i)
+			}
+		}
+		return nil
+	})
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Finalizers) != 0 {
+		t.Fatalf("an external run with finalizers %v: the test needs none", run.Finalizers)
+	}
+	if err := env.Client.Delete(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the run forgotten", func() error {
+		rec.seen.mu.Lock()
+		defer rec.seen.mu.Unlock()
+		if r := rec.seen.byRun[run.UID]; r != nil {
+			return fmt.Errorf("%d envelopes still kept", len(r.byIndex))
+		}
+		return nil
+	})
+}
