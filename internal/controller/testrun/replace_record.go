@@ -1,14 +1,20 @@
 package testrun
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/measure"
+	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -61,4 +67,67 @@ func (r *Reconciler) recordedGap(ctx context.Context, run *v1alpha1.TestRun, nam
 	}
 	rec.ReplacedAt = nil
 	return rec, true, false, nil
+}
+
+// recordLoss decides the gap of a lost runner not recorded yet and writes its record, the
+// ConfigMap name: the kept results (peeked, not taken: memory drops them only once this
+// write succeeded), the gap, and the remaining config when it is replaced. A loss too late to
+// replace with nothing kept needs no record: deciding it again decides the same.
+func (r *Reconciler) recordLoss(ctx context.Context, s *scope, v runnerView, replaced int, name string) (v1alpha1.RunnerGap, error) {
+	run, i := s.run, v.index
+	if maxR := runners.MaxReplacements(&run.Spec); replaced >= maxR {
+		s.fail(v1alpha1.ReasonRunnerLost, fmt.Sprintf("%s; not replaced: the run replaced %d runners already (spec.runnerLoss.maxReplacements %d); "+
+			"find why runners are lost (kubectl get events), or raise maxReplacements", v.why, replaced, maxR))
+		return v1alpha1.RunnerGap{}, nil
+	}
+	elapsed := expectedResume(v, s.now).Sub(s.startTime().Time)
+	cfg, remaining, err := runners.RemainingConfig(&run.Spec, run.Name, len(s.runners), elapsed)
+	if err != nil {
+		reason := v1alpha1.ReasonRunnerNotReplaceable
+		s.fail(reason, fmt.Sprintf("%s; not replaced: %v; set spec.runnerLoss.policy Fail, or drive the load with spec.load.duration", v.why, err))
+		return v1alpha1.RunnerGap{}, nil
+	}
+	g := v1alpha1.RunnerGap{Runner: int32(i), Replacement: int32(v.replacement + 1), Cause: lossCause(v), LostAt: metav1.NewTime(s.now)}
+	if v.pod != nil {
+		g.LostPod = v.pod.Name
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace,
+		Labels: map[string]string{naming.LabelTestRun: run.Name, naming.LabelRole: roleReplacement, naming.LabelRunnerIndex: strconv.Itoa(i)}},
+		Data: map[string]string{}}
+	// Found by runner index, not pod: a loss seen once the pod is gone still finds its results.
+	if kept, at, ok := r.seen.peek(run.UID, i, v.replacement); ok {
+		// Its last word: merged as a runner that ended (a checkpoint, not partial results).
+		kept.Final = true
+		var b bytes.Buffer
+		if err := measure.Encode(&b, &kept); err == nil && b.Len() < maxResultBytes {
+			cm.Data[lostEnvelopeKey] = b.String()
+			g.ObservedUntil = &metav1.Time{Time: at}
+		}
+	}
+	from := s.startTime().Time
+	if g.ObservedUntil != nil {
+		from = g.ObservedUntil.Time
+	}
+	rate := runners.SegmentRate(&run.Spec, i, len(s.runners))
+	if remaining < minRemaining {
+		g.EstimatedUnobserved = runners.EstimateUnobserved(rate, from, s.startTime().Add(runners.RunLength(&run.Spec)))
+	} else {
+		cm.Data[runners.ConfigKey] = string(cfg)
+		g.Job, g.Remaining = name, remaining.String()
+		g.EstimatedUnobserved = runners.EstimateUnobserved(rate, from, s.now)
+	}
+	if g.Job == "" && g.ObservedUntil == nil {
+		return g, nil
+	}
+	cm.Data[gapRecordKey] = encodeGapRecord(g)
+	if _, err := r.createConfigMap(ctx, run, cm); err != nil {
+		return g, err
+	}
+	if ok, err := r.controls(ctx, run, cm); err != nil || !ok {
+		if err == nil {
+			s.fail(v1alpha1.ReasonRunnerRejected, fmt.Sprintf("a ConfigMap named %s exists in namespace %s that this TestRun does not own; delete it", name, run.Namespace))
+		}
+		return g, err
+	}
+	return g, nil
 }
