@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -181,6 +182,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	// copy that predates its own last write.
 	run := &v1alpha1.TestRun{}
 	if err := r.apiReader.Get(ctx, req.NamespacedName, run); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.seen.forgetName(req.NamespacedName) // deleted without a finalizer: its UID is unknown here
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !run.DeletionTimestamp.IsZero() {
@@ -195,6 +199,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 	// 2.
 	if isFinished(run) {
+		r.seen.forget(run.UID) // level-based: whatever a read that ended after the finish put
 		defer func() {
 			run.Status = composeFinished(run)
 			reterr = errors.Join(reterr, r.writeStatus(ctx, before, run, now))

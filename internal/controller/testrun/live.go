@@ -39,9 +39,11 @@ func (r *Reconciler) liveEnvelopes(_ context.Context, s *scope, notBefore time.T
 // errPending, or why nothing can be read.
 func (r *Reconciler) startLive(s *scope) error {
 	var running []*corev1.Pod
+	var slots [][2]int // each running pod's runner index and replacement number, for r.seen
 	for _, v := range s.summary.views {
 		if v.class == runnerReady {
 			running = append(running, v.pod.DeepCopy()) // the cache's pods must not be read after this reconcile
+			slots = append(slots, [2]int{v.index, v.replacement})
 		}
 	}
 	if len(running) == 0 {
@@ -56,7 +58,7 @@ func (r *Reconciler) startLive(s *scope) error {
 		onRunnersAtMost(running, runnerReadsAtOnce, func(i int, pod *corev1.Pod) {
 			envs[i], errs[i] = r.RunnerAPI.Envelope(ctx, pod)
 			if keep && errs[i] == nil {
-				r.seen.put(run, pod.UID, envs[i], time.Now()) // what is left of it if it is lost (replace.go)
+				r.seen.put(run, slots[i][0], slots[i][1], envs[i], time.Now()) // what is left of it if it is lost (replace.go)
 			}
 		})
 		return envs, errors.Join(errs...)

@@ -1,7 +1,6 @@
 package testrun
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -90,23 +90,46 @@ func (r *Reconciler) reconcileReplace(ctx context.Context, s *scope) (ctrl.Resul
 	if !s.started() || !s.replaces() || run.Status.Reason == v1alpha1.ReasonStoppingRunners {
 		return ctrl.Result{}, nil
 	}
+	r.seen.open(run.UID, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, len(s.runners))
 	gaps := slices.Clone(s.gaps())
 	changed := false
-	// A loss recorded without a replacement (too late in the load) stays accounted for.
+	// Gaps decided here are kept in status even when a later step fails: the next reconcile
+	// goes on from them (and from the records in the replacements' ConfigMaps).
+	defer func() {
+		if changed {
+			s.d.gaps = &gaps
+		}
+	}()
+	planned := false
 	for i := range s.runners {
+		// A loss recorded without a replacement (too late in the load) stays accounted for.
 		if g := findGap(gaps, i, s.runners[i].replacement+1); g >= 0 && gaps[g].Job == "" {
 			s.runners[i].afterLoss = true
 		}
-		// A replacement whose gap a lost status write did not keep: recorded from its Job.
+		// A replacement whose gap a lost status write did not keep: recorded from its record.
 		if k := s.runners[i].replacement; k > 0 && findGap(gaps, i, k) < 0 {
-			gaps = append(gaps, v1alpha1.RunnerGap{Runner: int32(i), Replacement: int32(k), Cause: "Unknown",
-				LostAt: s.runners[i].job.CreationTimestamp, Job: s.runners[i].job.Name})
+			g, found, _, err := r.recordedGap(ctx, run, s.runners[i].job.Name, i, k)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if !found {
+				g = v1alpha1.RunnerGap{Runner: int32(i), Replacement: int32(k), Cause: "Unknown", LostAt: s.runners[i].job.CreationTimestamp}
+			}
+			g.Job = s.runners[i].job.Name
+			gaps = append(gaps, g)
 			changed = true
+		}
+		// A lost runner whose Job was deleted and whose replacement's create failed: made now.
+		if s.runners[i].job == nil {
+			if g := latestGap(gaps, i); g >= 0 && gaps[g].Job != "" && gaps[g].ReplacedAt == nil {
+				k := int(gaps[g].Replacement)
+				s.runners[i] = runnerState{index: i, replacement: k, plan: &replacementPlan{k: k, configMap: gaps[g].Job}}
+				planned = true
+			}
 		}
 	}
 	s.summary = classify(s.runners)
 
-	planned := false
 	for i, v := range s.summary.views {
 		if v.class != runnerLost && v.class != runnerOOMKilled {
 			continue
@@ -115,9 +138,12 @@ func (r *Reconciler) reconcileReplace(ctx context.Context, s *scope) (ctrl.Resul
 		if err != nil || s.failure != nil {
 			return ctrl.Result{}, err
 		}
+		planned = planned || s.runners[i].plan != nil
+		if findGap(gaps, i, int(g.Replacement)) >= 0 {
+			continue // in status already: a cache that still shows the lost Job
+		}
 		gaps = append(gaps, g)
 		changed = true
-		planned = planned || s.runners[i].plan != nil
 		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, v1alpha1.ReasonRunnerReplaced, "Replace", "%s", gapText(g, "runner %d lost (%s); "))
 	}
 	if planned {
@@ -128,81 +154,56 @@ func (r *Reconciler) reconcileReplace(ctx context.Context, s *scope) (ctrl.Resul
 	if r.resumeReplacements(ctx, s, gaps) {
 		changed = true
 	}
-	if changed {
-		s.d.gaps = &gaps
-	}
 	r.recordGapless(s, gaps)
 	return ctrl.Result{}, nil
 }
 
-// replaceLost decides the gap of a lost runner and acts: its kept results and the remaining
-// config in the replacement's ConfigMap, its Job deleted, the replacement planned. Past
-// maxReplacements, or for a load that cannot be resumed, it records the run's failure instead.
-func (r *Reconciler) replaceLost(ctx context.Context, s *scope, v runnerView, replaced int) (v1alpha1.RunnerGap, error) {
-	run, i := s.run, v.index
-	if maxR := runners.MaxReplacements(&run.Spec); replaced >= maxR {
-		s.fail(v1alpha1.ReasonRunnerLost, fmt.Sprintf("%s; not replaced: the run replaced %d runners already (spec.runnerLoss.maxReplacements %d); "+
-			"find why runners are lost (kubectl get events), or raise maxReplacements", v.why, replaced, maxR))
-		return v1alpha1.RunnerGap{}, nil
-	}
-	elapsed := expectedResume(v, s.now).Sub(s.startTime().Time)
-	cfg, remaining, err := runners.RemainingConfig(&run.Spec, run.Name, len(s.runners), elapsed)
-	if err != nil {
-		reason := v1alpha1.ReasonRunnerNotReplaceable
-		s.fail(reason, fmt.Sprintf("%s; not replaced: %v; set spec.runnerLoss.policy Fail, or drive the load with spec.load.duration", v.why, err))
-		return v1alpha1.RunnerGap{}, nil
-	}
-	k := v.replacement + 1
-	g := v1alpha1.RunnerGap{Runner: int32(i), Replacement: int32(k), Cause: lossCause(v), LostAt: metav1.NewTime(s.now)}
-	var kept *measure.Envelope
-	if v.pod != nil {
-		g.LostPod = v.pod.Name
-		if env, at, ok := r.seen.take(run.UID, v.pod.UID); ok {
-			kept, g.ObservedUntil = &env, &metav1.Time{Time: at}
+// latestGap is the gap of runner i's latest replacement; -1 when it has none.
+func latestGap(gaps []v1alpha1.RunnerGap, i int) int {
+	at := -1
+	for j, g := range gaps {
+		if int(g.Runner) == i && (at < 0 || g.Replacement > gaps[at].Replacement) {
+			at = j
 		}
 	}
-	from := s.startTime().Time
-	if g.ObservedUntil != nil {
-		from = g.ObservedUntil.Time
+	return at
+}
+
+// replaceLost decides the gap of a lost runner and acts: the gap and its kept results (and,
+// when it is replaced, the remaining config) recorded in the replacement's ConfigMap first, then
+// its Job deleted and the replacement planned. A retry after any step failed goes on from the
+// record (replace_record.go). Past maxReplacements, or for a load that cannot be resumed, it
+// records the run's failure instead.
+func (r *Reconciler) replaceLost(ctx context.Context, s *scope, v runnerView, replaced int) (v1alpha1.RunnerGap, error) {
+	run, i := s.run, v.index
+	k := v.replacement + 1
+	name := naming.ReplacementJob(run.Name, i, k)
+	g, found, foreign, err := r.recordedGap(ctx, run, name, i, k)
+	switch {
+	case err != nil:
+		return g, err
+	case foreign:
+		s.fail(v1alpha1.ReasonRunnerRejected, fmt.Sprintf("a ConfigMap named %s exists in namespace %s that this TestRun does not own; delete it", name, run.Namespace))
+		return v1alpha1.RunnerGap{}, nil
+	case !found:
+		if g, err = r.recordLoss(ctx, s, v, replaced, name); err != nil || s.failure != nil {
+			return g, err
+		}
 	}
-	rate := runners.SegmentRate(&run.Spec, i, len(s.runners))
-	if remaining < minRemaining {
+	// The record holds the lost runner's results now (or there were none to keep).
+	r.seen.drop(run.UID, i, v.replacement)
+	if g.Job == "" {
 		// Too late to be worth a runner: the rest of the segment's load is part of the gap.
-		g.EstimatedUnobserved = runners.EstimateUnobserved(rate, from, s.startTime().Add(runners.RunLength(&run.Spec)))
 		s.runners[i].afterLoss = true
 		s.summary = classify(s.runners)
 		return g, nil
 	}
-	name := naming.ReplacementJob(run.Name, i, k)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace,
-		Labels: map[string]string{naming.LabelTestRun: run.Name, naming.LabelRole: roleReplacement, naming.LabelRunnerIndex: strconv.Itoa(i)}},
-		Data: map[string]string{runners.ConfigKey: string(cfg)}}
-	if kept != nil {
-		// Its last word: merged as a runner that ended (a checkpoint, not partial results).
-		kept.Final = true
-		var b bytes.Buffer
-		if err := measure.Encode(&b, kept); err == nil && b.Len() < maxResultBytes {
-			cm.Data[lostEnvelopeKey] = b.String()
-		} else {
-			g.ObservedUntil = nil
-			from = s.startTime().Time
-		}
-	}
-	if _, err := r.createConfigMap(ctx, run, cm); err != nil {
-		return g, err
-	}
-	if ok, err := r.controls(ctx, run, cm); err != nil || !ok {
-		if err == nil {
-			s.fail(v1alpha1.ReasonRunnerRejected, fmt.Sprintf("a ConfigMap named %s exists in namespace %s that this TestRun does not own; delete it", name, run.Namespace))
-		}
-		return g, err
-	}
 	// The lost runner's Job goes first: never two runners of one segment.
-	if err := rc.DeleteExact(ctx, r.Client, v.job); err != nil {
-		return g, err
+	if v.job != nil {
+		if err := rc.DeleteExact(ctx, r.Client, v.job); err != nil {
+			return g, err
+		}
 	}
-	g.Job, g.Remaining = name, remaining.String()
-	g.EstimatedUnobserved = runners.EstimateUnobserved(rate, from, s.now)
 	s.runners[i] = runnerState{index: i, replacement: k, plan: &replacementPlan{k: k, configMap: name}}
 	s.summary = classify(s.runners)
 	return g, nil
@@ -397,10 +398,12 @@ func (r *Reconciler) keptEnvelopes(ctx context.Context, s *scope) ([]measure.Env
 	var problems []string
 	limits := envelopeLimits(len(s.runners))
 	for _, g := range s.gaps() {
-		if g.Job == "" || g.ObservedUntil == nil {
+		if g.ObservedUntil == nil {
 			continue
 		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: g.Job, Namespace: s.run.Namespace}}
+		// A loss too late to replace keeps its results in a record of the same name, without a Job.
+		name := naming.ReplacementJob(s.run.Name, int(g.Runner), int(g.Replacement))
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.run.Namespace}}
 		ok, err := r.controls(ctx, s.run, cm)
 		if err == nil && !ok {
 			err = errors.New("the ConfigMap is not this run's")

@@ -9,48 +9,192 @@ import (
 	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
-// lastSeen keeps, for runs that replace lost runners, each running runner's envelope from the
-// last live read: what a runner measured until then is all that is left of it once its pod is
-// deleted with its log. One envelope per runner (bounded by the envelope limits), dropped when
-// the runner is replaced or the run is forgotten. Memory only: after a manager restart a runner
-// lost before the next live read has no results kept, and its gap starts at the start.
+// lastSeen keeps, for runs that replace lost runners, each runner's envelope from the last live
+// read: what a runner measured until then is all that is left of it once its pod is deleted
+// with its log. Memory only: after a manager restart a runner lost before the next live read
+// has no results kept, and its gap starts at the start.
+//
+// It is bounded whatever tenants do. A run holds entries only while open: reconcileReplace
+// opens it on every reconcile of a started Replace run, and it is forgotten when the run
+// finishes, is being deleted, or is found gone (by name: a run deleted without a finalizer
+// leaves no UID to forget by); a read that ends after that finds the run closed and keeps
+// nothing. An open run holds one entry per runner index below its runner count (a replacement's
+// entry takes its lost runner's place). Over all runs, at most maxSeenEntries entries holding
+// at most seenBudget of decoded envelopes: a new entry that does not fit is not kept (the
+// runner's last kept entry, if any, stays), and a loss then keeps what was kept before, or
+// nothing, and its gap says so.
 type lastSeen struct {
-	mu    sync.Mutex
-	byRun map[types.UID]map[types.UID]seenEnvelope
+	mu      sync.Mutex
+	byRun   map[types.UID]*seenRun
+	byName  map[types.NamespacedName]types.UID
+	entries int
+	// maxEntries and budget bound every run's entries together.
+	maxEntries int
+	budget     *measure.Budget
+}
+
+type seenRun struct {
+	name    types.NamespacedName
+	runners int
+	byIndex map[int]seenEnvelope
 }
 
 type seenEnvelope struct {
-	env measure.Envelope
-	at  time.Time
+	replacement int
+	env         measure.Envelope
+	at          time.Time
+	release     func()
 }
 
-func newLastSeen() *lastSeen { return &lastSeen{byRun: map[types.UID]map[types.UID]seenEnvelope{}} }
+// maxSeenEntries bounds the entries of every run together: 5 runs of 4,000 runners each.
+const maxSeenEntries = 20000
 
-// put keeps pod's envelope as read at; the end of its windows, when it says, is when it covers
-// to. That end is the runner's own clock: one past the read would hide a gap, so it is not taken.
-func (l *lastSeen) put(run, pod types.UID, env measure.Envelope, at time.Time) {
+// seenBudget bounds the decoded envelopes kept over every run: one run's worth (runEnvelopeBudget).
+const seenBudget = runEnvelopeBudget
+
+func newLastSeen() *lastSeen {
+	return &lastSeen{byRun: map[types.UID]*seenRun{}, byName: map[types.NamespacedName]types.UID{},
+		maxEntries: maxSeenEntries, budget: measure.NewBudget(seenBudget)}
+}
+
+// seenPut is what put did with an envelope.
+type seenPut string
+
+const (
+	seenKept     seenPut = "kept"
+	seenClosed   seenPut = "run not open"    // finished, deleted, or never opened: nothing is kept
+	seenStale    seenPut = "stale"           // an earlier runner of that index than the one held
+	seenNoRunner seenPut = "no such runner"  // an index outside the run's runner count
+	seenFull     seenPut = "entries full"    // maxEntries reached over every run
+	seenNoBudget seenPut = "budget exceeded" // the envelope does not fit the budget now
+)
+
+// open lets run, named name with runners runners, keep entries. A run of that name with
+// another UID was deleted and made again: its entries go.
+func (l *lastSeen) open(run types.UID, name types.NamespacedName, runners int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if old, ok := l.byName[name]; ok && old != run {
+		l.forgetLocked(old)
+	}
+	r := l.byRun[run]
+	if r == nil {
+		r = &seenRun{name: name, byIndex: map[int]seenEnvelope{}}
+		l.byRun[run] = r
+		l.byName[name] = run
+	}
+	r.runners = runners
+	for i := range r.byIndex {
+		if i >= runners {
+			l.dropLocked(r, i)
+		}
+	}
+}
+
+// put keeps runner index's envelope (of its replacement number replacement, 0 for the
+// original) as read at; the end of its windows, when it says, is when it covers to. That end
+// is the runner's own clock: one past the read would hide a gap, so it is not taken.
+func (l *lastSeen) put(run types.UID, index, replacement int, env measure.Envelope, at time.Time) seenPut {
 	if env.EndUnixNano > 0 && env.EndUnixNano < at.UnixNano() {
 		at = time.Unix(0, env.EndUnixNano)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.byRun[run] == nil {
-		l.byRun[run] = map[types.UID]seenEnvelope{}
+	r := l.byRun[run]
+	switch {
+	case r == nil:
+		return seenClosed
+	case index < 0 || index >= r.runners:
+		return seenNoRunner
 	}
-	l.byRun[run][pod] = seenEnvelope{env: env, at: at}
+	old, had := r.byIndex[index]
+	if had && old.replacement > replacement {
+		return seenStale
+	}
+	if !had && l.entries >= l.maxEntries {
+		return seenFull
+	}
+	release, ok := l.budget.TryAcquire(measure.SizeOf(&env))
+	if !ok {
+		return seenNoBudget
+	}
+	if had {
+		old.release()
+	} else {
+		l.entries++
+	}
+	r.byIndex[index] = seenEnvelope{replacement: replacement, env: env, at: at, release: release}
+	return seenKept
 }
 
-// take returns pod's last envelope and forgets it.
-func (l *lastSeen) take(run, pod types.UID) (measure.Envelope, time.Time, bool) {
+// peek returns runner index's last envelope while it is that of its replacement number
+// replacement, and keeps it: it is dropped only once the record that keeps it is written.
+func (l *lastSeen) peek(run types.UID, index, replacement int) (measure.Envelope, time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e, ok := l.byRun[run][pod]
-	delete(l.byRun[run], pod)
-	return e.env, e.at, ok
+	r := l.byRun[run]
+	if r == nil {
+		return measure.Envelope{}, time.Time{}, false
+	}
+	e, ok := r.byIndex[index]
+	if !ok || e.replacement != replacement {
+		return measure.Envelope{}, time.Time{}, false
+	}
+	return e.env, e.at, true
 }
 
+// drop forgets runner index's envelope if it is that of replacement: the record keeps it now.
+func (l *lastSeen) drop(run types.UID, index, replacement int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r := l.byRun[run]; r != nil {
+		if e, ok := r.byIndex[index]; ok && e.replacement == replacement {
+			l.dropLocked(r, index)
+		}
+	}
+}
+
+// forget closes run and drops its entries.
 func (l *lastSeen) forget(run types.UID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.forgetLocked(run)
+}
+
+// forgetName closes the run of that name, whatever its UID: it is gone.
+func (l *lastSeen) forgetName(name types.NamespacedName) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if run, ok := l.byName[name]; ok {
+		l.forgetLocked(run)
+	}
+}
+
+// size is the open runs and the entries they hold.
+func (l *lastSeen) size() (runs, entries int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.byRun), l.entries
+}
+
+func (l *lastSeen) forgetLocked(run types.UID) {
+	r := l.byRun[run]
+	if r == nil {
+		return
+	}
+	for i := range r.byIndex {
+		l.dropLocked(r, i)
+	}
 	delete(l.byRun, run)
+	if l.byName[r.name] == run {
+		delete(l.byName, r.name)
+	}
+}
+
+func (l *lastSeen) dropLocked(r *seenRun, index int) {
+	if e, ok := r.byIndex[index]; ok {
+		e.release()
+		delete(r.byIndex, index)
+		l.entries--
+	}
 }

@@ -114,7 +114,7 @@ func startManagerIn(e *testenv.Env, ns controller.Namespaces) (*testenv.Manager,
 				return err
 			}
 		}
-		return New(mgr, Options{
+		rec := New(mgr, Options{
 			RunnerAPI:         runner,
 			Logs:              logs,
 			Stats:             stats,
@@ -126,9 +126,16 @@ func startManagerIn(e *testenv.Env, ns controller.Namespaces) (*testenv.Manager,
 			PullRetryGrace:  5 * time.Second,
 			TargetNamespace: ns.Target,
 			Workers:         testWorkers,
-		}).SetupWithManager(mgr)
+		})
+		if e == env && len(ns.Watch) == 0 {
+			mainReconciler.Store(rec)
+		}
+		return rec.SetupWithManager(mgr)
 	})
 }
+
+// mainReconciler is the reconciler of the suite's main manager, for what only memory shows.
+var mainReconciler atomic.Pointer[Reconciler]
 
 // testWorkers is the manager's reconcile workers; DefaultWorkers when zero (see oneWorker).
 var testWorkers int
@@ -140,6 +147,8 @@ func restartManager(t *testing.T) { t.Helper(); manager = manager.Restart(t) }
 type writeCounter struct {
 	mu     sync.Mutex
 	counts map[string]*atomic.Int64
+	// faults fail chosen writes (replace_kept_test.go).
+	faults []writeFault
 }
 
 func (w *writeCounter) add(ns string) {
@@ -177,6 +186,9 @@ func (w *writeCounter) funcs() interceptor.Funcs {
 	return interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
 			w.add(nsOf(o))
+			if err := w.fault("create", o); err != nil {
+				return err
+			}
 			return c.Create(ctx, o, opts...)
 		},
 		Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
@@ -189,6 +201,9 @@ func (w *writeCounter) funcs() interceptor.Funcs {
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.DeleteOption) error {
 			w.add(nsOf(o))
+			if err := w.fault("delete", o); err != nil {
+				return err
+			}
 			return c.Delete(ctx, o, opts...)
 		},
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
@@ -197,6 +212,9 @@ func (w *writeCounter) funcs() interceptor.Funcs {
 		},
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
 			w.add(nsOf(o))
+			if err := w.fault("patch "+sub, o); err != nil {
+				return err
+			}
 			if err := refusedStatus(o); err != nil {
 				return err
 			}
