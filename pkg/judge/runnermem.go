@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/judge/trend"
 	"fleetbench.dev/fleetbench/pkg/measure"
-	"fleetbench.dev/fleetbench/pkg/statusbound"
 )
 
 // The runners' own memory: each runner's envelope has its resident memory at each window
@@ -76,9 +76,9 @@ func RunnersMemory(s *measure.Summary, spec *v1alpha1.TestRunSpec) *v1alpha1.Run
 			worst, out.Runner = &fit, r.Name
 		}
 	}
-	out.Runner = statusbound.Cut(out.Runner, 253)
+	out.Runner = cutText(out.Runner, 253)
 	out.Trend = trendStatus(*worst)
-	out.Trend.Message = statusbound.Cut(fmt.Sprintf("runner %s: %s", out.Runner, worst.Message), 1024)
+	out.Trend.Message = cutText(fmt.Sprintf("runner %s: %s", out.Runner, worst.Message), 1024)
 	return out
 }
 
@@ -122,7 +122,7 @@ func RunnerMemoryPoints(s *measure.Summary, m *v1alpha1.RunnerMemory) *RunnerMem
 		return nil
 	}
 	for i := range s.Runners {
-		if r := &s.Runners[i]; statusbound.Cut(r.Name, 253) == m.Runner {
+		if r := &s.Runners[i]; cutText(r.Name, 253) == m.Runner {
 			if points := runnerPoints(s, r); len(points) > 0 {
 				return &RunnerMemorySeries{Runner: m.Runner, Points: points}
 			}
@@ -187,4 +187,16 @@ func runnerLimitMiB(spec *v1alpha1.TestRunSpec) float64 {
 		return 0
 	}
 	return q.AsApproximateFloat64() / (1 << 20)
+}
+
+// cutText bounds a string a runner wrote to n bytes, at a rune boundary (statusbound.Cut would
+// do, but statusbound's tests import this package).
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
