@@ -163,7 +163,8 @@ func runnerPoints(s *measure.Summary, r *measure.RunnerInfo) []MemoryPoint {
 		for i := 0; i < len(out)-1; i += 2 {
 			thinned = append(thinned, out[i])
 		}
-		out = append(thinned, out[len(out)-1])
+		thinned = append(thinned, out[len(out)-1])
+		out = thinned
 	}
 	return out
 }
