@@ -229,6 +229,10 @@ type RunnerCounts struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	StartSkew string `json:"startSkew,omitempty"`
+	// memory is the runners' own memory and its leak verdict, written once the results are
+	// merged, so a generator's leak is not blamed on the target.
+	// +optional
+	Memory *RunnerMemory `json:"memory,omitempty"`
 }
 
 // Results are the merged numbers of the load.

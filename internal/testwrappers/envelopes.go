@@ -23,6 +23,8 @@ type RunnerLoad struct {
 	CPUSeconds float64
 	Start      time.Time
 	Duration   time.Duration
+	// MemoryMiB, when set, is the runner's resident memory at the end of its i-th 10 s window.
+	MemoryMiB func(window int) float64
 }
 
 // Envelope folds a RunnerLoad through the same collector the runner's k6 output uses.
@@ -55,6 +57,12 @@ func Envelope(l RunnerLoad) measure.Envelope {
 	}
 	if l.CPUSeconds > 0 {
 		c.AddCPU(l.Start.Add(l.Duration).UnixNano(), l.CPUSeconds)
+	}
+	if l.MemoryMiB != nil {
+		for i := range int(l.Duration / (10 * time.Second)) {
+			at := l.Start.Add(time.Duration(i+1)*10*time.Second - time.Millisecond)
+			c.AddMemory(at.UnixNano(), int64(l.MemoryMiB(i)*(1<<20)))
+		}
 	}
 	e := c.Envelope(l.Start.Add(l.Duration))
 	e.Runner = l.Runner

@@ -22,12 +22,8 @@ func MemoryTrend(points []TargetPoint, loadStart, loadEnd time.Time, spec *v1alp
 	if spec.Type != v1alpha1.TestTypeStability && spec.Stability == nil {
 		return nil
 	}
-	o := trend.Options{LimitMiB: limitMiB, Start: loadStart}
-	if st := spec.Stability; st != nil && st.Leak != nil {
-		// Admission's pattern makes both parse; a value that does not is the default.
-		o.WarmUp, _ = time.ParseDuration(string(st.Leak.WarmUp))
-		o.Horizon, _ = time.ParseDuration(string(st.Leak.Horizon))
-	}
+	o := leakOptions(spec, limitMiB)
+	o.Start = loadStart
 	var samples []trend.Sample
 	// The fit is quadratic in its samples (Theil–Sen's pairs): its bound is kept here,
 	// whoever calls, since the points come from a ConfigMap in the tenant's namespace.
@@ -36,7 +32,22 @@ func MemoryTrend(points []TargetPoint, loadStart, loadEnd time.Time, spec *v1alp
 			samples = append(samples, trend.Sample{At: p.At, MiB: p.MemoryMiB})
 		}
 	}
-	r := trend.Fit(samples, o)
+	return trendStatus(trend.Fit(samples, o))
+}
+
+// leakOptions are spec.stability.leak's warm-up and horizon, projected to limitMiB.
+func leakOptions(spec *v1alpha1.TestRunSpec, limitMiB float64) trend.Options {
+	o := trend.Options{LimitMiB: limitMiB}
+	if st := spec.Stability; st != nil && st.Leak != nil {
+		// Admission's pattern makes both parse; a value that does not is the default.
+		o.WarmUp, _ = time.ParseDuration(string(st.Leak.WarmUp))
+		o.Horizon, _ = time.ParseDuration(string(st.Leak.Horizon))
+	}
+	return o
+}
+
+// trendStatus writes a fit as status has it.
+func trendStatus(r trend.Result) *v1alpha1.MemoryTrend {
 	out := &v1alpha1.MemoryTrend{
 		Verdict: r.Verdict, Samples: int32(r.Samples), WarmUpDetected: r.WarmUpDetected,
 		WarmUpSeconds: int64(r.WarmUp.Seconds()), Horizon: r.Horizon.String(), Message: r.Message,

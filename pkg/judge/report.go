@@ -30,6 +30,8 @@ type Outcome struct {
 	K6Summary K6Summary
 	// NoData warns of the thresholds judged on no data (also in Results.Warnings).
 	NoData []string
+	// RunnerMemory is status.runners.memory (RunnersMemory), set by the caller, which has the spec.
+	RunnerMemory *v1alpha1.RunnerMemory
 }
 
 // Options are the TestRun's choices in how the merged results are judged.

@@ -28,6 +28,9 @@ type Timeline struct {
 	// TargetMemory says which memory the points hold: rss or workingSet.
 	TargetMemory string      `json:"targetMemory,omitempty"`
 	Runners      []RunnerRow `json:"runners"`
+	// RunnerMemory is the memory of the runner status.runners.memory.trend is of (stability
+	// runs): one runner, not the fleet, so its size is bounded at 5,000 runners.
+	RunnerMemory *RunnerMemorySeries `json:"runnerMemory,omitempty"`
 	// Latency is the distribution of request durations in log-spaced buckets.
 	Latency []HistogramBucket `json:"latency,omitempty"`
 }

@@ -30,6 +30,7 @@ type Collector struct {
 	start       int64
 	metrics     map[string]*collectedMetric
 	cpu         []float64 // CPU seconds per window slot
+	rss         []int64   // resident memory at the slot's last sample, bytes
 	overflow    uint64
 	overflows   []Overflow
 }
@@ -163,6 +164,14 @@ func (c *Collector) coarsen() {
 	cpu := make([]float64, (len(c.cpu)+2)/2)
 	n := remap(len(c.cpu), func(from, to int) { cpu[to] += c.cpu[from] })
 	c.cpu = cpu[:n]
+	// Memory is a level, not an amount: the later sample of two merged windows wins.
+	rss := make([]int64, (len(c.rss)+2)/2)
+	n = remap(len(c.rss), func(from, to int) {
+		if c.rss[from] > 0 {
+			rss[to] = c.rss[from]
+		}
+	})
+	c.rss = rss[:n]
 	c.firstKey = newFirst
 	c.windowNanos *= 2
 }
@@ -187,6 +196,16 @@ func (c *Collector) AddCPU(t int64, seconds float64) {
 		c.cpu = append(c.cpu, make([]float64, i-len(c.cpu)+1)...)
 	}
 	c.cpu[i] += seconds
+}
+
+// AddMemory records the process's resident memory at unix-ns time t; the window keeps the
+// latest.
+func (c *Collector) AddMemory(t int64, rssBytes int64) {
+	i := c.slot(t)
+	if i >= len(c.rss) {
+		c.rss = append(c.rss, make([]int64, i-len(c.rss)+1)...)
+	}
+	c.rss[i] = rssBytes
 }
 
 // Envelope snapshots what was collected. It shares histograms with the
@@ -222,9 +241,16 @@ func (c *Collector) Envelope(end time.Time) Envelope {
 		}
 		e.Metrics = append(e.Metrics, em)
 	}
-	for i, sec := range c.cpu {
-		if sec > 0 {
-			e.CPU.Windows = append(e.CPU.Windows, CPUWindow{Key: c.firstKey + int64(i), Seconds: sec})
+	for i := range max(len(c.cpu), len(c.rss)) {
+		w := CPUWindow{Key: c.firstKey + int64(i)}
+		if i < len(c.cpu) {
+			w.Seconds = c.cpu[i]
+		}
+		if i < len(c.rss) {
+			w.RSSBytes = c.rss[i]
+		}
+		if w.Seconds > 0 || w.RSSBytes > 0 {
+			e.CPU.Windows = append(e.CPU.Windows, w)
 		}
 	}
 	return e

@@ -133,10 +133,14 @@ type CPU struct {
 	Windows       []CPUWindow `json:"windows,omitempty"`
 }
 
-// CPUWindow is the CPU time (user+system) spent in one window.
+// CPUWindow is the CPU time (user+system) spent in one window, and the runner's resident
+// memory at its last sample in that window: one point per window of the runner's own memory
+// over time, so a generator's leak can be told from the target's (pkg/judge RunnersMemory).
 type CPUWindow struct {
 	Key     int64   `json:"k"`
 	Seconds float64 `json:"s"`
+	// RSSBytes is the resident memory then; 0: not sampled (an older runner).
+	RSSBytes int64 `json:"rss,omitempty"`
 }
 
 // Start and End return the envelope's time span.

@@ -54,6 +54,9 @@ type RunnerInfo struct {
 	Aborted bool   `json:"aborted,omitempty"`
 	Error   string `json:"error,omitempty"`
 	CPU     CPU    `json:"cpu"`
+	// WindowNanos is this runner's own window width, which its CPU windows' keys count in (a
+	// replacement that started later may have coarsened less).
+	WindowNanos int64 `json:"window,omitempty"`
 	// CPUUtilization is CPU seconds over (run seconds * usable cores); near
 	// 1 means the generator, not the target, may have been the limit.
 	CPUUtilization float64 `json:"cpuUtilization"`
@@ -370,7 +373,7 @@ func checks(m *MetricSummary) []Check {
 }
 
 func runnerInfo(e *Envelope) RunnerInfo {
-	return RunnerInfo{Name: e.Runner, Final: e.Final, Aborted: e.Aborted, Error: e.Error, CPU: e.CPU}
+	return RunnerInfo{Name: e.Runner, Final: e.Final, Aborted: e.Aborted, Error: e.Error, CPU: e.CPU, WindowNanos: e.WindowNanos}
 }
 
 func aggAt(m map[int64]*Agg, k int64) *Agg {

@@ -140,6 +140,12 @@ func TestRun(st *v1alpha1.TestRunStatus) []string {
 	}
 	if r := st.Runners; r != nil {
 		c.nums("status.runners.startSkew", &r.StartSkew)
+		if m := r.Memory; m != nil {
+			c.str(&m.Runner, MaxObjectName, "status.runners.memory.runner")
+			if m.Trend != nil {
+				memoryTrend(c, m.Trend, "status.runners.memory.trend")
+			}
+		}
 	}
 	if p := st.Profile; p != nil {
 		profile(c, p)
@@ -212,10 +218,7 @@ func target(c *cutter, t *v1alpha1.TargetUsage) {
 	if m := t.Memory; m != nil {
 		c.nums("status.target.memory", &m.IncreasePercent, &m.PerDeviceMiB, &m.UtilizationPercent)
 		if tr := m.Trend; tr != nil {
-			c.nums("status.target.memory.trend", &tr.SlopeMiBPerHour, &tr.SlopeLow, &tr.SlopeHigh, &tr.TheilSenMiBPerHour, &tr.FitStartMiB, &tr.FitEndMiB)
-			c.str(&tr.ProjectedFullIn, 32, "status.target.memory.trend.projectedFullIn")
-			c.str(&tr.Horizon, 32, "status.target.memory.trend.horizon")
-			c.str(&tr.Message, 1024, "status.target.memory.trend.message")
+			memoryTrend(c, tr, "status.target.memory.trend")
 		}
 	}
 	if u := t.CPU; u != nil {
@@ -229,6 +232,13 @@ func target(c *cutter, t *v1alpha1.TargetUsage) {
 		c.str(&f.Pattern, MaxLogPattern, "a log finding's pattern")
 		c.str(&f.Sample, MaxLogSample, "a log finding's sample")
 	}
+}
+
+func memoryTrend(c *cutter, tr *v1alpha1.MemoryTrend, path string) {
+	c.nums(path, &tr.SlopeMiBPerHour, &tr.SlopeLow, &tr.SlopeHigh, &tr.TheilSenMiBPerHour, &tr.FitStartMiB, &tr.FitEndMiB)
+	c.str(&tr.ProjectedFullIn, 32, path+".projectedFullIn")
+	c.str(&tr.Horizon, 32, path+".horizon")
+	c.str(&tr.Message, 1024, path+".message")
 }
 
 func results(c *cutter, r *v1alpha1.Results) {

@@ -238,11 +238,16 @@ func (o *Output) loop() {
 	}
 }
 
-// sampleCPU books CPU time used since the last sample to the current window.
+// sampleCPU books CPU time used since the last sample to the current window, and the
+// resident memory now: the runner's own memory over time, for its leak verdict.
 // Callers hold o.mu.
 func (o *Output) sampleCPU() {
+	now := o.now().UnixNano()
 	if sec := o.cpu.delta(); sec > 0 {
-		o.collector.AddCPU(o.now().UnixNano(), sec)
+		o.collector.AddCPU(now, sec)
+	}
+	if rss := residentBytes(); rss > 0 {
+		o.collector.AddMemory(now, rss)
 	}
 }
 

@@ -41,7 +41,18 @@ func composeStatus(s *scope) v1alpha1.TestRunStatus {
 		if skew == "" && st.Runners != nil {
 			skew = st.Runners.StartSkew
 		}
+		var memory *v1alpha1.RunnerMemory
+		if st.Runners != nil {
+			memory = st.Runners.Memory // not the pods': kept from when the results were merged
+		}
 		st.Runners = s.summary.status(skew)
+		st.Runners.Memory = memory
+	}
+	if d.runnerMemory != nil {
+		if st.Runners == nil {
+			st.Runners = &v1alpha1.RunnerCounts{}
+		}
+		st.Runners.Memory = d.runnerMemory.DeepCopy()
 	}
 	switch {
 	case d.ending != nil:

@@ -38,6 +38,8 @@ type decision struct {
 	peak           *v1alpha1.PeakResult
 	target         *v1alpha1.TargetUsage
 	abortOnFail    *v1alpha1.AbortWatch
+	// runnerMemory is status.runners.memory, decided when the results are merged.
+	runnerMemory *v1alpha1.RunnerMemory
 	// parallelism is status.parallelism, chosen once (reconcileParallelism); suggestedParallelism
 	// the runners a generator-bound run needs (judgeParallelism).
 	parallelism          *v1alpha1.ParallelismStatus

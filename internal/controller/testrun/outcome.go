@@ -33,6 +33,9 @@ type collected struct {
 	// gaps are the runners lost and replaced; maxGaps, when set, is how many may pass.
 	gaps    []v1alpha1.RunnerGap
 	maxGaps *int32
+	// runnerLeak says that a runner's own memory leaks: the generator's fault, said in the
+	// message and never a failure of the target (judge.RunnerLeakWarning).
+	runnerLeak string
 }
 
 // ending is how a run ends.
@@ -122,6 +125,9 @@ func outcome(c collected) ending {
 	if r.GeneratorBound {
 		e.message += "; the load generator was the limit: " + r.GeneratorBoundReason
 	}
+	if c.runnerLeak != "" {
+		e.message += "; " + c.runnerLeak
+	}
 	if len(c.gaps) > 0 {
 		// A run with gaps never passes silently: the message says what the results cover.
 		if c.maxGaps != nil && len(c.gaps) > int(*c.maxGaps) && e.verdict == v1alpha1.VerdictPassed {
@@ -138,4 +144,12 @@ func outcome(c collected) ending {
 func standing(st *v1alpha1.TestRunStatus) ctrlkit.Standing {
 	return ctrlkit.Standing{Ended: st.Phase == v1alpha1.PhaseSucceeded || st.Phase == v1alpha1.PhaseFailed,
 		Failed: st.Phase == v1alpha1.PhaseFailed, Verdict: st.Verdict, Phase: string(st.Phase), Reason: st.Reason, Message: st.Message}
+}
+
+// runnerLeak is the warning of a leaking runner in the merged results; "" without one.
+func runnerLeak(merged *judge.Outcome) string {
+	if merged == nil {
+		return ""
+	}
+	return judge.RunnerLeakWarning(merged.RunnerMemory)
 }

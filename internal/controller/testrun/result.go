@@ -115,9 +115,11 @@ func (r *Reconciler) storeResult(ctx context.Context, run *v1alpha1.TestRun, mer
 		outcome.Results.Warnings = append(outcome.Results.Warnings, fmt.Sprintf("ConfigMap %s exists and was not made for this TestRun: "+
 			"the full result and timeline, kept there, were not written (delete that ConfigMap or rename the TestRun)", cm.Name))
 		tl := judge.BuildTimeline(merged, nil)
+		tl.RunnerMemory = judge.RunnerMemoryPoints(merged, outcome.RunnerMemory)
 		return &tl, nil
 	}
 	tl := judge.BuildTimeline(merged, targetPoints(cm))
+	tl.RunnerMemory = judge.RunnerMemoryPoints(merged, outcome.RunnerMemory)
 	if stored, ok := cm.BinaryData[judge.TimelineKey]; ok {
 		_ = judge.DecodeGzipJSON(stored, &tl) // a repeat: the target points moved into the stored timeline
 	}

@@ -126,6 +126,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 			problems = append(problems, "merging: "+err.Error())
 		} else {
 			o := judge.BuildWith(&summary, run.Spec.Thresholds, len(s.runners), judge.Options{NoData: run.Spec.ThresholdsOnNoData})
+			o.RunnerMemory = judge.RunnersMemory(&summary, &run.Spec)
 			adviseParallelism(s, &summary, &o)
 			merged = &o
 			r.warn(run, eventThresholdNoData, "Collect", o.NoData)
@@ -142,7 +143,7 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 	e := outcome(collected{
 		runners: s.summary, report: merged, problems: problems, runDeadline: s.runDeadline(), now: s.now,
 		targetProblems: judge.TargetProblems(s.target(), &run.Spec), peak: s.peak(),
-		abort: s.abortOnFail(), gaps: s.gaps(), maxGaps: maxGaps(&run.Spec),
+		abort: s.abortOnFail(), gaps: s.gaps(), maxGaps: maxGaps(&run.Spec), runnerLeak: runnerLeak(merged),
 	}.withTargetLost(s))
 	if merged != nil {
 		// The warnings the pre-flight knew, and the cut one statusbound left, stay ahead of the merge's own.
@@ -154,7 +155,12 @@ func (r *Reconciler) reconcileCollect(ctx context.Context, s *scope) (ctrl.Resul
 		if gaps := s.gaps(); len(gaps) > 0 {
 			merged.Results.Warnings = mergeWarnings(merged.Results.Warnings, []string{gapsSummary(gaps)})
 		}
+		if w := runnerLeak(merged); w != "" {
+			merged.Results.Warnings = mergeWarnings(merged.Results.Warnings, []string{w})
+			r.warn(run, eventRunnerMemoryLeak, "Collect", []string{w})
+		}
 		s.d.results = merged.Results
+		s.d.runnerMemory = merged.RunnerMemory
 		s.d.generatorBound = &generatorBound{merged.GeneratorBound, merged.GeneratorBoundReason}
 		tl, err := r.storeResult(ctx, run, &summary, merged)
 		if err != nil {

@@ -23,12 +23,14 @@ const (
 	eventZeroVUSegment      = "ZeroVUSegment"
 	eventPerRunnerNumbering = "PerRunnerNumbering"
 	eventThresholdNoData    = "ThresholdOnNoData"
-	maxResultWarnings       = 16   // status.results.warnings' MaxItems
-	maxWarningLength        = 1024 // and its items' MaxLength
-	maxEventNote            = 1000 // events.k8s.io refuses a note of 1 KiB or more
-	preflightLogLines       = 2000
-	maxPreflightLogBytes    = 1 << 20
-	perRunnerNumberingFix   = "each k6 process numbers its own VUs from 1 and each VU its iterations from 0, so with %d runners " +
+	// eventRunnerMemoryLeak: a runner's own memory leaks (status.runners.memory.trend).
+	eventRunnerMemoryLeak = "RunnerMemoryLeak"
+	maxResultWarnings     = 16   // status.results.warnings' MaxItems
+	maxWarningLength      = 1024 // and its items' MaxLength
+	maxEventNote          = 1000 // events.k8s.io refuses a note of 1 KiB or more
+	preflightLogLines     = 2000
+	maxPreflightLogBytes  = 1 << 20
+	perRunnerNumberingFix = "each k6 process numbers its own VUs from 1 and each VU its iterations from 0, so with %d runners " +
 		"these numbers repeat across runners and do not match one k6 process; use exec.vu.idInTest and " +
 		"exec.scenario.iterationInTest (import exec from 'k6/execution') for numbers unique in the whole test"
 )

@@ -20,7 +20,7 @@ func TestRunCharts(tl *judge.Timeline) []Chart {
 		return nil
 	}
 	var out []Chart
-	for _, c := range []Chart{throughputChart(tl), latencyChart(tl), errorsChart(tl), targetChart(tl), histogramChart(tl)} {
+	for _, c := range []Chart{throughputChart(tl), latencyChart(tl), errorsChart(tl), targetChart(tl), runnerMemoryChart(tl), histogramChart(tl)} {
 		if c.Name != "" && hasPoints(c) {
 			out = append(out, c)
 		}

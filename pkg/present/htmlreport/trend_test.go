@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/judge"
 )
 
 // TestTargetChartDrawsTheTrend: the fixture's memory climbs 13 MiB in 5 minutes (156 MiB/h);
@@ -50,5 +52,47 @@ func TestTargetChartDrawsTheTrend(t *testing.T) {
 	target = chartNamed(t, withTrend(TestRunCharts(fixtureTimeline()), run), "target")
 	if len(target.Series) != 2 || !strings.Contains(target.Note, "insufficient. 7 memory samples") {
 		t.Errorf("insufficient: %d series, note %q", len(target.Series), target.Note)
+	}
+}
+
+// TestRunnerMemoryChartDrawsItsTrend: the timeline's runner memory (the runner
+// status.runners.memory.trend is of) is a chart of its own, saying it is the generator's
+// memory, with the fitted line over the last Samples points up to fitEnd; the page has it.
+// Without those points there is no such chart.
+func TestRunnerMemoryChartDrawsItsTrend(t *testing.T) {
+	tl := fixtureTimeline()
+	if c := TestRunCharts(tl); slices.ContainsFunc(c, func(c Chart) bool { return c.Name == runnerMemoryChartName }) {
+		t.Fatal("a runner memory chart without runner memory points")
+	}
+	rm := &judge.RunnerMemorySeries{Runner: "demo-runner-2"}
+	for i := range 30 { // 10 s windows, a 20 s warm-up, then 12 MiB a minute (720 MiB/h)
+		rm.Points = append(rm.Points, judge.MemoryPoint{At: loadStart.Add(time.Duration(i+1) * 10 * time.Second), MiB: 80 + 2*float64(i)})
+	}
+	tl.RunnerMemory = rm
+	run := fixtureTestRun()
+	end := metav1.NewTime(loadStart.Add(300 * time.Second))
+	run.Status.Runners = &v1alpha1.RunnerCounts{Desired: 3, Memory: &v1alpha1.RunnerMemory{Runner: "demo-runner-2", Leaking: 1, Fitted: 3,
+		Trend: &v1alpha1.MemoryTrend{Verdict: "leak", SlopeMiBPerHour: "720.000", FitEndMiB: "138.000", FitEnd: &end, Samples: 28,
+			Message: "runner demo-runner-2: memory grows 720 MiB/h"}}}
+	c := chartNamed(t, withTrend(TestRunCharts(tl), run), runnerMemoryChartName)
+	if len(c.Series) != 2 || !strings.Contains(c.Title, "demo-runner-2") || !strings.Contains(c.Note, "not the target's): leak. runner demo-runner-2: memory grows") {
+		t.Fatalf("runner memory chart %q, note %q, %d series", c.Title, c.Note, len(c.Series))
+	}
+	line := c.Series[1]
+	if !line.Dash || !strings.Contains(line.Label, "leak, 720.000 MiB/h") || line.Points() != 28 {
+		t.Fatalf("trend series %+v, want 28 points", line)
+	}
+	for i, x := range c.X {
+		if v := float64(line.Values[i]); i >= 2 && math.Abs(v-float64(c.Series[0].Values[i])) > 0.01 {
+			t.Errorf("at %v the trend is %.3f, the memory %.3f", x, v, float64(c.Series[0].Values[i]))
+		}
+	}
+
+	var page strings.Builder
+	if err := WriteTestRun(&page, TestRunInput{Run: run, Timeline: tl}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `data-chart="runner-memory"`) || !strings.Contains(page.String(), "Runner memory (demo-runner-2, the load generator&#39;s own)") {
+		t.Error("the page has no runner memory chart")
 	}
 }
