@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -31,18 +30,6 @@ import (
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=patch
 
-// kueueWorkloads is the kind whose presence at start says Kueue is installed.
-var kueueWorkloads = schema.GroupKind{Group: kueue.GroupVersion.Group, Kind: "Workload"}
-
-// kueueServed says whether the API server serves Kueue's Workload API (its CRD is installed).
-func kueueServed(mapper meta.RESTMapper) (bool, error) {
-	_, err := mapper.RESTMapping(kueueWorkloads, kueue.GroupVersion.Version)
-	if meta.IsNoMatchError(err) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
 // queuePoll is how often a queued run reads its Workload when no watch reports it.
 const queuePoll = 30 * time.Second
 
@@ -59,7 +46,7 @@ func (r *Reconciler) reconcileQueue(ctx context.Context, s *scope) (ctrl.Result,
 	if c := s.condition(v1alpha1.ConditionAdmitted); c != nil && c.Reason == v1alpha1.ReasonKueueNotInstalled {
 		return ctrl.Result{}, nil
 	}
-	if !r.kueue {
+	if !r.Kueue {
 		s.recordCondition(v1alpha1.ConditionAdmitted, metav1.ConditionTrue, v1alpha1.ReasonKueueNotInstalled, fmt.Sprintf(v1alpha1.MessageKueueNotInstalled, lq))
 		return ctrl.Result{}, nil
 	}
@@ -148,7 +135,7 @@ func (r *Reconciler) createWorkload(ctx context.Context, s *scope, lq string) (*
 // finishWorkload marks the ended run's Workload Finished, as Kueue's job framework does for a
 // job that ended: Kueue frees its quota at once, and the next run in the queue is admitted.
 func (r *Reconciler) finishWorkload(ctx context.Context, run *v1alpha1.TestRun) error {
-	if !r.kueue || meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionAdmitted) == nil {
+	if !r.Kueue || meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionAdmitted) == nil {
 		return nil
 	}
 	wl := &kueue.Workload{}
