@@ -221,6 +221,9 @@ func TestWithoutKueueAQueueChangesNothing(t *testing.T) {
 		}
 	}
 	mgr, err := testenv.StartManagerIn(e, controller.Namespaces{}, ctrl.Options{}, func(mgr ctrl.Manager, kueue bool) error {
+		if kueue {
+			return fmt.Errorf("controller.KueueServed said Kueue is served on a control plane without its CRDs")
+		}
 		return New(mgr, Options{RunnerAPI: runner, Logs: logs, Stats: stats, RunnerImage: "fleetbench/runner:test", Timeouts: testTimeouts,
 			PodLevelResources: true, ProgressInterval: time.Second, PullRetryGrace: 5 * time.Second, Kueue: kueue}).SetupWithManager(mgr)
 	})
