@@ -86,16 +86,16 @@ func TestParallelismAutoAdmission(t *testing.T) {
 	}
 
 	admitted := map[string]*v1alpha1.TestRun{
-		"a number, as before":             run("a-int").Parallelism(7).Obj(),
-		"auto with devices":               auto(run("a-auto")).Devices(100, "1s").Duration("1m").Obj(),
-		"auto with a given capacity":      capacity(auto(run("a-given")).Devices(100, "1s").Duration("1m"), v1alpha1.RunnerCapacitySpec{IterationsPerSecond: ptr.To[int32](50)}).Obj(),
-		"unset with devices and capacity": capacity(run("a-unset").Devices(100, "1s").Duration("1m"), v1alpha1.RunnerCapacitySpec{IterationsPerSecond: ptr.To[int32](50)}).Obj(),
-		"auto benchmark with vus":         capacity(auto(run("a-vus")).Type(v1alpha1.TestTypeBenchmark).Devices(100, "1s").Iterations(3), v1alpha1.RunnerCapacitySpec{VUs: ptr.To[int32](20)}).Obj(),
+		"a number, as before":              run("a-int").Parallelism(7).Obj(),
+		"auto with devices":                auto(run("a-auto")).Devices(100, "1s").Duration("1m").Obj(),
+		"auto with a given capacity":       capacity(auto(run("a-given")).Devices(100, "1s").Duration("1m"), v1alpha1.RunnerCapacitySpec{IterationsPerSecond: ptr.To[int32](50)}).Obj(),
+		"unset with devices and capacity":  capacity(run("a-unset").Devices(100, "1s").Duration("1m"), v1alpha1.RunnerCapacitySpec{IterationsPerSecond: ptr.To[int32](50)}).Obj(),
+		"auto benchmark with vus":          capacity(auto(run("a-vus")).Type(v1alpha1.TestTypeBenchmark).Devices(100, "1s").Iterations(3), v1alpha1.RunnerCapacitySpec{VUs: ptr.To[int32](20)}).Obj(),
 		"auto load of iterations with vus": capacity(auto(run("a-vus-load")).Devices(100, "1s").Iterations(3), v1alpha1.RunnerCapacitySpec{VUs: ptr.To[int32](20)}).Obj(),
 		"auto peak with iterationsPerSecond": capacity(auto(run("a-ips-peak")).Type(v1alpha1.TestTypePeak).Peak(peak).Devices(100, "1s"),
 			v1alpha1.RunnerCapacitySpec{IterationsPerSecond: ptr.To[int32](50)}).Obj(),
-		"auto with separate":              auto(run("a-sep")).Devices(100, "1s").Duration("1m").Separate().Obj(),
-		"rps on one runner":               run("a-rps").Parallelism(1).Devices(100, "1s").Duration("1m").Args("--rps", "10").Obj(),
+		"auto with separate": auto(run("a-sep")).Devices(100, "1s").Duration("1m").Separate().Obj(),
+		"rps on one runner":  run("a-rps").Parallelism(1).Devices(100, "1s").Duration("1m").Args("--rps", "10").Obj(),
 	}
 	for name, obj := range admitted {
 		if err := env.Client.Create(ctx, obj); err != nil {
