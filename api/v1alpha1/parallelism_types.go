@@ -12,17 +12,19 @@ const (
 )
 
 // RunnerCapacitySpec is how much load one runner, as spec.runner shapes it, carries. Set the
-// figure of the load model the run uses: iterationsPerSecond for an arrival rate (devices over
-// period; a peak test's highest step), vus for a benchmark (every device a VU).
+// figure of the load model the run uses, and only that one (the other is refused at admission):
+// iterationsPerSecond for an arrival rate (devices over period; a peak test's highest step), vus
+// for a load of spec.load.iterations (type benchmark, or load with iterations: every device a VU).
 // +kubebuilder:validation:XValidation:rule="has(self.iterationsPerSecond) || has(self.vus)",message="spec.runnerCapacity needs iterationsPerSecond (arrival-rate load: devices/period) or vus (benchmark: devices as VUs)"
 type RunnerCapacitySpec struct {
-	// iterationsPerSecond one runner sustains: device actions (k6 iterations) per second.
+	// iterationsPerSecond one runner sustains: device actions (k6 iterations) per second, for an
+	// arrival-rate load (devices over period, no spec.load.iterations; a peak test).
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000
 	IterationsPerSecond *int32 `json:"iterationsPerSecond,omitempty"`
 
-	// vus one runner runs, for a benchmark's per-device VUs.
+	// vus one runner runs, for a load of spec.load.iterations (every device a VU).
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000

@@ -101,7 +101,8 @@ func main() {
 	ctrlmetrics.RegisterRESTClientMetrics(ctrlmetrics.MetricRateLimiterLatency)
 	cfg := ctrl.GetConfigOrDie()
 	cfg.QPS, cfg.Burst = float32(apiQPS), apiBurst
-	cacheOpts, err := controller.WithKueue(controller.CacheOptions(namespaces), cfg)
+	// Asked once: the cache and the TestRun controller's watches both follow this answer.
+	kueue, err := controller.KueueServed(cfg)
 	if err != nil {
 		log.Error(err, "looking for Kueue's Workload API")
 		os.Exit(1)
@@ -116,7 +117,7 @@ func main() {
 		// The process exits right after Start returns: hand the lease over at once, so a
 		// rolled-out manager does not sit idle for the lease duration (about 15 s).
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOpts,
+		Cache:                         controller.WithKueue(controller.CacheOptions(namespaces), kueue),
 	})
 	if err != nil {
 		log.Error(err, "creating manager")
@@ -161,6 +162,7 @@ func main() {
 		MaxTargetsPerNamespace: maxTargetsPerNamespace,
 		KeptRecords:            keptResults,
 		Workers:                workers,
+		Kueue:                  kueue,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)
@@ -176,7 +178,7 @@ func main() {
 		os.Exit(1)
 	}
 
-	log.Info("starting manager", "runnerImage", runnerImage, "runnerAccess", runnerAccess, "targetMetrics", targetMetrics,
+	log.Info("starting manager", "kueue", kueue, "runnerImage", runnerImage, "runnerAccess", runnerAccess, "targetMetrics", targetMetrics,
 		"watchNamespaces", namespaces.Watch, "targetNamespace", namespaces.Target)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "running manager")

@@ -12,22 +12,23 @@ import (
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
 
-// WithKueue adds Kueue's Workloads to the cache options, holding only fleetbench's (those of
-// queued TestRuns, by label), when the API server serves them. Without Kueue it adds nothing:
-// the cache refuses a kind the API server does not know.
-func WithKueue(opts cache.Options, cfg *rest.Config) (cache.Options, error) {
-	served, err := KueueServed(cfg)
-	if err != nil || !served {
-		return opts, err
+// WithKueue adds Kueue's Workloads to the cache options when served (KueueServed's answer),
+// holding only fleetbench's (those of queued TestRuns, by label). Without Kueue it adds
+// nothing: the cache refuses a kind the API server does not know. The same answer goes to the
+// TestRun controller (testrun.Options.Kueue): asked once, so the cache and the watches agree.
+func WithKueue(opts cache.Options, served bool) cache.Options {
+	if !served {
+		return opts
 	}
 	if opts.ByObject == nil {
 		opts.ByObject = map[client.Object]cache.ByObject{}
 	}
 	opts.ByObject[&kueuev1beta2.Workload{}] = cache.ByObject{Label: OwnedSelector()}
-	return opts, nil
+	return opts
 }
 
-// KueueServed says whether the API server serves kueue.x-k8s.io/v1beta2 Workloads.
+// KueueServed says whether the API server serves kueue.x-k8s.io/v1beta2 Workloads and
+// LocalQueues (Kueue's CRDs are installed). Main and the envtest managers ask it once, at start.
 func KueueServed(cfg *rest.Config) (bool, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -40,5 +41,8 @@ func KueueServed(cfg *rest.Config) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == "workloads" }), nil
+	served := func(name string) bool {
+		return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == name })
+	}
+	return served("workloads") && served("localqueues"), nil
 }

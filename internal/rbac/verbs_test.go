@@ -93,6 +93,7 @@ var verbs = map[string]need{
 	"kueue.x-k8s.io/workloads watch":                   {manager, cached + ": as list"},
 	"kueue.x-k8s.io/workloads create":                  {manager, "testrun.createWorkload: the queued run's Workload"},
 	"kueue.x-k8s.io/workloads/status patch":            {manager, "testrun.finishWorkload: Finished, as the run ends, so Kueue frees the quota"},
+	"kueue.x-k8s.io/localqueues get":                   {manager, "testrun.chooseQueue: apiReader.Get of the namespace's LocalQueue named default (not cached), for a run naming no queue"},
 	"apps/deployments get":                             {manager, "targetNotReady, createTargetObject: r.Get (cached)"},
 	"apps/deployments list":                            {manager, cached + "; releaseTarget: apiReader.List in a shared namespace"},
 	"apps/deployments watch":                           {manager, cached + ": Watches(&Deployment{})"},

@@ -27,18 +27,23 @@ type Manager struct {
 	restart func() (*Manager, error)
 }
 
+// Setup registers the controllers on mgr; kueue is whether Kueue's API is served, asked once
+// when the manager starts (controller.KueueServed), as main asks it: the TestRun controller
+// takes it as testrun.Options.Kueue, so its watches agree with the cache.
+type Setup func(mgr ctrl.Manager, kueue bool) error
+
 // StartManager runs a manager with the operator's cache options (and opts' client, where
 // set), acting with the operator's generated ClusterRole only (AsManager), and the controllers
 // setup registers. Tests restart managers to prove a reconcile that
 // starts from nothing but the world creates nothing twice.
-func StartManager(e *Env, opts ctrl.Options, setup func(ctrl.Manager) error) (*Manager, error) {
+func StartManager(e *Env, opts ctrl.Options, setup Setup) (*Manager, error) {
 	return StartManagerIn(e, controller.Namespaces{}, opts, setup)
 }
 
 // StartManagerIn is StartManager for a manager that works in ns; with watched namespaces it is
 // a namespaced install, acting with that install's Roles and ClusterRole only
 // (AsNamespacedManager).
-func StartManagerIn(e *Env, ns controller.Namespaces, opts ctrl.Options, setup func(ctrl.Manager) error) (*Manager, error) {
+func StartManagerIn(e *Env, ns controller.Namespaces, opts ctrl.Options, setup Setup) (*Manager, error) {
 	opts.Scheme = e.Scheme
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
 	opts.Cache = controller.CacheOptions(ns)
@@ -52,14 +57,16 @@ func StartManagerIn(e *Env, ns controller.Namespaces, opts ctrl.Options, setup f
 	if err != nil {
 		return nil, err
 	}
-	if opts.Cache, err = controller.WithKueue(opts.Cache, cfg); err != nil {
+	kueue, err := controller.KueueServed(cfg)
+	if err != nil {
 		return nil, err
 	}
+	opts.Cache = controller.WithKueue(opts.Cache, kueue)
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := setup(mgr); err != nil {
+	if err := setup(mgr, kueue); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

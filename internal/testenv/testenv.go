@@ -110,9 +110,9 @@ func pinnedKubeVersion(root string) (string, error) {
 	return "", fmt.Errorf("KUBE_VERSION not found in hack/versions.env")
 }
 
-// WithKueueCRDs installs Kueue's Workload CRD, from the Kueue module go.mod pins (no copy is
-// kept here): the control plane then serves Kueue's API as a cluster with Kueue does, and a
-// test plays Kueue's admission by writing the Workload's status.
+// WithKueueCRDs installs Kueue's Workload and LocalQueue CRDs, from the Kueue module go.mod pins
+// (no copy is kept here): the control plane then serves Kueue's API as a cluster with Kueue
+// does, and a test plays Kueue's admission by writing the Workload's status.
 func WithKueueCRDs() Option {
 	return func(e *envtest.Environment) {
 		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue").Output()
@@ -121,6 +121,8 @@ func WithKueueCRDs() Option {
 			// Left to envtest to report: ErrorIfCRDPathMissing fails the start naming the path.
 			dir = "sigs.k8s.io/kueue (go list -m failed: run go mod download)"
 		}
-		e.CRDDirectoryPaths = append(e.CRDDirectoryPaths, filepath.Join(dir, "config", "components", "crd", "bases", "kueue.x-k8s.io_workloads.yaml"))
+		for _, kind := range []string{"workloads", "localqueues"} {
+			e.CRDDirectoryPaths = append(e.CRDDirectoryPaths, filepath.Join(dir, "config", "components", "crd", "bases", "kueue.x-k8s.io_"+kind+".yaml"))
+		}
 	}
 }

@@ -172,21 +172,3 @@ func Finish(wl *kueue.Workload, reason, message string, now metav1.Time) *kueue.
 		Reason: reason, Message: message, LastTransitionTime: now, ObservedGeneration: wl.Generation})
 	return out
 }
-
-// Requests is what the pod sets ask for together (each pod's requests times its count): what
-// the run holds once admitted, for its messages and tests.
-func Requests(sets []kueue.PodSet) corev1.ResourceList {
-	total := corev1.ResourceList{}
-	for _, s := range sets {
-		for _, c := range s.Template.Spec.Containers {
-			for name, q := range c.Resources.Requests {
-				add := q.DeepCopy()
-				add.Mul(int64(s.Count))
-				sum := total[name]
-				sum.Add(add)
-				total[name] = sum
-			}
-		}
-	}
-	return total
-}

@@ -51,12 +51,13 @@ func TestPodSetsAskForTheWholeFleet(t *testing.T) {
 	if sets[0].Template.Spec.NodeSelector["pool"] != "sut" {
 		t.Errorf("the target's pod set lost the Profile's placement: %+v", sets[0].Template.Spec)
 	}
-	total := Requests(sets)
-	if cpu := total[corev1.ResourceCPU]; cpu.Cmp(resource.MustParse("12500m")) != 0 {
-		t.Errorf("cpu = %s, want 12500m (2 + 10×1 + 0.5)", cpu.String())
-	}
-	if mem := total[corev1.ResourceMemory]; mem.Cmp(resource.MustParse("9472Mi")) != 0 {
-		t.Errorf("memory = %s, want 9472Mi (4Gi + 10×512Mi + 256Mi)", mem.String())
+	// Kueue charges each pod set's requests times its count: the target's whole Profile, one
+	// runner's and the pre-flight's size.
+	for i, want := range []struct{ cpu, mem string }{{"2", "4Gi"}, {"1", "512Mi"}, {"500m", "256Mi"}} {
+		req := sets[i].Template.Spec.Containers[0].Resources.Requests
+		if req.Cpu().Cmp(resource.MustParse(want.cpu)) != 0 || req.Memory().Cmp(resource.MustParse(want.mem)) != 0 {
+			t.Errorf("pod set %s requests %v, want cpu %s memory %s", sets[i].Name, req, want.cpu, want.mem)
+		}
 	}
 	c := sets[1].Template.Spec.Containers[0]
 	if c.Image != "" || len(c.Args) != 0 || len(c.Env) != 0 {

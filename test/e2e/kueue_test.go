@@ -102,7 +102,25 @@ func fleetOf(t *testing.T, e *env, c client.Client, run *v1alpha1.TestRun) corev
 		err := c.Get(e.ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.Workload(run.Name)}, wl)
 		return err == nil, fmt.Sprint(err)
 	})
-	return queue.Requests(wl.Spec.PodSets)
+	return requestsOf(wl.Spec.PodSets)
+}
+
+// requestsOf is what the pod sets ask for together: each pod's container requests times its
+// count, as Kueue charges them against the ClusterQueue's quota.
+func requestsOf(sets []kueue.PodSet) corev1.ResourceList {
+	total := corev1.ResourceList{}
+	for _, s := range sets {
+		for _, c := range s.Template.Spec.Containers {
+			for name, q := range c.Resources.Requests {
+				add := q.DeepCopy()
+				add.Mul(int64(s.Count))
+				sum := total[name]
+				sum.Add(add)
+				total[name] = sum
+			}
+		}
+	}
+	return total
 }
 
 // scaled is r times f, per resource.

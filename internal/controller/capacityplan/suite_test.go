@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 }
 
 func startManager() (*testenv.Manager, error) {
-	return testenv.StartManager(env, ctrl.Options{}, func(mgr ctrl.Manager) error { return New(mgr, Options{}).SetupWithManager(mgr) })
+	return testenv.StartManager(env, ctrl.Options{}, func(mgr ctrl.Manager, _ bool) error { return New(mgr, Options{}).SetupWithManager(mgr) })
 }
 
 func restartManager(t *testing.T) { t.Helper(); manager = manager.Restart(t) }

@@ -101,6 +101,10 @@ type Options struct {
 	// DefaultWorkers when zero. The reconciler's shared state (finals, pulls,
 	// podLevelDropped, the metrics) is safe for that; one TestRun is never reconciled twice at once.
 	Workers int
+	// Kueue: Kueue's API was served when the manager started (controller.KueueServed, asked
+	// once; controller.WithKueue gave the cache the same answer). Runs are queued (queue.go)
+	// and Workloads watched only then; never asked again, so the watches match the cache.
+	Kueue bool
 }
 
 // DefaultWorkers: the long calls (setup(), teardown(), runner, kubelet and log reads) run off
@@ -136,8 +140,6 @@ type Reconciler struct {
 	seen *lastSeen
 	// budgets remembers the runs whose PodDisruptionBudgets were made or deleted (disruption.go).
 	budgets budgetMarks
-	// kueue: Kueue's Workload API was served when the manager started (queue.go).
-	kueue bool
 }
 
 // New builds the reconciler from the manager; main and the envtest suite both use it.
@@ -324,12 +326,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(r.calls); err != nil {
 		return err
 	}
-	var err error
-	if r.kueue, err = kueueServed(mgr.GetRESTMapper()); err != nil {
-		return err
-	}
 	b := ctrl.NewControllerManagedBy(mgr)
-	if r.kueue {
+	if r.Kueue {
 		// Kueue's admission of a queued run wakes it; without Kueue installed nothing is watched.
 		b = b.Owns(&kueue.Workload{})
 	}

@@ -98,9 +98,9 @@ func TestMaxTargetsPerNamespace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mgr, err := testenv.StartManagerIn(e, controller.Namespaces{}, ctrl.Options{}, func(mgr ctrl.Manager) error {
+	mgr, err := testenv.StartManagerIn(e, controller.Namespaces{}, ctrl.Options{}, func(mgr ctrl.Manager, kueue bool) error {
 		return New(mgr, Options{RunnerAPI: runner, Logs: logs, Stats: stats, RunnerImage: "fleetbench/runner:test", Timeouts: testTimeouts,
-			PodLevelResources: true, ProgressInterval: time.Second, PullRetryGrace: 5 * time.Second, MaxTargetsPerNamespace: 2}).SetupWithManager(mgr)
+			PodLevelResources: true, ProgressInterval: time.Second, PullRetryGrace: 5 * time.Second, MaxTargetsPerNamespace: 2, Kueue: kueue}).SetupWithManager(mgr)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -20,8 +19,8 @@ import (
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
-// The queue: a run that names a Kueue LocalQueue (spec.queue, or Kueue's queue-name label) is
-// admitted as one Workload (pkg/queue) before anything that holds a pod is made. Kueue's job
+// The queue: a run that names a Kueue LocalQueue (spec.queue, or Kueue's queue-name label), or
+// whose namespace has a LocalQueue named default (Kueue's LocalQueueDefaulting), is admitted as one Workload (pkg/queue) before anything that holds a pod is made. Kueue's job
 // framework, which its docs recommend, does not build against this module's Kubernetes
 // libraries; reconcileQueue does for a TestRun what the framework's reconciler does for a job:
 // the Workload is made suspended-first (here: nothing provisioned), admitted by Kueue, and
@@ -30,58 +29,75 @@ import (
 // Kueue's Workloads, of queued runs only: made, read and watched, and marked Finished.
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=patch
-
-// kueueWorkloads is the kind whose presence at start says Kueue is installed.
-var kueueWorkloads = schema.GroupKind{Group: kueue.GroupVersion.Group, Kind: "Workload"}
-
-// kueueServed says whether the API server serves Kueue's Workload API (its CRD is installed).
-func kueueServed(mapper meta.RESTMapper) (bool, error) {
-	_, err := mapper.RESTMapping(kueueWorkloads, kueue.GroupVersion.Version)
-	if meta.IsNoMatchError(err) {
-		return false, nil
-	}
-	return err == nil, err
-}
+// The namespace's default LocalQueue (named default), read live before a run naming none is queued.
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get
 
 // queuePoll is how often a queued run reads its Workload when no watch reports it.
 const queuePoll = 30 * time.Second
 
 // reconcileQueue holds the run in Queued, holding no pods, until Kueue admits its Workload;
 // once admitted it lets the run provision, and ends it Evicted if Kueue takes the admission
-// back. A run that was queued stays queued whatever its spec says later: the queue is
-// decided once (ConditionAdmitted set).
+// back. The queue is decided once, while the run is Pending (queue.Choose): a run queued stays
+// queued whatever its spec or labels say later, in the queue its Workload names, and a run that
+// went on unqueued is never queued later.
 func (r *Reconciler) reconcileQueue(ctx context.Context, s *scope) (ctrl.Result, error) {
 	run := s.run
-	lq := queue.Name(run)
-	if s.condition(v1alpha1.ConditionAdmitted) == nil && (lq == "" || s.started()) {
-		return ctrl.Result{}, nil // not queued: as without Kueue
-	}
-	if c := s.condition(v1alpha1.ConditionAdmitted); c != nil && c.Reason == v1alpha1.ReasonKueueNotInstalled {
+	decided := s.condition(v1alpha1.ConditionAdmitted)
+	if decided != nil && decided.Reason == v1alpha1.ReasonKueueNotInstalled {
 		return ctrl.Result{}, nil
 	}
-	if !r.kueue {
-		s.recordCondition(v1alpha1.ConditionAdmitted, metav1.ConditionTrue, v1alpha1.ReasonKueueNotInstalled, fmt.Sprintf(v1alpha1.MessageKueueNotInstalled, lq))
-		return ctrl.Result{}, nil
+	if decided == nil && (s.phase() != v1alpha1.PhasePending || s.started()) {
+		return ctrl.Result{}, nil // not queued when it first came here: as without Kueue
 	}
 	admitted := s.conditionTrue(v1alpha1.ConditionAdmitted)
+	if admitted && !r.Kueue {
+		return ctrl.Result{}, nil // admitted before a restart without Kueue: it runs on
+	}
 	wl := &kueue.Workload{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.Workload(run.Name)}, wl)
-	switch {
-	case apierrors.IsNotFound(err) && admitted:
-		s.fail(v1alpha1.ReasonEvicted, fmt.Sprintf(v1alpha1.MessageEvicted, "Deleted", "the Workload "+naming.Workload(run.Name)+" was deleted"))
-		return ctrl.Result{}, nil
-	case apierrors.IsNotFound(err):
-		if wl, err = r.createWorkload(ctx, s, lq); err != nil || s.failure != nil {
+	found := false
+	if r.Kueue && decided != nil {
+		err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.Workload(run.Name)}, wl)
+		if err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
-	case err != nil:
-		return ctrl.Result{}, err
+		found = err == nil
+	}
+	switch {
+	case !found && admitted:
+		s.fail(v1alpha1.ReasonEvicted, fmt.Sprintf(v1alpha1.MessageEvicted, "Deleted", "the Workload "+naming.Workload(run.Name)+" was deleted"))
+		return ctrl.Result{}, nil
+	case !found:
+		// Not made yet (or deleted while queued, as Kueue's job reconciler makes it again).
+		choice, err := r.chooseQueue(ctx, run)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		switch choice.Action {
+		case queue.NotQueued:
+			return ctrl.Result{}, nil
+		case queue.NotNamed:
+			s.fail(v1alpha1.ReasonQueueNotNamed, fmt.Sprintf(v1alpha1.MessageQueueNotNamed, run.Namespace))
+			return ctrl.Result{}, nil
+		case queue.NotInstalled:
+			msg := v1alpha1.MessageKueueNotInstalledUnnamed
+			if choice.LocalQueue != "" {
+				msg = fmt.Sprintf(v1alpha1.MessageKueueNotInstalled, queue.Describe(choice.LocalQueue, choice.Source))
+			}
+			s.recordCondition(v1alpha1.ConditionAdmitted, metav1.ConditionTrue, v1alpha1.ReasonKueueNotInstalled, msg)
+			return ctrl.Result{}, nil
+		}
+		if wl, err = r.createWorkload(ctx, s, choice.LocalQueue); err != nil || s.failure != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if !controlledBy(wl, run.UID) {
 		s.fail(v1alpha1.ReasonQueueRejected, fmt.Sprintf("a Workload named %s exists in namespace %s that this TestRun does not own; "+
 			"delete it, or give the TestRun another name", wl.Name, run.Namespace))
 		return ctrl.Result{}, nil
 	}
+	// The queue is the one the Workload names: decided when it was made.
+	lq := string(wl.Spec.QueueName)
+	named := queue.Describe(lq, queue.SourceOf(run, lq))
 	st := queue.Read(wl)
 	if admitted {
 		if st.Evicted || !st.Admitted {
@@ -97,11 +113,26 @@ func (r *Reconciler) reconcileQueue(ctx context.Context, s *scope) (ctrl.Result,
 		s.enter(v1alpha1.PhasePending, v1alpha1.ReasonAdmitted, msg)
 		return ctrl.Result{}, nil
 	}
-	msg := fmt.Sprintf(v1alpha1.MessageQueued, lq, st.Pending)
+	msg := fmt.Sprintf(v1alpha1.MessageQueued, named, st.Pending)
 	s.recordCondition(v1alpha1.ConditionAdmitted, metav1.ConditionFalse, v1alpha1.ReasonQueued, msg)
 	maxWait := queue.MaxWait(run)
 	return r.waitOrFail(s, run.CreationTimestamp.Add(maxWait), queuePoll, v1alpha1.PhaseQueued, v1alpha1.ReasonQueued,
-		v1alpha1.ReasonQueueTimeout, msg, "; "+fmt.Sprintf(v1alpha1.MessageQueueTimeout, lq, maxWait)), nil
+		v1alpha1.ReasonQueueTimeout, msg, "; "+fmt.Sprintf(v1alpha1.MessageQueueTimeout, named, maxWait)), nil
+}
+
+// chooseQueue decides the run's queue (queue.Choose). The namespace's default LocalQueue is
+// read live, only for a run naming none when Kueue is installed: no LocalQueue is cached.
+func (r *Reconciler) chooseQueue(ctx context.Context, run *v1alpha1.TestRun) (queue.Choice, error) {
+	namespaceDefault := false
+	if r.Kueue && queue.Name(run) == "" {
+		lq := &kueue.LocalQueue{}
+		err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: queue.DefaultLocalQueue}, lq)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return queue.Choice{}, err
+		}
+		namespaceDefault = err == nil
+	}
+	return queue.Choose(run, r.Kueue, namespaceDefault), nil
 }
 
 // createWorkload makes the run's Workload: the target (the Profile's size), every runner and
@@ -148,7 +179,7 @@ func (r *Reconciler) createWorkload(ctx context.Context, s *scope, lq string) (*
 // finishWorkload marks the ended run's Workload Finished, as Kueue's job framework does for a
 // job that ended: Kueue frees its quota at once, and the next run in the queue is admitted.
 func (r *Reconciler) finishWorkload(ctx context.Context, run *v1alpha1.TestRun) error {
-	if !r.kueue || meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionAdmitted) == nil {
+	if !r.Kueue || meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionAdmitted) == nil {
 		return nil
 	}
 	wl := &kueue.Workload{}

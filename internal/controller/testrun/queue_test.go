@@ -220,9 +220,12 @@ func TestWithoutKueueAQueueChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mgr, err := testenv.StartManagerIn(e, controller.Namespaces{}, ctrl.Options{}, func(mgr ctrl.Manager) error {
+	mgr, err := testenv.StartManagerIn(e, controller.Namespaces{}, ctrl.Options{}, func(mgr ctrl.Manager, kueue bool) error {
+		if kueue {
+			return fmt.Errorf("controller.KueueServed said Kueue is served on a control plane without its CRDs")
+		}
 		return New(mgr, Options{RunnerAPI: runner, Logs: logs, Stats: stats, RunnerImage: "fleetbench/runner:test", Timeouts: testTimeouts,
-			PodLevelResources: true, ProgressInterval: time.Second, PullRetryGrace: 5 * time.Second}).SetupWithManager(mgr)
+			PodLevelResources: true, ProgressInterval: time.Second, PullRetryGrace: 5 * time.Second, Kueue: kueue}).SetupWithManager(mgr)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -118,9 +118,9 @@ func soakOnce(t *testing.T, scale, steps int) {
 			}
 			return interceptor.NewClient(c, writes.funcs()), nil
 		},
-	}, func(mgr ctrl.Manager) error {
+	}, func(mgr ctrl.Manager, kueue bool) error {
 		rec = New(mgr, Options{RunnerAPI: runner, Logs: logs, Stats: stats, RunnerImage: "fleetbench/runner:test",
-			Timeouts: testTimeouts, PodLevelResources: true, Clock: clk})
+			Timeouts: testTimeouts, PodLevelResources: true, Clock: clk, Kueue: kueue})
 		return rec.SetupWithManager(mgr)
 	})
 	if err != nil {

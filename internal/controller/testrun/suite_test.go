@@ -104,7 +104,7 @@ func startManagerIn(e *testenv.Env, ns controller.Namespaces) (*testenv.Manager,
 			}
 			return interceptor.NewClient(c, writes.funcs()), nil
 		},
-	}, func(mgr ctrl.Manager) error {
+	}, func(mgr ctrl.Manager, kueue bool) error {
 		// The sweeper runs as in main, with a grace the tests can wait out.
 		if err := orphans.New(mgr, orphans.Options{Namespaces: ns, Grace: testOrphanGrace}).SetupWithManager(mgr); err != nil {
 			return err
@@ -126,6 +126,7 @@ func startManagerIn(e *testenv.Env, ns controller.Namespaces) (*testenv.Manager,
 			PullRetryGrace:  5 * time.Second,
 			TargetNamespace: ns.Target,
 			Workers:         testWorkers,
+			Kueue:           kueue,
 		})
 		if e == env && len(ns.Watch) == 0 {
 			mainReconciler.Store(rec)

@@ -1,0 +1,62 @@
+package queue
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+)
+
+// TestChoose: a queue the run names wins; a run naming none is queued in its namespace's
+// LocalQueue named default, as Kueue's LocalQueueDefaulting queues a Job; a spec.queue that
+// names nothing where no default exists is refused, never ignored; without Kueue the run goes
+// on, told so when it asked for a queue.
+func TestChoose(t *testing.T) {
+	spec := func(lq string) *v1alpha1.QueueSpec { return &v1alpha1.QueueSpec{LocalQueue: lq} }
+	label := map[string]string{v1alpha1.QueueNameLabel: "lq"}
+	for _, tc := range []struct {
+		name             string
+		labels           map[string]string
+		queue            *v1alpha1.QueueSpec
+		kueue, nsDefault bool
+		want             Choice
+	}{
+		{"nothing asked, no default", nil, nil, true, false, Choice{Action: NotQueued}},
+		{"nothing asked, namespace default", nil, nil, true, true, Choice{Action: Queue, LocalQueue: "default", Source: FromNamespaceDefault}},
+		{"spec names a queue", nil, spec("team-a"), true, true, Choice{Action: Queue, LocalQueue: "team-a", Source: FromSpec}},
+		{"label names a queue", label, nil, true, true, Choice{Action: Queue, LocalQueue: "lq", Source: FromLabel}},
+		{"spec wins over the label", label, spec("team-a"), true, false, Choice{Action: Queue, LocalQueue: "team-a", Source: FromSpec}},
+		{"maxWait with the label", label, &v1alpha1.QueueSpec{MaxWait: "1h"}, true, false, Choice{Action: Queue, LocalQueue: "lq", Source: FromLabel}},
+		{"maxWait, namespace default", nil, &v1alpha1.QueueSpec{MaxWait: "1h"}, true, true, Choice{Action: Queue, LocalQueue: "default", Source: FromNamespaceDefault}},
+		{"maxWait naming nothing, no default", nil, &v1alpha1.QueueSpec{MaxWait: "1h"}, true, false, Choice{Action: NotNamed}},
+		{"empty spec.queue, no default", nil, &v1alpha1.QueueSpec{}, true, false, Choice{Action: NotNamed}},
+		{"no Kueue, nothing asked", nil, nil, false, false, Choice{Action: NotQueued}},
+		{"no Kueue, spec names a queue", nil, spec("team-a"), false, false, Choice{Action: NotInstalled, LocalQueue: "team-a", Source: FromSpec}},
+		{"no Kueue, label", label, nil, false, false, Choice{Action: NotInstalled, LocalQueue: "lq", Source: FromLabel}},
+		{"no Kueue, spec.queue naming nothing", nil, &v1alpha1.QueueSpec{MaxWait: "1h"}, false, false, Choice{Action: NotInstalled}},
+	} {
+		run := &v1alpha1.TestRun{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels}, Spec: v1alpha1.TestRunSpec{Queue: tc.queue}}
+		if got := Choose(run, tc.kueue, tc.nsDefault); got != tc.want {
+			t.Errorf("%s: Choose = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSourceOf: a queued run's messages say who named the queue its Workload holds.
+func TestSourceOf(t *testing.T) {
+	run := &v1alpha1.TestRun{}
+	if got := SourceOf(run, "default"); got != FromNamespaceDefault {
+		t.Errorf("a run naming none in default: %q", got)
+	}
+	run.Labels = map[string]string{v1alpha1.QueueNameLabel: "lq"}
+	if got := SourceOf(run, "lq"); got != FromLabel {
+		t.Errorf("label: %q", got)
+	}
+	if got := SourceOf(run, "default"); got != "" {
+		t.Errorf("a queue the run no longer names: %q, want none", got)
+	}
+	if got := Describe("default", FromNamespaceDefault); got != "default (namespace default LocalQueue: the run names none, and its namespace has a LocalQueue named default)" {
+		t.Errorf("Describe = %q", got)
+	}
+}
