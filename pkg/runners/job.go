@@ -222,20 +222,21 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	}
 	container.EnvFrom = runner.EnvFrom
 	podSpec := corev1.PodSpec{
-		RestartPolicy:                corev1.RestartPolicyNever,
-		InitContainers:               initContainers(runner, testMounts, pullPolicy, container.SecurityContext),
-		Containers:                   []corev1.Container{container},
-		Volumes:                      volumes,
-		NodeSelector:                 runner.NodeSelector,
-		Tolerations:                  lossTolerations(spec, n, runner.Tolerations),
-		ServiceAccountName:           runner.ServiceAccountName,
-		ImagePullSecrets:             runner.ImagePullSecrets,
-		PriorityClassName:            runner.PriorityClassName,
-		AutomountServiceAccountToken: automountToken(runner),
-		SchedulerName:                runner.SchedulerName,
-		SecurityContext:              podSecurityContext(runner),
-		Affinity:                     placement(tr, runner.Affinity, runner.AvoidTarget, opts.TargetNamespace, opts.TargetNodes),
-		TopologySpreadConstraints:    spreadWith(tr, runner.TopologySpreadConstraints),
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		InitContainers:                initContainers(runner, testMounts, pullPolicy, container.SecurityContext),
+		Containers:                    []corev1.Container{container},
+		Volumes:                       volumes,
+		NodeSelector:                  runner.NodeSelector,
+		Tolerations:                   lossTolerations(spec, n, runner.Tolerations),
+		TerminationGracePeriodSeconds: lossGrace(spec, n),
+		ServiceAccountName:            runner.ServiceAccountName,
+		ImagePullSecrets:              runner.ImagePullSecrets,
+		PriorityClassName:             runner.PriorityClassName,
+		AutomountServiceAccountToken:  automountToken(runner),
+		SchedulerName:                 runner.SchedulerName,
+		SecurityContext:               podSecurityContext(runner),
+		Affinity:                      placement(tr, runner.Affinity, runner.AvoidTarget, opts.TargetNamespace, opts.TargetNodes),
+		TopologySpreadConstraints:     spreadWith(tr, runner.TopologySpreadConstraints),
 	}
 
 	job := &batchv1.Job{

@@ -283,6 +283,22 @@ const remainingDir = "/fleetbench/remaining"
 // of Kubernetes' default of 5 minutes).
 const lostNodeGrace = 30
 
+// lostRunnerGrace is the deletion grace of a Replace run's runners, instead of Kubernetes'
+// 30 s. A replacement resumes only once its lost pod ended, and a pod on a lost node never
+// reports that it did: the replacement waits out its deletion grace, so the grace is most of the
+// time from a lost node's pod being deleted to its replacement running. k6 needs no more on
+// SIGTERM: a lost runner's results are what its last live read kept, not what it prints then.
+const lostRunnerGrace = 5
+
+// lossGrace is the runners' deletion grace: lostRunnerGrace for a run that replaces lost
+// runners, Kubernetes' default otherwise.
+func lossGrace(spec *v1alpha1.TestRunSpec, n int) *int64 {
+	if LossPolicy(spec, n) != v1alpha1.RunnerLossReplace {
+		return nil
+	}
+	return ptr.To[int64](lostRunnerGrace)
+}
+
 // lossTolerations adds, for a run that replaces lost runners, NoExecute tolerations of an
 // unreachable or not-ready node for lostNodeGrace seconds, unless the user tolerates them.
 func lossTolerations(spec *v1alpha1.TestRunSpec, n int, user []corev1.Toleration) []corev1.Toleration {

@@ -208,6 +208,12 @@ func TestReplacementJob(t *testing.T) {
 	if len(tol) != 2 || *tol[0].TolerationSeconds != lostNodeGrace {
 		t.Errorf("a Replace run's runners leave a lost node after %d s: %v", lostNodeGrace, tol)
 	}
+	if g := job.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g != lostRunnerGrace {
+		t.Errorf("a Replace run's runner is given %v s to end when deleted, want %d (its replacement waits that out)", g, lostRunnerGrace)
+	}
+	if g := orig.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g != lostRunnerGrace {
+		t.Errorf("the original runner of a Replace run is given %v s to end, want %d", g, lostRunnerGrace)
+	}
 }
 
 func contains(xs []string, x string) bool {

@@ -255,8 +255,9 @@ func replaced(length time.Duration) func(got *v1alpha1.TestRun, lost time.Time) 
 				return fmt.Sprintf("gap not replaced: %+v", g)
 			}
 			unobserved += g.EstimatedUnobserved
-			fmt.Printf("REPLACEMENT runner %d cause %s: fault → replaced %s, %d requests unobserved (%.2f %% of %d)\n", g.Runner, g.Cause,
-				g.ReplacedAt.Sub(lost).Round(100*time.Millisecond), g.EstimatedUnobserved, 100*float64(g.EstimatedUnobserved)/float64(planned), planned)
+			fmt.Printf("REPLACEMENT runner %d cause %s: fault → replaced %s, loss seen → replaced %s, %d requests unobserved (%.2f %% of %d)\n", g.Runner, g.Cause,
+				g.ReplacedAt.Sub(lost).Round(100*time.Millisecond), g.ReplacedAt.Sub(g.LostAt.Time).Round(100*time.Millisecond),
+				g.EstimatedUnobserved, 100*float64(g.EstimatedUnobserved)/float64(planned), planned)
 		}
 		if c := condition(got, v1alpha1.ConditionGapless); c == nil || c.Status != metav1.ConditionFalse {
 			return fmt.Sprintf("Gapless %+v, want False", c)

@@ -102,12 +102,12 @@ func fleetOf(t *testing.T, e *env, c client.Client, run *v1alpha1.TestRun) corev
 		err := c.Get(e.ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.Workload(run.Name)}, wl)
 		return err == nil, fmt.Sprint(err)
 	})
-	return requestsOf(wl.Spec.PodSets)
+	return podSetRequests(wl.Spec.PodSets)
 }
 
-// requestsOf is what the pod sets ask for together: each pod's container requests times its
+// podSetRequests is what the pod sets ask for together: each pod's container requests times its
 // count, as Kueue charges them against the ClusterQueue's quota.
-func requestsOf(sets []kueue.PodSet) corev1.ResourceList {
+func podSetRequests(sets []kueue.PodSet) corev1.ResourceList {
 	total := corev1.ResourceList{}
 	for _, s := range sets {
 		for _, c := range s.Template.Spec.Containers {
