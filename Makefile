@@ -108,6 +108,10 @@ chaos: ## Chaos matrix (root, ~20 min, not in CI): manager, API server, runner, 
 scale: ## Scale benchmark (root): the real manager with 500 kwok nodes in its own network namespace; N = 10, 100, 1000, 5000 runners, each ended to time end→done, and 20 TestRuns x 50 (hack/scale/run.sh; SCALE_SIZES, SCALE_MULTI, SCALE_NODES, SCALE_JOB_SYNCS, SCALE_MANAGER_ARGS, SCALE_SHAPES=1 for the Job controller alone in three shapes).
 	hack/scale/run.sh
 
+.PHONY: soak-2h
+soak-2h: ## Issue 28's 2-hour Stab-2-2 run on the local cluster (root; not in CI): runner 0 deleted twice, runner 1's node drained once; checks the gaps and counts (hack/soak/two-hours.sh; SOAK2H_DURATION).
+	hack/soak/two-hours.sh
+
 .PHONY: soak
 soak: ## Long runs stay cheap: Stab-4-672's sample volume (80,640 target samples) in stepped time on envtest, figures at 1x, 10x, 100x; table in bin/soak/results.md (hack/soak/run.sh; SOAK_BASE, SOAK_SCALES).
 	hack/soak/run.sh
