@@ -158,15 +158,7 @@ func runnerPoints(s *measure.Summary, r *measure.RunnerInfo) []MemoryPoint {
 	}
 	slices.SortStableFunc(out, func(a, b MemoryPoint) int { return a.At.Compare(b.At) })
 	out = slices.CompactFunc(out, func(a, b MemoryPoint) bool { return a.At.Equal(b.At) })
-	for len(out) > maxRunnerPoints {
-		thinned := make([]MemoryPoint, 0, len(out)/2+2)
-		for i := 0; i < len(out)-1; i += 2 {
-			thinned = append(thinned, out[i])
-		}
-		thinned = append(thinned, out[len(out)-1])
-		out = thinned
-	}
-	return out
+	return thinEvenly(out, maxRunnerPoints)
 }
 
 func samplesOf(points []MemoryPoint) []trend.Sample {

@@ -197,8 +197,16 @@ func latencyHistogram(a *measure.Agg) []HistogramBucket {
 // ThinTargetPoints keeps at most MaxTargetPoints, dropping every other point (never the first
 // or the last) until they fit, so the spacing stays even as a run grows.
 func ThinTargetPoints(points []TargetPoint) []TargetPoint {
-	for len(points) > MaxTargetPoints {
-		thinned := make([]TargetPoint, 0, len(points)/2+2)
+	return thinEvenly(points, MaxTargetPoints)
+}
+
+// thinEvenly keeps at most limit points, dropping every other one (never the first or the
+// last) until they fit, so the spacing stays even. It appends to a slice of its own: points
+// is the caller's. A limit below 2 is 2: the first and the last always stay.
+func thinEvenly[T any](points []T, limit int) []T {
+	limit = max(limit, 2)
+	for len(points) > limit {
+		thinned := make([]T, 0, len(points)/2+2)
 		for i := 0; i < len(points)-1; i += 2 {
 			thinned = append(thinned, points[i])
 		}

@@ -1,12 +1,9 @@
 package output
 
 import (
-	"bytes"
 	"os"
 	"testing"
 	"time"
-
-	"go.k6.io/k6/v2/output"
 
 	"fleetbench.dev/fleetbench/pkg/measure"
 )
@@ -37,24 +34,14 @@ func TestEnvelopeCarriesResidentMemoryPerWindow(t *testing.T) {
 	if _, err := os.Stat("/proc/self/statm"); err != nil {
 		t.Skip("no /proc/self/statm on this system")
 	}
-	var stdout bytes.Buffer
-	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_WINDOW": "1s", "K6_FLEETBENCH_RUNNER": "r1"}, StdOut: &stdout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Unix(1_700_000_000, 0)
-	clock := start
-	o.now = func() time.Time { return clock }
-	if err := o.Start(); err != nil {
-		t.Fatal(err)
-	}
+	o, stdout, start, clock := startedOnClock(t)
 	for i := range 3 {
-		clock = start.Add(time.Duration(i)*time.Second + 500*time.Millisecond)
+		*clock = start.Add(time.Duration(i)*time.Second + 500*time.Millisecond)
 		o.mu.Lock()
 		o.sampleCPU()
 		o.mu.Unlock()
 	}
-	clock = start.Add(3 * time.Second)
+	*clock = start.Add(3 * time.Second)
 	if err := o.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -16,17 +16,7 @@ import (
 // Samples fed programmatically, as k6's output manager would, come out as
 // exact counts in the envelope.
 func TestOutputFoldsSamplesIntoEnvelope(t *testing.T) {
-	var stdout bytes.Buffer
-	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_WINDOW": "1s", "K6_FLEETBENCH_RUNNER": "r1"}, StdOut: &stdout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Unix(1_700_000_000, 0)
-	clock := start
-	o.now = func() time.Time { return clock }
-	if err := o.Start(); err != nil {
-		t.Fatal(err)
-	}
+	o, stdout, start, clock := startedOnClock(t)
 
 	reg := metrics.NewRegistry()
 	dur := reg.MustNewMetric("http_req_duration", metrics.Trend, metrics.Time)
@@ -53,7 +43,7 @@ func TestOutputFoldsSamplesIntoEnvelope(t *testing.T) {
 			metrics.Sample{TimeSeries: metrics.TimeSeries{Metric: vus, Tags: reg.RootTagSet()}, Time: ts, Value: 4},
 		})
 	}
-	clock = start.Add(3 * time.Second)
+	*clock = start.Add(3 * time.Second)
 	if err := o.StopWithTestError(errors.New("aborted by signal")); err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +91,25 @@ func TestOutputFoldsSamplesIntoEnvelope(t *testing.T) {
 	if e.CPU.Cores <= 0 || e.CPU.MaxRSSBytes <= 0 {
 		t.Errorf("cpu: %+v", e.CPU)
 	}
+}
+
+// startedOnClock starts runner r1's output with 1 s windows, printing to the returned buffer,
+// on a clock that reads start until the test sets it.
+func startedOnClock(t *testing.T) (o *Output, stdout *bytes.Buffer, start time.Time, clock *time.Time) {
+	t.Helper()
+	stdout = &bytes.Buffer{}
+	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_WINDOW": "1s", "K6_FLEETBENCH_RUNNER": "r1"}, StdOut: stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Unix(1_700_000_000, 0)
+	now := start
+	clock = &now
+	o.now = func() time.Time { return *clock }
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return o, stdout, start, clock
 }
 
 func TestConfigFromEnvRejectsBadValues(t *testing.T) {
