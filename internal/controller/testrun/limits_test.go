@@ -1,7 +1,6 @@
 package testrun
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,14 +10,10 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/internal/controller"
-	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
@@ -83,29 +78,13 @@ func TestTargetQuotaAndPolicyHoldTheProfile(t *testing.T) {
 // TargetLimitReached, with nothing made, until one of the two ends, then gets its target; a
 // fourth, whose provisioning deadline passes while it waits, ends Failed TargetLimitReached.
 func TestMaxTargetsPerNamespace(t *testing.T) {
-	e, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Stop() })
-	c := e.Client
-	preflights, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	go passPreflights(preflights, c)
 	const ns = "team-a"
-	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, tw.MakeProfile("c1", "1", "512Mi").Obj()} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mgr, err := testenv.StartManagerIn(e, controller.Namespaces{}, ctrl.Options{}, func(mgr ctrl.Manager, kueue bool) error {
-		return New(mgr, Options{RunnerAPI: runner, Logs: logs, Stats: stats, RunnerImage: "fleetbench/runner:test", Timeouts: testTimeouts,
-			PodLevelResources: true, ProgressInterval: time.Second, PullRetryGrace: 5 * time.Second, MaxTargetsPerNamespace: 2, Kueue: kueue}).SetupWithManager(mgr)
+	e := ownControlPlane(t, namespaceAndProfile(ns))
+	c := e.Client
+	startOwnManager(t, e, func(o *Options, _ bool) error {
+		o.MaxTargetsPerNamespace = 2
+		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mgr.Stop() })
 
 	runs := make([]*v1alpha1.TestRun, 3)
 	kubelets := make([]*kubelet, 3)

@@ -1,7 +1,6 @@
 package testrun
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -18,7 +17,6 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/controller"
-	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/target"
@@ -31,29 +29,16 @@ import (
 // exactly its objects away; a TestRun elsewhere is never touched. Then a manager whose target
 // namespace does not exist fails a run TargetNamespaceNotFound.
 func TestNamespacedInstall(t *testing.T) {
-	e, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Stop() })
-	c := e.Client
-	preflights, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	go passPreflights(preflights, c)
 	const watched, elsewhere, shared = "team-a", "team-x", "fb-targets"
+	var objs []client.Object
 	for _, ns := range []string{watched, elsewhere, shared} {
-		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{target.EnforceLabel: "restricted"}}}
-		if err := c.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
+		objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{target.EnforceLabel: "restricted"}}})
 	}
-	for _, o := range []client.Object{tw.MakeProfile("c1", "1", "512Mi").Obj(), &corev1.Secret{
+	objs = append(objs, tw.MakeProfile("c1", "1", "512Mi").Obj(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "registry-cred", Namespace: watched}, Type: corev1.SecretTypeDockerConfigJson,
-		Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}}} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+		Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)}})
+	e := ownControlPlane(t, objs)
+	c := e.Client
 	mgr, err := startManagerIn(e, controller.Namespaces{Watch: []string{watched}, Target: shared})
 	if err != nil {
 		t.Fatal(err)

@@ -1,22 +1,17 @@
 package testrun
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/internal/controller"
 	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/queue"
@@ -106,33 +101,17 @@ func TestNamespaceDefaultLocalQueue(t *testing.T) {
 // LocalQueue; a manager told Kueue is absent queues nothing, watches no Workload and says
 // Kueue is not installed, on both a run naming a queue and one whose spec.queue names none.
 func TestKueueAskedOnceAtStart(t *testing.T) {
-	e, err := testenv.Start(testenv.WithKueueCRDs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Stop() })
-	c := e.Client
-	preflights, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	go passPreflights(preflights, c)
 	const ns = "team-a"
-	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, tw.MakeProfile("c1", "1", "512Mi").Obj()} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e := ownControlPlane(t, namespaceAndProfile(ns), testenv.WithKueueCRDs())
+	c := e.Client
 	defaultLocalQueue(t, c, ns)
 	var served bool
-	mgr, err := testenv.StartManagerIn(e, controller.Namespaces{}, ctrl.Options{}, func(mgr ctrl.Manager, kueue bool) error {
+	startOwnManager(t, e, func(o *Options, kueue bool) error {
 		served = kueue
 		// The answer as if Kueue's CRDs were not there when the manager started.
-		return New(mgr, Options{RunnerAPI: runner, Logs: logs, Stats: stats, RunnerImage: "fleetbench/runner:test", Timeouts: testTimeouts,
-			PodLevelResources: true, ProgressInterval: time.Second, PullRetryGrace: 5 * time.Second, Kueue: false}).SetupWithManager(mgr)
+		o.Kueue = false
+		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mgr.Stop() })
 	if !served {
 		t.Fatal("controller.KueueServed said Kueue is absent on a control plane serving its Workload and LocalQueue APIs")
 	}

@@ -1,7 +1,6 @@
 package testrun
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -12,13 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/internal/controller"
-	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/queue"
@@ -205,32 +201,15 @@ func TestUnqueuedRunMakesNoWorkload(t *testing.T) {
 // TestWithoutKueueAQueueChangesNothing: on a control plane without Kueue's CRDs the manager
 // starts, and a run naming a queue provisions at once, saying the queue was not used.
 func TestWithoutKueueAQueueChangesNothing(t *testing.T) {
-	e, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Stop() })
-	c := e.Client
-	preflights, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	go passPreflights(preflights, c)
 	const ns = "team-a"
-	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, tw.MakeProfile("c1", "1", "512Mi").Obj()} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mgr, err := testenv.StartManagerIn(e, controller.Namespaces{}, ctrl.Options{}, func(mgr ctrl.Manager, kueue bool) error {
+	e := ownControlPlane(t, namespaceAndProfile(ns))
+	c := e.Client
+	startOwnManager(t, e, func(_ *Options, kueue bool) error {
 		if kueue {
 			return fmt.Errorf("controller.KueueServed said Kueue is served on a control plane without its CRDs")
 		}
-		return New(mgr, Options{RunnerAPI: runner, Logs: logs, Stats: stats, RunnerImage: "fleetbench/runner:test", Timeouts: testTimeouts,
-			PodLevelResources: true, ProgressInterval: time.Second, PullRetryGrace: 5 * time.Second, Kueue: kueue}).SetupWithManager(mgr)
+		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mgr.Stop() })
 	run := tw.MakeTestRun("load", ns).Obj()
 	run.Spec.Queue = &v1alpha1.QueueSpec{LocalQueue: "team-a"}
 	if err := c.Create(ctx, run); err != nil {

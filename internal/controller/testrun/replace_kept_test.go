@@ -1,7 +1,6 @@
 package testrun
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
@@ -90,30 +88,11 @@ func TestLostRunnerKeptResultsSurviveAFailedWrite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := setup(t)
 			run := tw.MakeTestRun("kept", ns).Type(v1alpha1.TestTypeStability).Parallelism(2).Devices(20, "1s").Duration("1m").Obj()
-			k, pods := startRunning(t, run, 2)
-			start := time.Now()
-			runner.serveLive(pods[0], func() measure.Envelope { return liveEnvelope(t, pods[0], 40, start) })
-			runner.serveLive(pods[1], func() measure.Envelope { return liveEnvelope(t, pods[1], 50, start) })
-			eventually(t, "a live read", func() error {
-				got := &v1alpha1.TestRun{}
-				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
-					return err
-				}
-				if got.Status.Progress == nil || got.Status.Progress.Requests != 90 {
-					return fmt.Errorf("progress %+v", got.Status.Progress)
-				}
-				return nil
-			})
+			k, pods := startTwoLive(t, run)
 			failWrites(t, tc.fault(run.Name))
 
 			lost := pods[1]
-			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(lost), lost); err != nil {
-				t.Fatal(err)
-			}
-			controllerutil.AddFinalizer(lost, kubeletFinalizer)
-			if err := env.Client.Update(ctx, lost); err != nil {
-				t.Fatal(err)
-			}
+			holdTerminating(t, lost)
 			if err := env.Client.Delete(ctx, lost); err != nil {
 				t.Fatal(err)
 			}
@@ -121,34 +100,14 @@ func TestLostRunnerKeptResultsSurviveAFailedWrite(t *testing.T) {
 			eventually(t, "the replacement Job", func() error {
 				return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.ReplacementJob(run.Name, 1, 1)}, job)
 			})
-			k.finish(lost, exitExternalAbort, "Error")
-			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(lost), lost); err != nil {
-				t.Fatal(err)
-			}
-			controllerutil.RemoveFinalizer(lost, kubeletFinalizer)
-			if err := env.Client.Update(ctx, lost); err != nil {
-				t.Fatal(err)
-			}
+			letGo(t, k, lost)
 			newPods := k.podsFor([]batchv1.Job{*job}, func(_ int, pod *corev1.Pod) { setRunning(pod, 7) })
-			got := waitGap(t, run, func(g v1alpha1.RunnerGap) error {
-				if g.ReplacedAt == nil {
-					return errors.New("not replaced yet")
-				}
-				return nil
-			})
+			got := waitReplaced(t, run)
 			if g := got.Status.Gaps[0]; g.ObservedUntil == nil || g.LostPod != lost.Name || g.Job != job.Name {
 				t.Errorf("gap %+v: want what runner 1 measured kept, its pod and its replacement named", g)
 			}
 
-			end := time.Now()
-			logs.set(pods[0], load(pods[0], end), nil)
-			logs.set(newPods[0], load(newPods[0], end), nil)
-			k.finish(pods[0], 0, "Completed")
-			k.finish(newPods[0], 0, "Completed")
-			got = waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
-			if r := got.Status.Results; r == nil || r.Requests.Total != 250 {
-				t.Errorf("results: %+v, want 100 + 100 + the 50 runner 1 measured before its loss", got.Status.Results)
-			}
+			got = finishReplaced(t, k, run, pods[0], newPods[0])
 			if len(got.Status.Gaps) != 1 {
 				t.Errorf("gaps: %+v, want one", got.Status.Gaps)
 			}

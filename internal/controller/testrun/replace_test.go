@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
@@ -87,20 +86,7 @@ func (w *segmentWatch) end() []string {
 func TestLostRunnerIsReplacedForTheRestOfTheLoad(t *testing.T) {
 	ns := setup(t)
 	run := tw.MakeTestRun("soak", ns).Type(v1alpha1.TestTypeStability).Parallelism(2).Devices(20, "1s").Duration("1m").Obj()
-	k, pods := startRunning(t, run, 2)
-	start := time.Now()
-	runner.serveLive(pods[0], func() measure.Envelope { return liveEnvelope(t, pods[0], 40, start) })
-	runner.serveLive(pods[1], func() measure.Envelope { return liveEnvelope(t, pods[1], 50, start) })
-	eventually(t, "a live read", func() error {
-		got := &v1alpha1.TestRun{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
-			return err
-		}
-		if got.Status.Progress == nil || got.Status.Progress.Requests != 90 {
-			return fmt.Errorf("progress %+v", got.Status.Progress)
-		}
-		return nil
-	})
+	k, pods := startTwoLive(t, run)
 	// Budgets while the load runs: the runners (drain Wait, the default) and the target.
 	var rb, tb policyv1.PodDisruptionBudget
 	eventually(t, "the PodDisruptionBudgets", func() error {
@@ -115,13 +101,7 @@ func TestLostRunnerIsReplacedForTheRestOfTheLoad(t *testing.T) {
 
 	// The kubelet holds the deleted pod Terminating until its k6 exits.
 	lost := pods[1]
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(lost), lost); err != nil {
-		t.Fatal(err)
-	}
-	controllerutil.AddFinalizer(lost, kubeletFinalizer)
-	if err := env.Client.Update(ctx, lost); err != nil {
-		t.Fatal(err)
-	}
+	holdTerminating(t, lost)
 	var replacement *corev1.Pod
 	var mu sync.Mutex
 	watch := watchSegment(lost, func() *corev1.Pod { mu.Lock(); defer mu.Unlock(); return replacement })
@@ -178,20 +158,8 @@ func TestLostRunnerIsReplacedForTheRestOfTheLoad(t *testing.T) {
 		t.Errorf("the replacement was resumed %d times while the lost pod still ran", n)
 	}
 	// The lost pod's k6 ends (SIGTERM, 105) and the kubelet lets it go.
-	k.finish(lost, exitExternalAbort, "Error")
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(lost), lost); err != nil {
-		t.Fatal(err)
-	}
-	controllerutil.RemoveFinalizer(lost, kubeletFinalizer)
-	if err := env.Client.Update(ctx, lost); err != nil {
-		t.Fatal(err)
-	}
-	got = waitGap(t, run, func(g v1alpha1.RunnerGap) error {
-		if g.ReplacedAt == nil {
-			return errors.New("not replaced yet")
-		}
-		return nil
-	})
+	letGo(t, k, lost)
+	got = waitReplaced(t, run)
 	if v := watch.end(); len(v) > 0 {
 		t.Errorf("two live runners of one segment: %v", v)
 	}
@@ -204,15 +172,7 @@ func TestLostRunnerIsReplacedForTheRestOfTheLoad(t *testing.T) {
 	}
 
 	// Both runners end: the results are runner 0's, the replacement's and what runner 1 kept.
-	end := time.Now()
-	logs.set(pods[0], load(pods[0], end), nil)
-	logs.set(newPods[0], load(newPods[0], end), nil)
-	k.finish(pods[0], 0, "Completed")
-	k.finish(newPods[0], 0, "Completed")
-	got = waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
-	if r := got.Status.Results; r == nil || r.Requests.Total != 250 {
-		t.Errorf("results: %+v, want 100 + 100 + the 50 runner 1 measured before its loss", got.Status.Results)
-	}
+	got = finishReplaced(t, k, run, pods[0], newPods[0])
 	if !strings.Contains(got.Status.Message, "1 gap") || !strings.Contains(got.Status.Message, "runner 1") {
 		t.Errorf("the verdict's message does not say what the results cover: %s", got.Status.Message)
 	}
