@@ -1,9 +1,12 @@
 package testrun
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -147,5 +150,42 @@ func TestCallsOutsideTheStartKeepNoConnection(t *testing.T) {
 	opened, closed := conns.allClosed()
 	if opened != 5 || closed != opened {
 		t.Errorf("5 calls opened %d connections and %d are still open, want one each, all closed", opened, opened-closed)
+	}
+}
+
+// TestARunnerCannotKeepItsConnection: a runner that answers "keep-alive" and then waits on the
+// connection does not keep it (nor the manager's two goroutines behind it): the manager closes
+// it after the answer, whatever the runner asked for.
+func TestARunnerCannotKeepItsConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	closed := make(chan error, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			closed <- err
+			return
+		}
+		defer func() { _ = conn.Close() }()
+		br := bufio.NewReader(conn)
+		if _, err := http.ReadRequest(br); err != nil {
+			closed <- err
+			return
+		}
+		body := `{"data":{"type":"status","id":"default","attributes":{"status":9}}}`
+		_, _ = fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=3600\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = br.ReadByte() // the manager's close ends this read with EOF; a kept connection, with the deadline
+		closed <- err
+	}()
+	api := newDirectRunnerAPI(func(*corev1.Pod, int) string { return ln.Addr().String() })
+	if ended, err := api.Ended(context.Background(), testPod()); err != nil || !ended {
+		t.Fatalf("Ended: %v, %v", ended, err)
+	}
+	if err := <-closed; !errors.Is(err, io.EOF) {
+		t.Errorf("the runner's connection after its answer: %v, want closed by the manager (EOF)", err)
 	}
 }
