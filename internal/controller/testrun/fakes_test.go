@@ -167,6 +167,11 @@ func (f *fakeRunnerAPI) calls(ns string) (setups, teardowns, releases int, data 
 
 func key(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
+// KeepConnections: the fake has no connections (runner_conns_test.go tests the real ones).
+func (f *fakeRunnerAPI) KeepConnections(ctx context.Context) (context.Context, func()) {
+	return ctx, func() {}
+}
+
 // Warm answers, as an up k6 does, unless the test says k6 of the pod's namespace is still
 // loading (k6Down).
 func (f *fakeRunnerAPI) Warm(_ context.Context, pod *corev1.Pod) error {

@@ -22,7 +22,12 @@ import (
 // RunnerAPI talks to one runner's k6 REST API. Only this and LogReader stand between the
 // reconciler and the runners, so tests replace just these two.
 type RunnerAPI interface {
-	// Warm reads the runner's status, opening the connection the start's Resume then goes out on.
+	// KeepConnections returns a context whose calls keep their connections open for each
+	// other until release closes them: the start's Resume goes out on the connection its Warm
+	// opened. Outside such a context a call's connection to the runner closes with its answer.
+	KeepConnections(ctx context.Context) (context.Context, func())
+	// Warm reads the runner's status, opening the connection the start's Resume then goes out
+	// on (under KeepConnections).
 	Warm(ctx context.Context, pod *corev1.Pod) error
 	// Resume un-pauses a runner started with --paused; resuming a running one is a no-op.
 	Resume(ctx context.Context, pod *corev1.Pod) error
@@ -77,7 +82,19 @@ type transport func(ctx context.Context, pod *corev1.Pod, port int, method, path
 
 // k6API is RunnerAPI over a transport: pod IPs (NewDirectRunnerAPI) or the API server's pod
 // proxy (NewProxyRunnerAPI).
-type k6API struct{ call transport }
+type k6API struct {
+	call transport
+	// keep scopes kept connections (KeepConnections); nil when the transport keeps none of
+	// its own (the pod proxy's connections are to the API server).
+	keep func(ctx context.Context) (context.Context, func())
+}
+
+func (k *k6API) KeepConnections(ctx context.Context) (context.Context, func()) {
+	if k.keep == nil {
+		return ctx, func() {}
+	}
+	return k.keep(ctx)
+}
 
 // NewDirectRunnerAPI reaches runners at their pod IPs: the manager runs in the cluster.
 func NewDirectRunnerAPI() RunnerAPI {
@@ -88,21 +105,13 @@ func NewDirectRunnerAPI() RunnerAPI {
 
 // newDirectRunnerAPI reaches each runner at the address addr gives (tests point it elsewhere).
 func newDirectRunnerAPI(addr func(pod *corev1.Pod, port int) string) RunnerAPI {
-	// Idle connections to every runner stay open (the default keeps 100 in all): the start's
-	// Resume calls reuse the ones Warm opened, so no handshake widens the start skew.
-	client := &http.Client{Transport: &http.Transport{
-		Proxy: nil, MaxIdleConns: 0, MaxIdleConnsPerHost: 2, IdleConnTimeout: 2 * time.Minute,
-		// Every runner holds a connection for its final envelope: small buffers keep 1,000 of
-		// them cheap (requests are a few hundred bytes; an answer's size is bounded by the call).
-		WriteBufferSize: 1 << 10, ReadBufferSize: 2 << 10,
-		DialContext: (&net.Dialer{Timeout: callTimeout, KeepAlive: 30 * time.Second}).DialContext,
-	}, CheckRedirect: refuseRedirect}
+	clients := newDirectClients() // runner_conns.go: which connections stay open
 	return &k6API{call: func(ctx context.Context, pod *corev1.Pod, port int, method, path string, body []byte, limit int64) (int, []byte, func(), error) {
 		if pod.Status.PodIP == "" {
 			return 0, nil, nil, fmt.Errorf("runner pod %s has no IP yet", pod.Name)
 		}
-		return doHTTP(ctx, client, method, "http://"+addr(pod, port)+path, body, limit)
-	}}
+		return doHTTP(ctx, clients.client(ctx), method, "http://"+addr(pod, port)+path, body, limit)
+	}, keep: clients.keep}
 }
 
 // NewProxyRunnerAPI reaches runners through the API server's pods/proxy: the manager runs

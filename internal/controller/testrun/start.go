@@ -93,7 +93,10 @@ func (r *Reconciler) resumeAll(ctx context.Context, s *scope) []ack {
 			pods[i] = rs.pod
 		}
 	}
-	// Every runner's connection is opened first; then all Resume calls leave together.
+	// Every runner's connection is opened first; then all Resume calls leave together. The
+	// connections are kept for this only: closed once every runner answered.
+	ctx, release := r.RunnerAPI.KeepConnections(ctx)
+	defer release()
 	var warmed sync.WaitGroup
 	start := make(chan struct{})
 	for _, pod := range pods {
