@@ -88,6 +88,10 @@ ended() { case "$(field '{.status.phase}')" in Succeeded | Failed) return 0 ;; e
 wait_until 900 "Running" running
 t0=$(date +%s)
 log "Running"
+# Two hours of refused pushes is a wasted afternoon: stop at once if the first minute failed.
+sleep 60
+errors=$(field '{.status.progress.errorPercent}')
+awk -v e="${errors:-100}" 'BEGIN { exit !(e < 1) }' || die "after a minute ${errors:-?} % of the pushes failed: $(field '{.status.progress}')"
 
 runner_pod() { # the live pod of runner $1
   k -n "$ns" get pods -l "fleetbench.dev/testrun=$name,fleetbench.dev/role=runner,fleetbench.dev/runner-index=$1" \
