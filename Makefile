@@ -105,7 +105,7 @@ chaos: ## Chaos matrix (root, ~20 min, not in CI): manager, API server, runner, 
 	hack/chaos/run.sh
 
 .PHONY: scale
-scale: ## Scale benchmark (root): the real manager with 500 kwok nodes in its own network namespace; N = 10, 100, 1000, 5000 runners, each ended to time end→done, and 20 TestRuns x 50 (hack/scale/run.sh; SCALE_SIZES, SCALE_MULTI, SCALE_NODES, SCALE_JOB_SYNCS, SCALE_MANAGER_ARGS, SCALE_SHAPES=1 for the Job controller alone in three shapes).
+scale: ## Scale benchmark (root): the real manager with 500 kwok nodes in its own network namespace; N = 10, 100, 1000, 5000 runners, each ended to time end→done, and 20 TestRuns x 50 (hack/scale/run.sh; SCALE_SIZES, SCALE_MULTI, SCALE_NODES, SCALE_JOB_SYNCS, SCALE_MANAGER_ARGS, SCALE_MANAGER_ENV (e.g. GOMEMLIMIT=429496720, what the manager sets itself in a 512Mi container), SCALE_SHAPES=1 for the Job controller alone in three shapes).
 	hack/scale/run.sh
 
 .PHONY: soak-2h

@@ -4,6 +4,7 @@ package main
 import (
 	"flag"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +21,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/capacityplan"
 	"fleetbench.dev/fleetbench/internal/controller/orphans"
 	"fleetbench.dev/fleetbench/internal/controller/testrun"
+	"fleetbench.dev/fleetbench/pkg/memlimit"
 )
 
 func envOr(key, fallback string) string {
@@ -73,6 +75,13 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
+	// The GC collects before the heap outgrows the container (pkg/memlimit); GOMEMLIMIT wins.
+	if d := memlimit.Decide(os.Getenv("GOMEMLIMIT"), os.ReadFile); d.Set {
+		debug.SetMemoryLimit(d.Soft)
+		log.Info(d.String())
+	} else {
+		log.Info(d.String(), "softMemoryLimitBytes", debug.SetMemoryLimit(-1))
+	}
 	switch defaultPodSecurity {
 	case "restricted", "baseline", "privileged":
 	default:

@@ -27,7 +27,10 @@
 #        SCALE_MANAGER_ARGS adds flags to the manager (e.g. --kube-api-qps 600 --kube-api-burst 1200:
 #        its default 200 QPS alone makes 5,000 Job creates last 23 s), SCALE_SHAPES=1 also times the Job controller alone for N pods in three shapes (N Jobs,
 #        one Indexed Job, N bare pods; measure shapes), SCALE_KCM_ARGS adds flags to
-#        kube-controller-manager.
+#        kube-controller-manager, SCALE_MANAGER_ENV adds environment variables (NAME=value ...) to
+#        the manager. The manager runs as a plain process, in no container with a memory limit, so
+#        it sets no soft memory limit of its own (pkg/memlimit); what it would set in the chart's
+#        512Mi container is SCALE_MANAGER_ENV=GOMEMLIMIT=429496720 (80 %).
 # Each TestRun is held SCALE_HOLD Running, then the stand-in ends every runner at once (final
 # envelopes answered, k6 status ended) and the time to the TestRun's terminal phase is measured.
 # kwok's nodes renew Leases; kube-controller-manager's node-monitor-grace-period is 5m (default
@@ -58,6 +61,7 @@ lease=$((40 + nodes / 5)); [ "$lease" -le 240 ] || lease=240
 shapes=${SCALE_SHAPES:-0}
 read -r -a kcm_args <<<"${SCALE_KCM_ARGS:-}"
 read -r -a manager_args <<<"${SCALE_MANAGER_ARGS:-}"
+read -r -a manager_env <<<"${SCALE_MANAGER_ENV:-}"
 results="$root/bin/scale/results.jsonl"
 NICE=(nice -n 19)
 
@@ -264,7 +268,7 @@ wait_for "the default ServiceAccount" 60 kc get serviceaccount default
 
 say "starting the stand-in (paused k6 runners on every pod IP) and the fleetbench manager"
 start standin "$root/bin/scale/standin" --control 127.0.0.1:6599
-start manager env KUBECONFIG="$dir/manager.kubeconfig" "$manager_bin" \
+start manager env KUBECONFIG="$dir/manager.kubeconfig" "${manager_env[@]}" "$manager_bin" \
   --runner-access=direct --leader-elect=false \
   --metrics-bind-address 127.0.0.1:8080 --metrics-secure=false --health-probe-bind-address 127.0.0.1:8081 "${manager_args[@]}"
 # `ip netns exec`, nice and env all exec: $! is the manager's own pid.
@@ -299,7 +303,8 @@ fi
 echo
 echo "Scale benchmark, $started_at to $(date -u +%FT%TZ), $nodes kwok nodes; load average now $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores; everything at nice 19"
 echo "kube-controller-manager: --kube-api-qps $kcm_qps --kube-api-burst $((kcm_qps * 2)) --concurrent-job-syncs $job_syncs ${kcm_args[*]}; kube-scheduler: --kube-api-qps $sched_qps --kube-api-burst $((sched_qps * 2))"
-echo "manager: ${manager_args[*]:-its default flags (--kube-api-qps 200 --kube-api-burst 400)}"
+echo "manager: ${manager_args[*]:-its default flags (--kube-api-qps 200 --kube-api-burst 400)}${manager_env[*]:+; environment ${manager_env[*]}}"
+grep -m1 -o '"msg":"[^"]*soft memory limit[^"]*"' "$dir/logs/manager.log" || true
 echo "STAND-IN: hack/scale/standin answered k6's REST API for every simulated runner pod (kwok runs no containers); all else is real."
 echo "Goals at 5,000 runners: Jobs created <= 10 s; pods Ready <= 30 s; start skew <= 100 ms; <= 1.5 API writes per runner; manager peak RSS <= 400 MiB; end->done <= 2 s."
 echo

@@ -7,7 +7,8 @@ import (
 )
 
 // runnerReadsAtOnce bounds the reads of one run's runners in flight where their timing does not
-// matter (asking k6 whether it is up, which opens the connection the start reuses; progress):
+// matter (asking k6 whether it is up, which opens the connection the start reuses; progress;
+// setup()'s data, handOver):
 // 5,000 runners read at once held 5,000 goroutines' stacks and read buffers together. The
 // start and the stop still call every runner at once (onRunners).
 const runnerReadsAtOnce = 256
