@@ -209,6 +209,7 @@ func (e *env) dumpOnFailure(t *testing.T, key client.ObjectKey, targetNS string)
 					strings.ToLower(ev.InvolvedObject.Kind), ev.InvolvedObject.Name, ev.Message)
 			}
 		}
+		b.WriteString(e.runnerLogTails(ctx, key))
 		run := &v1alpha1.TestRun{}
 		if err := e.c.Get(ctx, key, run); err != nil {
 			fmt.Fprintf(&b, "TestRun %s: %v\n", key, err)
@@ -236,6 +237,34 @@ func (e *env) managerLogTail(ctx context.Context, lines int64) string {
 		body, _ := io.ReadAll(io.LimitReader(stream, 1<<20))
 		_ = stream.Close()
 		fmt.Fprintf(&b, "[%s]\n%s", p.Name, stackTraces.ReplaceAll(body, nil))
+	}
+	return b.String()
+}
+
+// runnerLogTails are the last lines k6 printed in each runner pod of the run, without the
+// envelopes (JSON lines): what a run that never ends was doing.
+func (e *env) runnerLogTails(ctx context.Context, key client.ObjectKey) string {
+	pods, err := e.cs.CoreV1().Pods(key.Namespace).List(ctx, metav1.ListOptions{LabelSelector: naming.LabelTestRun + "=" + key.Name})
+	if err != nil {
+		return fmt.Sprintf("runner pods: %v\n", err)
+	}
+	var b strings.Builder
+	lines := int64(400)
+	for _, p := range pods.Items {
+		stream, err := e.cs.CoreV1().Pods(key.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: &lines}).Stream(ctx)
+		if err != nil {
+			fmt.Fprintf(&b, "---- %s: %v\n", p.Name, err)
+			continue
+		}
+		body, _ := io.ReadAll(io.LimitReader(stream, 4<<20))
+		_ = stream.Close()
+		var kept []string
+		for _, line := range strings.Split(string(body), "\n") {
+			if line != "" && !strings.HasPrefix(line, "{") {
+				kept = append(kept, line)
+			}
+		}
+		fmt.Fprintf(&b, "---- %s (last k6 lines) ----\n%s\n", p.Name, strings.Join(kept[max(0, len(kept)-15):], "\n"))
 	}
 	return b.String()
 }
