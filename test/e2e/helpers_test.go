@@ -67,7 +67,11 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{c: c, cs: cs, ctx: t.Context()}
+	// Not t.Context(): that is cancelled just before the test's Cleanup functions run, so every
+	// cleanup call made with it failed and left cluster-scoped Profiles and node labels behind
+	// (hidden while make e2e removed the CRDs afterwards; a kept release showed them). Each
+	// request has cfg.Timeout and each wait its own deadline.
+	return &env{c: c, cs: cs, ctx: context.WithoutCancel(t.Context())}
 }
 
 // namespace makes a fresh namespace for one test and deletes it (and so its TestRuns, whose
