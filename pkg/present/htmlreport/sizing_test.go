@@ -259,7 +259,8 @@ func TestRoundTrip(t *testing.T) {
 		{"payload echoed: 64 B to 64 KiB", fixturePayloadPlan().Status.Table, true},
 		{"pushes: the same answer at every rate", fixturePlan().Status.Table, false},
 		{"no goodput measured", []v1alpha1.CapacityRow{row("100", ""), row("200", "")}, false},
-		{"answers twice as large", []v1alpha1.CapacityRow{row("100", "1"), row("100", "2")}, true},
+		{"TLS rows beside plain ones: answers 2–3× as large", []v1alpha1.CapacityRow{row("100", "1"), row("100", "2"), row("100", "3")}, false},
+		{"answers four times as large", []v1alpha1.CapacityRow{row("100", "1"), row("100", "4")}, true},
 	} {
 		if got := roundTrip(tc.rows); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
