@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +48,9 @@ func AsManagerNamed(e *Env, user string) (*rest.Config, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := waitAllowed(e, user, "", role.Rules); err != nil {
+		return nil, err
+	}
 	return impersonate(e, user), nil
 }
 
@@ -80,6 +86,17 @@ func AsNamespacedManager(e *Env, ns controller.Namespaces) (*rest.Config, error)
 	}
 	if err := createAll(e.Client, objs...); err != nil {
 		return nil, err
+	}
+	if err := waitAllowed(e, namespacedUser, "", cluster.Rules); err != nil {
+		return nil, err
+	}
+	for _, name := range append(slices.Clone(ns.Watch), ns.Target) {
+		if name == "" {
+			continue
+		}
+		if err := waitAllowed(e, namespacedUser, name, role.Rules); err != nil {
+			return nil, err
+		}
 	}
 	return impersonate(e, namespacedUser), nil
 }
@@ -130,20 +147,59 @@ func Grant(e *Env, user, dir, ns string) error {
 			return err
 		}
 		role.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: ns}
-		return createAll(e.Client, role, &rbacv1.RoleBinding{
+		if err := createAll(e.Client, role, &rbacv1.RoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
 			Subjects:   subjects,
-		})
+		}); err != nil {
+			return err
+		}
+		return waitAllowed(e, user, ns, role.Rules)
 	}
 	role := &rbacv1.ClusterRole{}
 	if err := yaml.Unmarshal(raw, role); err != nil {
 		return err
 	}
 	role.ObjectMeta = metav1.ObjectMeta{Name: name}
-	return createAll(e.Client, role, &rbacv1.ClusterRoleBinding{
+	if err := createAll(e.Client, role, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
 		Subjects:   subjects,
-	})
+	}); err != nil {
+		return err
+	}
+	return waitAllowed(e, user, "", role.Rules)
+}
+
+// waitAllowed waits until the API server's authorizer allows user every rule's first resource
+// verb. The authorizer learns of a new binding from its own watch: on a loaded machine a call
+// made right after the Create is still refused, which a test would read as a missing verb.
+func waitAllowed(e *Env, user, ns string, rules []rbacv1.PolicyRule) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for _, rule := range rules {
+		if len(rule.Verbs) == 0 || len(rule.APIGroups) == 0 || len(rule.Resources) == 0 {
+			continue // a non-resource URL rule
+		}
+		resource, subresource, _ := strings.Cut(rule.Resources[0], "/")
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: rule.Verbs[0],
+				Group: rule.APIGroups[0], Resource: resource, Subresource: subresource},
+		}}
+		for {
+			asked := review.DeepCopy()
+			if err := e.Client.Create(context.Background(), asked); err != nil {
+				return fmt.Errorf("asking whether %s may %s %s: %w", user, rule.Verbs[0], rule.Resources[0], err)
+			}
+			if asked.Status.Allowed {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s may not %s %s 30 s after its binding was made: %s",
+					user, rule.Verbs[0], rule.Resources[0], asked.Status.Reason)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nil
 }
