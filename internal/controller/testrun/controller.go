@@ -138,6 +138,8 @@ type Reconciler struct {
 	calls *asyncCalls
 	// seen keeps each runner's last live envelope for runs that replace lost runners.
 	seen *lastSeen
+	// uids finds what the fields above hold for a run found gone, by its name.
+	uids *runUIDs
 	// budgets remembers the runs whose PodDisruptionBudgets were made or deleted (disruption.go).
 	budgets budgetMarks
 }
@@ -162,7 +164,7 @@ func New(mgr ctrl.Manager, opts Options) *Reconciler {
 	return &Reconciler{
 		Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(),
 		apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("fleetbench"),
-		finals: newFinalEnvelopes(opts.RunnerAPI), pulls: pullFailures{grace: opts.PullRetryGrace}, scripts: newScriptCalls(), calls: newAsyncCalls(opts.Clock), seen: newLastSeen(),
+		finals: newFinalEnvelopes(opts.RunnerAPI), pulls: pullFailures{grace: opts.PullRetryGrace}, scripts: newScriptCalls(), calls: newAsyncCalls(opts.Clock), seen: newLastSeen(), uids: newRunUIDs(),
 	}
 }
 
@@ -185,15 +187,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	run := &v1alpha1.TestRun{}
 	if err := r.apiReader.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.seen.forgetName(req.NamespacedName) // deleted without a finalizer: its UID is unknown here
+			if uid, ok := r.uids.take(req.NamespacedName); ok {
+				r.forgetGone(uid) // deleted, maybe without a finalizer: no reconcile saw it go
+			}
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if old := r.uids.remember(req.NamespacedName, run.UID); old != "" {
+		r.forgetGone(old) // deleted and made again under its name between two reconciles
+	}
 	if !run.DeletionTimestamp.IsZero() {
-		r.finals.forget(run.UID)
-		r.scripts.forget(run.UID)
-		r.calls.forget(run.UID)
-		r.seen.forget(run.UID)
+		r.forgetRun(run.UID)
 		return r.reconcileDelete(ctx, run)
 	}
 	before := run.DeepCopy()
@@ -217,10 +221,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		run.Status = composeStatus(s)
 		r.announce(run, announced(&before.Status, &s.d, &run.Status))
 		if isFinished(run) {
-			r.finals.forget(run.UID)
-			r.scripts.forget(run.UID)
-			r.calls.forget(run.UID)
-			r.seen.forget(run.UID)
+			r.forgetRun(run.UID)
 		}
 		reterr = errors.Join(reterr, r.writeStatus(ctx, before, run, now))
 		if reterr == nil && isFinished(run) {

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -90,7 +89,7 @@ func (r *Reconciler) reconcileReplace(ctx context.Context, s *scope) (ctrl.Resul
 	if !s.started() || !s.replaces() || run.Status.Reason == v1alpha1.ReasonStoppingRunners {
 		return ctrl.Result{}, nil
 	}
-	r.seen.open(run.UID, types.NamespacedName{Namespace: run.Namespace, Name: run.Name}, len(s.runners))
+	r.seen.open(run.UID, len(s.runners))
 	gaps := slices.Clone(s.gaps())
 	changed := false
 	// Gaps decided here are kept in status even when a later step fails: the next reconcile

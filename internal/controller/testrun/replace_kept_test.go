@@ -132,7 +132,7 @@ func TestLostRunnerKeptResultsSurviveAFailedWrite(t *testing.T) {
 
 // TestDeletedRunIsForgotten: the last envelopes the manager keeps of a Replace run's runners
 // go when the run is deleted, also when it had no finalizer (an external target) and the
-// reconcile only finds it gone.
+// reconcile only finds it gone; so do its calls and its budget mark.
 func TestDeletedRunIsForgotten(t *testing.T) {
 	rec := mainReconciler.Load()
 	if rec == nil {
@@ -162,6 +162,9 @@ func TestDeletedRunIsForgotten(t *testing.T) {
 	if len(run.Finalizers) != 0 {
 		t.Fatalf("an external run with finalizers %v: the test needs none", run.Finalizers)
 	}
+	if _, marked := rec.budgets.get(run.UID); !marked {
+		t.Fatal("a running run has no budget mark: the check below that it goes would prove nothing")
+	}
 	if err := env.Client.Delete(ctx, run); err != nil {
 		t.Fatal(err)
 	}
@@ -173,4 +176,15 @@ func TestDeletedRunIsForgotten(t *testing.T) {
 		}
 		return nil
 	})
+	// What else the reconciler held for it went with it: its calls and its budget mark.
+	rec.calls.mu.Lock()
+	calls := len(rec.calls.calls[run.UID])
+	rec.calls.mu.Unlock()
+	rec.scripts.mu.Lock()
+	scripts := len(rec.scripts.calls[run.UID]) + len(rec.scripts.cancel[run.UID])
+	rec.scripts.mu.Unlock()
+	_, marked := rec.budgets.get(run.UID)
+	if calls != 0 || scripts != 0 || marked {
+		t.Errorf("after the run was found gone: %d async calls, %d script calls, budget mark %v; want none", calls, scripts, marked)
+	}
 }

@@ -16,9 +16,8 @@ import (
 //
 // It is bounded whatever tenants do. A run holds entries only while open: reconcileReplace
 // opens it on every reconcile of a started Replace run, and it is forgotten when the run
-// finishes, is being deleted, or is found gone (by name: a run deleted without a finalizer
-// leaves no UID to forget by); a read that ends after that finds the run closed and keeps
-// nothing. An open run holds one entry per runner index below its runner count (a replacement's
+// finishes, is being deleted, or is found gone (runUIDs); a read that ends after that finds the
+// run closed and keeps nothing. An open run holds one entry per runner index below its runner count (a replacement's
 // entry takes its lost runner's place). Over all runs, at most maxSeenEntries entries holding
 // at most seenBudget of decoded envelopes: a new entry that does not fit is not kept (the
 // runner's last kept entry, if any, stays), and a loss then keeps what was kept before, or
@@ -26,7 +25,6 @@ import (
 type lastSeen struct {
 	mu      sync.Mutex
 	byRun   map[types.UID]*seenRun
-	byName  map[types.NamespacedName]types.UID
 	entries int
 	// maxEntries and budget bound every run's entries together.
 	maxEntries int
@@ -34,7 +32,6 @@ type lastSeen struct {
 }
 
 type seenRun struct {
-	name    types.NamespacedName
 	runners int
 	byIndex map[int]seenEnvelope
 }
@@ -53,7 +50,7 @@ const maxSeenEntries = 20000
 const seenBudget = runEnvelopeBudget
 
 func newLastSeen() *lastSeen {
-	return &lastSeen{byRun: map[types.UID]*seenRun{}, byName: map[types.NamespacedName]types.UID{},
+	return &lastSeen{byRun: map[types.UID]*seenRun{},
 		maxEntries: maxSeenEntries, budget: measure.NewBudget(seenBudget)}
 }
 
@@ -69,19 +66,14 @@ const (
 	seenNoBudget seenPut = "budget exceeded" // the envelope does not fit the budget now
 )
 
-// open lets run, named name with runners runners, keep entries. A run of that name with
-// another UID was deleted and made again: its entries go.
-func (l *lastSeen) open(run types.UID, name types.NamespacedName, runners int) {
+// open lets run, with runners runners, keep entries.
+func (l *lastSeen) open(run types.UID, runners int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if old, ok := l.byName[name]; ok && old != run {
-		l.forgetLocked(old)
-	}
 	r := l.byRun[run]
 	if r == nil {
-		r = &seenRun{name: name, byIndex: map[int]seenEnvelope{}}
+		r = &seenRun{byIndex: map[int]seenEnvelope{}}
 		l.byRun[run] = r
-		l.byName[name] = run
 	}
 	r.runners = runners
 	for i := range r.byIndex {
@@ -161,15 +153,6 @@ func (l *lastSeen) forget(run types.UID) {
 	l.forgetLocked(run)
 }
 
-// forgetName closes the run of that name, whatever its UID: it is gone.
-func (l *lastSeen) forgetName(name types.NamespacedName) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if run, ok := l.byName[name]; ok {
-		l.forgetLocked(run)
-	}
-}
-
 // size is the open runs and the entries they hold.
 func (l *lastSeen) size() (runs, entries int) {
 	l.mu.Lock()
@@ -186,9 +169,6 @@ func (l *lastSeen) forgetLocked(run types.UID) {
 		l.dropLocked(r, i)
 	}
 	delete(l.byRun, run)
-	if l.byName[r.name] == run {
-		delete(l.byName, r.name)
-	}
 }
 
 func (l *lastSeen) dropLocked(r *seenRun, index int) {

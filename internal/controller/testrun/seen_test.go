@@ -11,18 +11,17 @@ import (
 
 // TestLastSeenIsBounded: the manager's memory of runners' last envelopes holds entries only for
 // open runs, one per runner index below the run's runner count, within a total entry count and
-// byte budget; a run finished, deleted or made again under its name keeps nothing, even from
+// byte budget; a run finished or deleted keeps nothing, even from
 // a read that ends after that; a kept envelope stays until the record that keeps it is written.
 func TestLastSeenIsBounded(t *testing.T) {
 	at := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	env := measure.Envelope{Runner: "r"}
-	name := types.NamespacedName{Namespace: "tenant", Name: "soak"}
 	type step func(l *lastSeen) (got, want any)
 	put := func(run types.UID, i, k int, want seenPut) step {
 		return func(l *lastSeen) (any, any) { return l.put(run, i, k, env, at), want }
 	}
-	open := func(run types.UID, n types.NamespacedName, runners int) step {
-		return func(l *lastSeen) (any, any) { l.open(run, n, runners); return nil, nil }
+	open := func(run types.UID, runners int) step {
+		return func(l *lastSeen) (any, any) { l.open(run, runners); return nil, nil }
 	}
 	has := func(run types.UID, i, k int, want bool) step {
 		return func(l *lastSeen) (any, any) { _, _, ok := l.peek(run, i, k); return ok, want }
@@ -38,35 +37,28 @@ func TestLastSeenIsBounded(t *testing.T) {
 	}{
 		{name: "a run never opened keeps nothing", steps: []step{put("a", 0, 0, seenClosed), size(0, 0)}},
 		{name: "one entry per runner index, within the runner count", steps: []step{
-			open("a", name, 2), put("a", 0, 0, seenKept), put("a", 0, 0, seenKept), put("a", 1, 0, seenKept),
+			open("a", 2), put("a", 0, 0, seenKept), put("a", 0, 0, seenKept), put("a", 1, 0, seenKept),
 			put("a", 2, 0, seenNoRunner), put("a", -1, 0, seenNoRunner), size(1, 2)}},
 		{name: "a replacement takes its lost runner's place; a late read of the lost one is refused", steps: []step{
-			open("a", name, 2), put("a", 1, 0, seenKept), put("a", 1, 1, seenKept), put("a", 1, 0, seenStale),
+			open("a", 2), put("a", 1, 0, seenKept), put("a", 1, 1, seenKept), put("a", 1, 0, seenStale),
 			has("a", 1, 0, false), has("a", 1, 1, true), size(1, 1)}},
 		{name: "peek keeps, drop of the kept one forgets, drop of another is a no-op", steps: []step{
-			open("a", name, 2), put("a", 1, 0, seenKept), has("a", 1, 0, true), has("a", 1, 0, true),
+			open("a", 2), put("a", 1, 0, seenKept), has("a", 1, 0, true), has("a", 1, 0, true),
 			func(l *lastSeen) (any, any) { l.drop("a", 1, 1); return nil, nil }, has("a", 1, 0, true),
 			func(l *lastSeen) (any, any) { l.drop("a", 1, 0); return nil, nil }, has("a", 1, 0, false), size(1, 0)}},
 		{name: "a finished run is forgotten, and a read ending after keeps nothing", steps: []step{
-			open("a", name, 2), put("a", 0, 0, seenKept),
+			open("a", 2), put("a", 0, 0, seenKept),
 			func(l *lastSeen) (any, any) { l.forget("a"); return nil, nil },
 			put("a", 1, 0, seenClosed), size(0, 0)}},
-		{name: "a run deleted without a finalizer is forgotten by name", steps: []step{
-			open("a", name, 2), put("a", 0, 0, seenKept),
-			func(l *lastSeen) (any, any) { l.forgetName(name); return nil, nil },
-			put("a", 0, 0, seenClosed), size(0, 0)}},
-		{name: "a run made again under its name replaces the old one's entries", steps: []step{
-			open("a", name, 2), put("a", 0, 0, seenKept), open("b", name, 2), put("a", 1, 0, seenClosed),
-			put("b", 0, 0, seenKept), size(1, 1)}},
 		{name: "a run whose runner count shrinks drops the entries beyond it", steps: []step{
-			open("a", name, 3), put("a", 2, 0, seenKept), put("a", 0, 0, seenKept), open("a", name, 2),
+			open("a", 3), put("a", 2, 0, seenKept), put("a", 0, 0, seenKept), open("a", 2),
 			has("a", 2, 0, false), size(1, 1)}},
 		{name: "the total entry cap refuses new entries, not updates", maxEntries: 2, steps: []step{
-			open("a", name, 2), open("b", types.NamespacedName{Namespace: "other", Name: "x"}, 2),
+			open("a", 2), open("b", 2),
 			put("a", 0, 0, seenKept), put("a", 1, 0, seenKept), put("b", 0, 0, seenFull), put("a", 1, 0, seenKept),
 			size(2, 2)}},
 		{name: "an envelope past the byte budget is not kept; the runner's older one stays", budget: 1, steps: []step{
-			open("a", name, 2), put("a", 0, 0, seenKept), put("a", 0, 0, seenNoBudget), has("a", 0, 0, true),
+			open("a", 2), put("a", 0, 0, seenKept), put("a", 0, 0, seenNoBudget), has("a", 0, 0, true),
 			func(l *lastSeen) (any, any) { l.forget("a"); return l.budget.Used(), int64(0) }}},
 	} {
 		l := newLastSeen()
@@ -82,5 +74,34 @@ func TestLastSeenIsBounded(t *testing.T) {
 				t.Errorf("%s: step %d: got %v, want %v", tc.name, i, got, want)
 			}
 		}
+	}
+}
+
+// TestRunUIDsFindWhatAGoneRunLeft: the UID of a run found gone, or made again under its name,
+// is the one read before; a name never read, or already taken, has none.
+func TestRunUIDsFindWhatAGoneRunLeft(t *testing.T) {
+	name := types.NamespacedName{Namespace: "tenant", Name: "soak"}
+	other := types.NamespacedName{Namespace: "other", Name: "soak"}
+	u := newRunUIDs()
+	if got := u.remember(name, "a"); got != "" {
+		t.Errorf("first read: replaced %q, want none", got)
+	}
+	if got := u.remember(name, "a"); got != "" {
+		t.Errorf("second read of the same run: replaced %q, want none", got)
+	}
+	if got := u.remember(other, "c"); got != "" {
+		t.Errorf("another namespace's run of that name: replaced %q, want none", got)
+	}
+	if got := u.remember(name, "b"); got != "a" {
+		t.Errorf("made again under its name: replaced %q, want a", got)
+	}
+	if uid, ok := u.take(name); !ok || uid != "b" {
+		t.Errorf("found gone: took %q %v, want b", uid, ok)
+	}
+	if uid, ok := u.take(name); ok {
+		t.Errorf("taken twice: got %q", uid)
+	}
+	if uid, ok := u.take(other); !ok || uid != "c" {
+		t.Errorf("the other namespace's: took %q %v, want c", uid, ok)
 	}
 }
