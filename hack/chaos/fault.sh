@@ -43,6 +43,17 @@ start() {
   echo $! >"$DATA/pids/$name.pid"
   rm -f "$file"
   log "$name started (pid $!)"
+  # A kubelet started before its containerd listens exits at once ("validate CRI v1 runtime
+  # API"): a containerd is started only once it answers.
+  if [[ $name == containerd* ]]; then
+    local i sock=
+    for ((i = 1; i <= MAX_NODES; i++)); do
+      node_set "$i"
+      if [ "containerd$N_SFX" = "$name" ]; then sock=$N_SOCK; fi
+    done
+    [ -n "$sock" ] || die "no node has a containerd named $name"
+    wait_for "$name socket" 30 timeout 5 ctr --address "$sock" version
+  fi
 }
 
 kill_container() {
