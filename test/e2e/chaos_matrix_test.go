@@ -186,6 +186,9 @@ func (e *env) chaosTry(t *testing.T, f fault, nsName string) tryResult {
 	}
 	t.Logf("%s: %s, %d duplicate Jobs, %d second starts, lost → end %s; results %s", f.name, res.outcome, res.dupJobs, res.secondStarts,
 		res.lostToEnd.Round(time.Second), requestsOf(r))
+	if got.Status.Verdict != "" && got.Status.Verdict != v1alpha1.VerdictPassed {
+		t.Logf("%s: %s because: %s", f.name, got.Status.Verdict, verdictWhy(got))
+	}
 	if res.failure != "" {
 		t.Errorf("want %s: %s", f.expect, res.failure)
 	}
@@ -395,4 +398,23 @@ func requestsOf(r *v1alpha1.Results) string {
 		return "none"
 	}
 	return fmt.Sprintf("%d requests, partial %v", r.Requests.Total, r.Partial)
+}
+
+// verdictWhy is what status gives as the reasons for a verdict other than PASSED.
+func verdictWhy(run *v1alpha1.TestRun) string {
+	var why []string
+	if run.Status.GeneratorBoundReason != "" {
+		why = append(why, "generator-bound: "+run.Status.GeneratorBoundReason)
+	}
+	if r := run.Status.Results; r != nil {
+		for _, th := range r.Thresholds {
+			if !th.Passed {
+				why = append(why, fmt.Sprintf("threshold %s %s was %s", th.Metric, th.Expression, th.Value))
+			}
+		}
+		if r.Partial {
+			why = append(why, "partial results")
+		}
+	}
+	return strings.Join(append(why, "message: "+run.Status.Message), "; ")
 }
