@@ -25,6 +25,15 @@ import (
 // (60) windows; a runner that sends more (a hostile one) is thinned like the target's points.
 const maxRunnerPoints = 64
 
+// runnerSettle is the shortest warm-up of a runner's memory: its collector adds a window of
+// aggregates every window until it holds MaxWindows, so its memory climbs for MaxWindows
+// windows of the runner's first width (at most 10 s outside peak runs: 10 min) and is bounded
+// after. Measured on loopback (hack/bench/BASELINES.md, "runners' memory"): a runner at
+// 2.5 req/s grew 13.2 to 13.9 MiB anonymous from 5 to 10 min and 13.9 to 13.4 from 10 to
+// 20 min; at 100 req/s it was flat from 5 min. A fit from the detected warm-up (VUs
+// starting, some seconds) took that climb for a leak: 7.45 MiB/h over a 20-minute pod.
+var runnerSettle = time.Duration(measure.DefaultCollectorConfig.MaxWindows) * measure.DefaultCollectorConfig.Window
+
 // maxRunnerRSSBytes is more memory than any runner has: a larger value is a lie and dropped.
 const maxRunnerRSSBytes = 1 << 40
 
@@ -49,6 +58,7 @@ func RunnersMemory(s *measure.Summary, spec *v1alpha1.TestRunSpec) *v1alpha1.Run
 		return nil
 	}
 	o := leakOptions(spec, runnerLimitMiB(spec))
+	o.MinWarmUp = runnerSettle
 	out := &v1alpha1.RunnerMemory{}
 	var worst *trend.Result
 	for i := range s.Runners {

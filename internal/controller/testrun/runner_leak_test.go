@@ -33,8 +33,8 @@ func TestRunnerLeakIsTheGenerators(t *testing.T) {
 			k.targetReady()
 			pods := k.runnersReady(1)
 			waitPhase(t, run, v1alpha1.PhaseRunning, "")
-			logs.set(pods[0], tw.EnvelopeLog(tw.RunnerLoad{Runner: pods[0].Name, Requests: 600, Start: time.Now().Add(-10 * time.Minute),
-				Duration: 10 * time.Minute, CPUSeconds: 5, MemoryMiB: tc.memory}), nil)
+			logs.set(pods[0], tw.EnvelopeLog(tw.RunnerLoad{Runner: pods[0].Name, Requests: 600, Start: time.Now().Add(-40 * time.Minute),
+				Duration: 40 * time.Minute, CPUSeconds: 5, MemoryMiB: tc.memory}), nil)
 			k.finish(pods[0], 0, "Completed")
 			got := waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
 

@@ -58,6 +58,9 @@ type Options struct {
 	LimitMiB float64
 	// Horizon: a projection to the limit further away than this is stable. Default 30 days.
 	Horizon time.Duration
+	// MinWarmUp, when positive, is the shortest warm-up from Start, given or detected: the time
+	// a process is known to settle in (a runner's collector filling its windows).
+	MinWarmUp time.Duration
 }
 
 // Result is the fit and its verdict.
@@ -112,6 +115,12 @@ func Fit(samples []Sample, o Options) Result {
 		cut = DetectWarmUp(s)
 		r.WarmUpDetected = true
 		r.WarmUp = s[cut].At.Sub(origin)
+	}
+	if o.MinWarmUp > r.WarmUp {
+		r.WarmUp, r.WarmUpDetected = o.MinWarmUp, false
+		for end := origin.Add(o.MinWarmUp); cut < len(s) && s[cut].At.Before(end); {
+			cut++
+		}
 	}
 	rest := s[cut:]
 	r.Samples = len(rest)

@@ -70,6 +70,20 @@ func TestFit(t *testing.T) {
 			warmUp: [2]time.Duration{0, 0},
 		},
 		{
+			// A process known to settle for 30 minutes (a runner's collector filling its
+			// windows): the warm-up is at least that, detected shorter or not.
+			name:    "ramp then 5 MiB/h, a minimum warm-up beyond the ramp",
+			samples: series(2*time.Hour, 30*time.Second, 3, func(h float64) float64 { return ramp(h) + 5*max(h-1.0/3, 0) }),
+			opts:    Options{LimitMiB: 512, MinWarmUp: 30 * time.Minute}, verdict: Leak, contains: 5,
+			warmUp: [2]time.Duration{30 * time.Minute, 30 * time.Minute},
+		},
+		{
+			name:    "a minimum warm-up longer than a given one",
+			samples: series(2*time.Hour, 30*time.Second, 3, ramp),
+			opts:    Options{LimitMiB: 512, WarmUp: time.Minute, MinWarmUp: 25 * time.Minute}, verdict: Stable, contains: 0,
+			warmUp: [2]time.Duration{25 * time.Minute, 25 * time.Minute},
+		},
+		{
 			name:    "too few samples after the warm-up",
 			samples: series(4*time.Minute, 30*time.Second, 3, ramp),
 			opts:    Options{LimitMiB: 512, WarmUp: time.Minute}, verdict: Insufficient,
