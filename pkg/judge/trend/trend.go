@@ -116,8 +116,10 @@ func Fit(samples []Sample, o Options) Result {
 		r.WarmUpDetected = true
 		r.WarmUp = s[cut].At.Sub(origin)
 	}
+	warmUp := r.WarmUp.Round(time.Second).String()
 	if o.MinWarmUp > r.WarmUp {
 		r.WarmUp, r.WarmUpDetected = o.MinWarmUp, false
+		warmUp = r.WarmUp.Round(time.Second).String() + " (the least for this process: it settles first)"
 		for end := origin.Add(o.MinWarmUp); cut < len(s) && s[cut].At.Before(end); {
 			cut++
 		}
@@ -126,7 +128,7 @@ func Fit(samples []Sample, o Options) Result {
 	r.Samples = len(rest)
 	if len(rest) < MinSamples {
 		r.Message = fmt.Sprintf("%d memory samples after a warm-up of %s: the trend needs %d (a longer run or a shorter sampleInterval)",
-			len(rest), r.WarmUp.Round(time.Second), MinSamples)
+			len(rest), warmUp, MinSamples)
 		return r
 	}
 	x, y := hours(rest), mibs(rest)
@@ -151,7 +153,7 @@ func Fit(samples []Sample, o Options) Result {
 	}
 	within := !r.HasProjection && o.LimitMiB <= 0 || r.HasProjection && r.FullIn <= o.Horizon
 	slope := fmt.Sprintf("%.3g MiB/h (95%% CI %.3g to %.3g; Theil–Sen %.3g, %.3g to %.3g) over %d samples after a warm-up of %s",
-		r.Slope, r.Low, r.High, r.TheilSen, r.SenLow, r.SenHigh, r.Samples, r.WarmUp.Round(time.Second))
+		r.Slope, r.Low, r.High, r.TheilSen, r.SenLow, r.SenHigh, r.Samples, warmUp)
 	switch {
 	case r.Low > 0 && r.SenLow > 0 && within:
 		r.Verdict = Leak
