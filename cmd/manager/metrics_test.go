@@ -86,6 +86,9 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 		return tr.Status.Token
 	}
 	prometheus, tenant := token("prometheus"), token("tenant")
+	if err := testenv.WaitAllowed(e.Client, "system:serviceaccount:"+ns+":prometheus", "", reader.Rules); err != nil {
+		t.Fatal(err)
+	}
 
 	// The certificate is self-signed: the scrapers skip verification, as the chart's monitors do.
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/judge/compare"
 	"fleetbench.dev/fleetbench/pkg/naming"
@@ -154,6 +155,9 @@ func TestReportWithoutReadOnTheKeptRecord(t *testing.T) {
 		if err := env.Client.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := testenv.WaitAllowed(env.Client, "report-reader", ns, role.Rules); err != nil {
+		t.Fatal(err)
 	}
 	user, err := env.AddUser(envtest.User{Name: "report-reader"}, nil)
 	if err != nil {

@@ -48,7 +48,7 @@ func AsManagerNamed(e *Env, user string) (*rest.Config, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := waitAllowed(e, user, "", role.Rules); err != nil {
+	if err := WaitAllowed(e.Client, user, "", role.Rules); err != nil {
 		return nil, err
 	}
 	return impersonate(e, user), nil
@@ -87,14 +87,14 @@ func AsNamespacedManager(e *Env, ns controller.Namespaces) (*rest.Config, error)
 	if err := createAll(e.Client, objs...); err != nil {
 		return nil, err
 	}
-	if err := waitAllowed(e, namespacedUser, "", cluster.Rules); err != nil {
+	if err := WaitAllowed(e.Client, namespacedUser, "", cluster.Rules); err != nil {
 		return nil, err
 	}
 	for _, name := range append(slices.Clone(ns.Watch), ns.Target) {
 		if name == "" {
 			continue
 		}
-		if err := waitAllowed(e, namespacedUser, name, role.Rules); err != nil {
+		if err := WaitAllowed(e.Client, namespacedUser, name, role.Rules); err != nil {
 			return nil, err
 		}
 	}
@@ -154,7 +154,7 @@ func Grant(e *Env, user, dir, ns string) error {
 		}); err != nil {
 			return err
 		}
-		return waitAllowed(e, user, ns, role.Rules)
+		return WaitAllowed(e.Client, user, ns, role.Rules)
 	}
 	role := &rbacv1.ClusterRole{}
 	if err := yaml.Unmarshal(raw, role); err != nil {
@@ -168,35 +168,46 @@ func Grant(e *Env, user, dir, ns string) error {
 	}); err != nil {
 		return err
 	}
-	return waitAllowed(e, user, "", role.Rules)
+	return WaitAllowed(e.Client, user, "", role.Rules)
 }
 
-// waitAllowed waits until the API server's authorizer allows user every rule's first resource
-// verb. The authorizer learns of a new binding from its own watch: on a loaded machine a call
-// made right after the Create is still refused, which a test would read as a missing verb.
-func waitAllowed(e *Env, user, ns string, rules []rbacv1.PolicyRule) error {
+// WaitAllowed waits until the API server's authorizer allows user every rule's first verb on
+// its first resource or URL (in namespace ns for resources; "" cluster-wide). The authorizer
+// learns of a new binding from its own watch: on a loaded machine a call made right after the
+// Create is still refused, which a test would read as a missing verb.
+func WaitAllowed(c client.Client, user, ns string, rules []rbacv1.PolicyRule) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for _, rule := range rules {
-		if len(rule.Verbs) == 0 || len(rule.APIGroups) == 0 || len(rule.Resources) == 0 {
-			continue // a non-resource URL rule
+		if len(rule.Verbs) == 0 {
+			continue
 		}
-		resource, subresource, _ := strings.Cut(rule.Resources[0], "/")
-		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: user,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: rule.Verbs[0],
-				Group: rule.APIGroups[0], Resource: resource, Subresource: subresource},
-		}}
+		spec := authorizationv1.SubjectAccessReviewSpec{User: user}
+		what := rule.Verbs[0] + " "
+		switch {
+		case len(rule.NonResourceURLs) > 0:
+			spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Path: rule.NonResourceURLs[0], Verb: rule.Verbs[0]}
+			what += rule.NonResourceURLs[0]
+		case len(rule.APIGroups) > 0 && len(rule.Resources) > 0:
+			resource, subresource, _ := strings.Cut(rule.Resources[0], "/")
+			spec.ResourceAttributes = &authorizationv1.ResourceAttributes{Namespace: ns, Verb: rule.Verbs[0],
+				Group: rule.APIGroups[0], Resource: resource, Subresource: subresource}
+			if len(rule.ResourceNames) > 0 {
+				spec.ResourceAttributes.Name = rule.ResourceNames[0]
+			}
+			what += rule.Resources[0]
+		default:
+			continue
+		}
 		for {
-			asked := review.DeepCopy()
-			if err := e.Client.Create(context.Background(), asked); err != nil {
-				return fmt.Errorf("asking whether %s may %s %s: %w", user, rule.Verbs[0], rule.Resources[0], err)
+			asked := &authorizationv1.SubjectAccessReview{Spec: spec}
+			if err := c.Create(context.Background(), asked); err != nil {
+				return fmt.Errorf("asking whether %s may %s: %w", user, what, err)
 			}
 			if asked.Status.Allowed {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%s may not %s %s 30 s after its binding was made: %s",
-					user, rule.Verbs[0], rule.Resources[0], asked.Status.Reason)
+				return fmt.Errorf("%s may not %s 30 s after its binding was made: %s", user, what, asked.Status.Reason)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
