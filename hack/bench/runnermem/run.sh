@@ -5,7 +5,8 @@
 # without --out fleetbench, for DURATION (20m); VmRSS, RssAnon and RssFile every 5 s, the Go
 # heap from GODEBUG=gctrace=1. Traffic goes to 127.0.0.1 only; every process ends by itself.
 # It measures memory, not time; run it when nothing else loads the machine much.
-# usage: hack/bench/runnermem/run.sh OUTDIR        env: DURATION (20m)
+# usage: hack/bench/runnermem/run.sh OUTDIR        env: DURATION (20m; at most 30m: the polling
+#        stops after 33 min and the target after 40)
 # Re-runnable: processes an earlier, crashed run left (recorded in OUTDIR/pids) are ended first.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -107,10 +107,7 @@ func Fit(samples []Sample, o Options) Result {
 	}
 	if o.WarmUp > 0 {
 		r.WarmUp = o.WarmUp
-		end := origin.Add(o.WarmUp)
-		for cut < len(s) && s[cut].At.Before(end) {
-			cut++
-		}
+		cut = firstFrom(s, 0, origin.Add(o.WarmUp))
 	} else {
 		cut = DetectWarmUp(s)
 		r.WarmUpDetected = true
@@ -120,9 +117,7 @@ func Fit(samples []Sample, o Options) Result {
 	if o.MinWarmUp > r.WarmUp {
 		r.WarmUp, r.WarmUpDetected = o.MinWarmUp, false
 		warmUp = r.WarmUp.Round(time.Second).String() + " (the least for this process: it settles first)"
-		for end := origin.Add(o.MinWarmUp); cut < len(s) && s[cut].At.Before(end); {
-			cut++
-		}
+		cut = firstFrom(s, cut, origin.Add(o.MinWarmUp))
 	}
 	rest := s[cut:]
 	r.Samples = len(rest)
@@ -312,4 +307,13 @@ func mibs(s []Sample) []float64 {
 		y[i] = s[i].MiB
 	}
 	return y
+}
+
+// firstFrom is the index of the first sample of s (sorted), at or after from, that is not
+// before end.
+func firstFrom(s []Sample, from int, end time.Time) int {
+	for from < len(s) && s[from].At.Before(end) {
+		from++
+	}
+	return from
 }
