@@ -406,8 +406,13 @@ func deployment(tr *v1alpha1.TestRun, ns string, names objectNames, workload str
 					Volumes:         volumes,
 					Resources:       resources,
 					SecurityContext: podSC,
-					NodeSelector:    profile.NodeSelector,
-					Tolerations:     profile.Tolerations,
+					// A target never calls the API server, so it gets no token: none to steal
+					// from a tenant's image, and no wait on the start's path, where the kubelet
+					// holds a pod in a namespace this new until the namespace's root CA
+					// ConfigMap reaches it (a second, measured in hack/bench/first-request).
+					AutomountServiceAccountToken: ptr.To(false),
+					NodeSelector:                 profile.NodeSelector,
+					Tolerations:                  profile.Tolerations,
 					// Copies of the TestRun's Secrets, made in this namespace (PullSecret).
 					ImagePullSecrets: names.pullSecrets(tr.Spec.Target.ImagePullSecrets),
 				},

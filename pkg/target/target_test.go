@@ -221,6 +221,9 @@ func TestPodSecurityLevels(t *testing.T) {
 			if ptr.Deref(pod.SecurityContext.RunAsNonRoot, false) != tc.nonRoot || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 				t.Errorf("pod security context = %+v", pod.SecurityContext)
 			}
+			if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+				t.Errorf("a target never calls the API server: want no service account token, got automount %v", pod.AutomountServiceAccountToken)
+			}
 			if s := pod.SecurityContext.Sysctls; len(s) != 1 || s[0].Name != "net.ipv4.ip_unprivileged_port_start" || s[0].Value != "0" {
 				t.Errorf("web servers need the low ports without root: sysctls %+v", s)
 			}
