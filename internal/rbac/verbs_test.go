@@ -117,7 +117,7 @@ var verbs = map[string]need{
 
 	"/nodes/proxy get": {kubelet, "testrun.APITargetStats.NodeSummary: GET /api/v1/nodes/<node>/proxy/stats/summary"},
 
-	"/pods/proxy get":    {proxy, "testrun.NewProxyRunnerAPI: GET /v1/status, the live and final envelopes"},
+	"/pods/proxy get":    {proxy, "testrun.NewProxyRunnerAPI: GET /v1/status, the readiness, the live and final envelopes"},
 	"/pods/proxy create": {proxy, "testrun.NewProxyRunnerAPI: POST /v1/setup, /v1/teardown, release"},
 	"/pods/proxy patch":  {proxy, "testrun.NewProxyRunnerAPI: PATCH /v1/status (resume, stop)"},
 	"/pods/proxy update": {proxy, "testrun.NewProxyRunnerAPI: PUT /v1/setup (setup data to every runner)"},

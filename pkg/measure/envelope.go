@@ -580,14 +580,20 @@ const LivePath = "/v1/fleetbench/envelope"
 // flushes its outputs and exits. (k6's REST API cannot end a linger.)
 const ReleasePath = "/v1/fleetbench/release"
 
-// A runner given ReachEnv (comma-separated host:port) waits, before k6 starts, until each
-// accepts a TCP connection from its pod, for at most ReachTimeoutEnv (a Go duration); if one
-// never does, it exits with ExitTargetUnreachable, saying which, instead of running k6.
+// A runner given ReachEnv (comma-separated host:port) waits, while k6 loads the script, until
+// each accepts a TCP connection from its pod, for at most ReachTimeoutEnv (a Go duration); it
+// answers ReadyPath only after that. If one never does, it exits with ExitTargetUnreachable,
+// saying which, before any load.
 const (
 	ReachEnv              = "FLEETBENCH_REACH"
 	ReachTimeoutEnv       = "FLEETBENCH_REACH_TIMEOUT"
 	ExitTargetUnreachable = 90
 )
+
+// ReadyPath answers a GET on the live port with 200 once the runner reached its target
+// (ReachEnv) and 503 until then: with k6's own /v1/status, the runner's readiness, for the
+// kubelet's probe and the operator's start.
+const ReadyPath = "/v1/fleetbench/ready"
 
 // FinalPath answers a GET, held open until the runner's output stops, with the final envelope
 // (the one the log ends with): the operator learns a runner's end and its results the moment

@@ -188,8 +188,9 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	if addrs := targetAddrs(opts.TargetEnv); len(addrs) > 0 {
 		// The runner turns Ready (and so the load starts) only once this pod reaches every
 		// component: a NetworkPolicy controller may admit a new pod a moment after it starts.
-		// The runner binary waits before starting k6, in this container: an init container
-		// would cost each pod another container start.
+		// The runner binary waits while k6 loads the script, in this container: an init
+		// container would cost each pod another container start, and the script's load would
+		// come after the target's.
 		env = append(env,
 			corev1.EnvVar{Name: measure.ReachEnv, Value: strings.Join(addrs, ",")},
 			corev1.EnvVar{Name: measure.ReachTimeoutEnv, Value: (reachTimeout + opts.TargetStarting.Round(time.Second)).String()})
@@ -208,8 +209,10 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		VolumeMounts:    mounts,
 		// Readiness only: it gates the synchronized start. A liveness probe could kill a runner
 		// that is slow to load its script (k6-operator #306), and a kill here loses the run.
+		// The live port answers once k6 loaded the script (k6 starts its outputs after that)
+		// and the runner reached its target.
 		ReadinessProbe: &corev1.Probe{
-			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/v1/status", Port: intstr.FromInt32(APIPort)}},
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: measure.ReadyPath, Port: intstr.FromInt32(LivePort)}},
 			PeriodSeconds:    1,
 			TimeoutSeconds:   2,
 			FailureThreshold: 3,

@@ -60,8 +60,9 @@ func TestJobSplitsTheLoadAndStartsPaused(t *testing.T) {
 		if *job.Spec.BackoffLimit != 0 || job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
 			t.Errorf("runner %d may retry: a rerun doubles the load", i)
 		}
-		if c.LivenessProbe != nil || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != "/v1/status" {
-			t.Errorf("runner %d probes: want readiness on /v1/status and no liveness", i)
+		if c.LivenessProbe != nil || c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet.Path != measure.ReadyPath ||
+			c.ReadinessProbe.HTTPGet.Port.IntValue() != LivePort {
+			t.Errorf("runner %d probes: want readiness on the live port's %s (script loaded, target reached) and no liveness", i, measure.ReadyPath)
 		}
 		if job.Name != "stab-runner-"+string(rune('0'+i)) {
 			t.Errorf("job name %q", job.Name)

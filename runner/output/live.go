@@ -29,6 +29,13 @@ func (o *Output) serveLive() error {
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.Write(b) //nolint:errcheck // the reader retries on its next evaluation
 	})
+	mux.HandleFunc("GET "+measure.ReadyPath, func(w http.ResponseWriter, _ *http.Request) {
+		if !o.reached() {
+			http.Error(w, "waiting until the target accepts connections from this runner", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
 	mux.HandleFunc("GET "+measure.FinalPath, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-o.finalReady:

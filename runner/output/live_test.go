@@ -252,3 +252,38 @@ func TestGRPCCallsKeepTheirMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestReadyOnlyOnceTheTargetIsReached: the live port's ReadyPath, which the kubelet's probe and
+// the operator's start ask, answers 503 while the runner still waits for its target (k6 has
+// loaded the script meanwhile) and 200 once it reached it.
+func TestReadyOnlyOnceTheTargetIsReached(t *testing.T) {
+	addr := freeAddr(t)
+	var stdout bytes.Buffer
+	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_LIVE": addr}, StdOut: &stdout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reached atomic.Bool
+	o.reached = reached.Load
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = o.Stop() }()
+	client := &http.Client{Timeout: 5 * time.Second}
+	status := func() int {
+		t.Helper()
+		resp, err := client.Get("http://" + addr + measure.ReadyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status(); got != http.StatusServiceUnavailable {
+		t.Errorf("waiting for the target: %d, want 503", got)
+	}
+	reached.Store(true)
+	if got := status(); got != http.StatusOK {
+		t.Errorf("target reached: %d, want 200", got)
+	}
+}

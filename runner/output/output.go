@@ -35,6 +35,7 @@ import (
 
 	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/runner/check"
+	"fleetbench.dev/fleetbench/runner/preflight"
 )
 
 // Name is the output name used with --out.
@@ -128,7 +129,9 @@ type Output struct {
 	stopped bool
 	live    *http.Server
 	// release ends a linger (ReleasePath), once; replaceable in tests.
-	release     func()
+	release func()
+	// reached says whether the runner reached its target (preflight.Reached): ReadyPath's answer.
+	reached     func() bool
 	releaseOnce sync.Once
 	// final is the final envelope, set before finalReady is closed (FinalPath).
 	final      []byte
@@ -154,7 +157,7 @@ func New(p output.Params) (*Output, error) {
 		w = os.Stdout
 	}
 	o := &Output{cfg: cfg, stdout: w, now: time.Now, done: make(chan struct{}), keep: map[string]bool{}, release: interruptSelf,
-		finalReady: make(chan struct{})}
+		reached: preflight.Reached, finalReady: make(chan struct{})}
 	for _, tag := range append(append([]string(nil), measure.KeptTags...), cfg.Tags...) {
 		o.keep[tag] = true
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"fleetbench.dev/fleetbench/pkg/measure"
@@ -19,6 +20,10 @@ import (
 
 // Command is the first argument that selects the preflight instead of k6.
 const Command = "wait-for-target"
+
+// retryInterval bounds each dial and the pause between rounds: a target that refuses is
+// asked again this soon, and one a NetworkPolicy drops costs one interval per round.
+const retryInterval = 250 * time.Millisecond
 
 // Dialer opens a connection; net.Dialer's DialContext in production.
 type Dialer func(ctx context.Context, network, address string) (net.Conn, error)
@@ -65,24 +70,48 @@ func Wait(ctx context.Context, dial Dialer, addrs []string, timeout, interval ti
 	}
 }
 
-// FromEnv waits for the addresses in measure.ReachEnv before k6 starts, in k6's own container:
-// a separate init container would cost every runner pod a container start. It returns the
-// process's exit code: 0 to go on (nothing to wait for, or all reached).
-func FromEnv(getenv func(string) string, out io.Writer) int {
+// process is this process's wait for the target, begun by StartFromEnv. k6 builds the output
+// that serves the runner's readiness itself, so a package variable is the one way to hand the
+// wait over to it.
+var process struct {
+	started, reached atomic.Bool
+}
+
+// Reached says whether this runner may report ready: no wait was begun (nothing to reach, or
+// the operator's pre-flight check), or every address accepted a connection.
+func Reached() bool {
+	return !process.started.Load() || process.reached.Load()
+}
+
+// StartFromEnv begins the wait for the addresses in measure.ReachEnv beside k6, in k6's own
+// container (an init container would cost every runner pod a container start): k6 loads the
+// script and initializes its VUs meanwhile, paused, and the runner reports ready (Reached) only
+// once the wait is over, so a target that starts slowly no longer has the script's load after
+// it. If an address is never reached, the reason is printed (the log's end is the pod's
+// termination message) and exit is called with measure.ExitTargetUnreachable.
+func StartFromEnv(getenv func(string) string, out io.Writer, exit func(int)) {
+	d := &net.Dialer{}
+	startFromEnv(getenv, out, exit, d.DialContext)
+}
+
+func startFromEnv(getenv func(string) string, out io.Writer, exit func(int), dial Dialer) {
 	list := getenv(measure.ReachEnv)
 	if list == "" {
-		return 0
+		return
 	}
 	timeout, err := time.ParseDuration(getenv(measure.ReachTimeoutEnv))
 	if err != nil || timeout <= 0 {
 		timeout = time.Minute
 	}
-	d := &net.Dialer{}
-	if err := Wait(context.Background(), d.DialContext, strings.Split(list, ","), timeout, 250*time.Millisecond); err != nil {
-		_, _ = fmt.Fprintln(out, err) // the log's end is the pod's termination message
-		return measure.ExitTargetUnreachable
-	}
-	return 0
+	process.started.Store(true)
+	go func() {
+		if err := Wait(context.Background(), dial, strings.Split(list, ","), timeout, retryInterval); err != nil {
+			_, _ = fmt.Fprintln(out, err)
+			exit(measure.ExitTargetUnreachable)
+			return
+		}
+		process.reached.Store(true)
+	}()
 }
 
 // Main runs `wait-for-target [--timeout D] host:port...` and returns the exit code.
@@ -99,7 +128,7 @@ func Main(args []string, out io.Writer) int {
 	}
 	start := time.Now()
 	d := &net.Dialer{}
-	if err := Wait(context.Background(), d.DialContext, fs.Args(), *timeout, 250*time.Millisecond); err != nil {
+	if err := Wait(context.Background(), d.DialContext, fs.Args(), *timeout, retryInterval); err != nil {
 		_, _ = fmt.Fprintln(out, err)
 		return 1
 	}

@@ -3,8 +3,10 @@ package preflight
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -66,35 +68,80 @@ func TestWaitNamesWhatStayedUnreachable(t *testing.T) {
 	}
 }
 
-// FromEnv: nothing to reach goes on at once; a reachable target goes on; an unreachable one
-// ends the runner with ExitTargetUnreachable and says which address.
-func TestFromEnvWaitsBeforeK6(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := closed.Addr().String()
-	closed.Close()
-	for _, tc := range []struct {
-		name string
-		env  map[string]string
-		want int
-		says string
-	}{
-		{name: "nothing to reach", env: map[string]string{}, want: 0},
-		{name: "reachable", env: map[string]string{measure.ReachEnv: ln.Addr().String(), measure.ReachTimeoutEnv: "5s"}, want: 0},
-		{name: "unreachable", env: map[string]string{measure.ReachEnv: ln.Addr().String() + "," + refused, measure.ReachTimeoutEnv: "600ms"},
-			want: measure.ExitTargetUnreachable, says: refused},
-	} {
-		var out bytes.Buffer
-		got := FromEnv(func(k string) string { return tc.env[k] }, &out)
-		if got != tc.want || !strings.Contains(out.String(), tc.says) {
-			t.Errorf("%s: exit %d, said %q; want %d saying %q", tc.name, got, out.String(), tc.want, tc.says)
+// StartFromEnv: nothing to reach is ready at once; a target that accepts only later is ready
+// once it does, not before; an unreachable one ends the runner with ExitTargetUnreachable and
+// says which address, and never reports ready.
+func TestStartFromEnvReportsReadyOnlyOnceReached(t *testing.T) {
+	const target = "target.ns.svc:8080"
+	var listening atomic.Bool
+	dial := func(_ context.Context, _, address string) (net.Conn, error) {
+		if address != target || !listening.Load() {
+			return nil, errors.New("connection refused")
 		}
+		client, server := net.Pipe()
+		_ = server.Close()
+		return client, nil
 	}
+	start := func(env map[string]string) (exited chan int, out *syncBuffer) {
+		process.started.Store(false)
+		process.reached.Store(false)
+		exited, out = make(chan int, 1), &syncBuffer{}
+		startFromEnv(func(k string) string { return env[k] }, out, func(code int) { exited <- code }, dial)
+		return exited, out
+	}
+
+	if start(map[string]string{}); !Reached() {
+		t.Error("nothing to reach: want ready at once")
+	}
+
+	exited, _ := start(map[string]string{measure.ReachEnv: target, measure.ReachTimeoutEnv: "20s"})
+	time.Sleep(3 * retryInterval) // rounds of refusals
+	if Reached() {
+		t.Error("a target not accepting yet: reported ready")
+	}
+	listening.Store(true)
+	deadline := time.Now().Add(10 * time.Second)
+	for !Reached() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !Reached() {
+		t.Error("the target accepts: want ready within 10 s")
+	}
+	select {
+	case code := <-exited:
+		t.Errorf("a reached target: the runner exited %d", code)
+	default:
+	}
+
+	const other = "other.ns.svc:5222"
+	exited, out := start(map[string]string{measure.ReachEnv: target + "," + other, measure.ReachTimeoutEnv: "600ms"})
+	select {
+	case code := <-exited:
+		if code != measure.ExitTargetUnreachable || !strings.Contains(out.String(), other) || strings.Contains(out.String(), target+":") {
+			t.Errorf("one address unreachable: exit %d, said %q; want %d naming %s only", code, out.String(), measure.ExitTargetUnreachable, other)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("unreachable for longer than its 600ms timeout: the runner did not exit")
+	}
+	if Reached() {
+		t.Error("unreachable: reported ready")
+	}
+}
+
+// syncBuffer is a bytes.Buffer the wait's goroutine writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

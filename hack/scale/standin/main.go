@@ -132,8 +132,8 @@ func (s *server) k6API(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// live is fleetbench's live port: an empty but valid envelope, the linger release and the
-// final envelope's held request.
+// live is fleetbench's live port: the readiness, an empty but valid envelope, the linger release
+// and the final envelope's held request.
 func (s *server) live(w http.ResponseWriter, r *http.Request) {
 	ip := s.ip(r)
 	s.mu.Lock()
@@ -145,6 +145,8 @@ func (s *server) live(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == measure.LivePath && r.Method == http.MethodGet:
 		s.envelope(w, ip, resumed, false)
+	case r.URL.Path == measure.ReadyPath && r.Method == http.MethodGet:
+		w.WriteHeader(http.StatusOK) // the script loaded and the target reached, as a real runner's
 	case r.URL.Path == measure.ReleasePath && r.Method == http.MethodPost:
 		w.WriteHeader(http.StatusOK)
 	case r.URL.Path == measure.FinalPath && r.Method == http.MethodGet:

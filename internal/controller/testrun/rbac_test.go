@@ -64,10 +64,10 @@ func TestManagerRoleAllowsTheRawCallsItMakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := map[string]func() error{
-		"GET /v1/status":   func() error { return proxied.Warm(call, pod) },
-		"POST /v1/setup":   func() error { _, err := proxied.Setup(call, pod); return err },
-		"PATCH /v1/status": func() error { return proxied.Resume(call, pod) },
-		"PUT /v1/setup":    func() error { return proxied.SetSetupData(call, pod, []byte(`{}`)) },
+		"GET ready, /v1/status": func() error { return proxied.Warm(call, pod) },
+		"POST /v1/setup":        func() error { _, err := proxied.Setup(call, pod); return err },
+		"PATCH /v1/status":      func() error { return proxied.Resume(call, pod) },
+		"PUT /v1/setup":         func() error { return proxied.SetSetupData(call, pod, []byte(`{}`)) },
 	}
 	if _, err := stats.NodeSummary(call, "node-a"); !forbidden(err) {
 		t.Errorf("the kubelet summary with the manager's ClusterRole alone: want forbidden, got %v", err)

@@ -239,7 +239,12 @@ func (k *k6API) status(ctx context.Context, pod *corev1.Pod) ([]byte, error) {
 	return k.do(ctx, pod, callTimeout, runners.APIPort, http.MethodGet, "/v1/status", nil, maxSmallAnswer)
 }
 
+// Warm asks what the runner's readiness probe asks (the live port's ReadyPath: the script
+// loaded and the target reached) and k6's own API, which the start calls next.
 func (k *k6API) Warm(ctx context.Context, pod *corev1.Pod) error {
+	if _, err := k.do(ctx, pod, callTimeout, runners.LivePort, http.MethodGet, measure.ReadyPath, nil, maxSmallAnswer); err != nil {
+		return err
+	}
 	_, err := k.status(ctx, pod)
 	return err
 }

@@ -1,8 +1,8 @@
 // Command fleetbench-runner is k6 v2 with fleetbench's result output
 // compiled in: `fleetbench-runner run --out fleetbench script.js`. Standard
-// k6 scripts run unchanged. Before k6 starts, it waits until the target is reachable from the
-// pod (package preflight, FLEETBENCH_REACH); `fleetbench-runner wait-for-target host:port...`
-// does only that. `fleetbench-runner check run <args> script` is the operator's pre-flight:
+// k6 scripts run unchanged. While k6 loads the script, it waits until the target is reachable
+// from the pod (package preflight, FLEETBENCH_REACH), and reports ready only then;
+// `fleetbench-runner wait-for-target host:port...` does only the wait. `fleetbench-runner check run <args> script` is the operator's pre-flight:
 // k6 run with the runner's arguments, stopped before anything runs (package check).
 package main
 
@@ -33,8 +33,8 @@ func main() {
 		cmd.Execute()
 		return
 	}
-	if code := preflight.FromEnv(os.Getenv, os.Stderr); code != 0 {
-		os.Exit(code)
-	}
+	// The target is waited for beside k6's start, not before it: the runner reports ready
+	// (measure.ReadyPath) once both are done.
+	preflight.StartFromEnv(os.Getenv, os.Stderr, os.Exit)
 	cmd.Execute()
 }

@@ -2,9 +2,9 @@
 // who may set spec.runner.image, or create a pod carrying a run's runner labels, can make a
 // "runner" answer the manager. It never runs k6.
 //
-//	MODE=redirect  every call but GET /v1/status (which keeps the pod Ready) is answered with a
-//	               307 to $REDIRECT plus the path: a manager that follows it sends its request,
-//	               method and body to whatever the tenant names.
+//	MODE=redirect  every call but GET /v1/status and the readiness path (which keep the pod
+//	               Ready) is answered with a 307 to $REDIRECT plus the path: a manager that
+//	               follows it sends its request, method and body to whatever the tenant names.
 //	MODE=bomb      answers like a k6 that starts and ends at once, and every result envelope is
 //	               a well-formed decompression bomb (15 MiB of JSON, within the manager's
 //	               limit on JSON, that would decode into gigabytes; tens of KiB gzipped).
@@ -33,6 +33,7 @@ import (
 const (
 	apiPort     = ":6565"
 	livePort    = ":6566"
+	readyPath   = "/v1/fleetbench/ready"
 	countPort   = ":8080"
 	beginMarker = "--- fleetbench-result v1 begin ---"
 	endMarker   = "--- fleetbench-result v1 end ---"
@@ -56,6 +57,9 @@ func main() {
 			calls.Add(1)
 		}
 		switch {
+		case r.Method == http.MethodGet && r.URL.Path == readyPath:
+			// The runner's readiness (the kubelet's probe, the manager's ask before the start).
+			fmt.Fprintln(w, "ok")
 		case r.Method == http.MethodGet && r.URL.Path == "/v1/status":
 			// k6's execution status: 9 (ended) a few seconds after the resume, so the manager
 			// goes on to collect the final envelope.
