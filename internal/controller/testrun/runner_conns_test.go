@@ -55,7 +55,7 @@ func (c *connCounter) allClosed() (opened, closed int) {
 	}
 }
 
-// k6Like answers as a paused k6 and its live port do: status, resume, the envelopes.
+// k6Like answers as a paused k6 and its live port do: readiness, status, resume, the envelopes.
 func k6Like(t *testing.T, conns *connCounter) *httptest.Server {
 	env := measure.Envelope{Runner: "r", K6Version: "v", StartUnixNano: 1, EndUnixNano: 2, WindowNanos: 1e9,
 		Accuracy: measure.RelativeAccuracy, Metrics: []measure.Metric{}}
@@ -70,6 +70,8 @@ func k6Like(t *testing.T, conns *connCounter) *httptest.Server {
 	}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
+		case measure.ReadyPath:
+			_, _ = w.Write([]byte("ok"))
 		case measure.LivePath:
 			_, _ = w.Write(live.Bytes())
 		case measure.FinalPath:
@@ -147,9 +149,10 @@ func TestCallsOutsideTheStartKeepNoConnection(t *testing.T) {
 	if data, err := api.SetupData(ctx, pod); err != nil || string(data) != `{"token":"t"}` {
 		t.Fatalf("SetupData: %s, %v", data, err)
 	}
+	// Warm asks twice (the readiness on the live port, then k6's status): six calls.
 	opened, closed := conns.allClosed()
-	if opened != 5 || closed != opened {
-		t.Errorf("5 calls opened %d connections and %d are still open, want one each, all closed", opened, opened-closed)
+	if opened != 6 || closed != opened {
+		t.Errorf("6 calls opened %d connections and %d are still open, want one each, all closed", opened, opened-closed)
 	}
 }
 
