@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,10 +81,11 @@ func TestStartFromEnvReportsReadyOnlyOnceReached(t *testing.T) {
 		_ = server.Close()
 		return client, nil
 	}
-	start := func(env map[string]string) (exited chan int, out *syncBuffer) {
+	// out is written before exit is called, and read only after exit's code arrived.
+	start := func(env map[string]string) (exited chan int, out *bytes.Buffer) {
 		process.started.Store(false)
 		process.reached.Store(false)
-		exited, out = make(chan int, 1), &syncBuffer{}
+		exited, out = make(chan int, 1), &bytes.Buffer{}
 		startFromEnv(func(k string) string { return env[k] }, out, func(code int) { exited <- code }, dial)
 		return exited, out
 	}
@@ -126,22 +126,4 @@ func TestStartFromEnvReportsReadyOnlyOnceReached(t *testing.T) {
 	if Reached() {
 		t.Error("unreachable: reported ready")
 	}
-}
-
-// syncBuffer is a bytes.Buffer the wait's goroutine writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -17,8 +17,9 @@ const k6AskInterval = 200 * time.Millisecond
 // k6AnsweredBeforeReady asks the runners the kubelet has not yet marked Ready, but whose k6
 // container runs, what their readiness probe asks (the script loaded, the target reached) and
 // k6's status: the probe comes once a second, so asking at once takes up to a second off the
-// start (about half of one on average). answered: every runner is Ready or answered. askAgain: some k6 runs and
-// does not answer yet. Nothing is remembered: the next reconcile asks again.
+// start (about half of one on average). answered: every runner is Ready or answered.
+// askAgain: some k6 runs and does not answer yet. Nothing is remembered: the next reconcile
+// asks again.
 func (r *Reconciler) k6AnsweredBeforeReady(s *scope) (answered, askAgain bool) {
 	var asking []*corev1.Pod
 	for _, v := range s.summary.views {

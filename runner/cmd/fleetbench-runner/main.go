@@ -2,8 +2,9 @@
 // compiled in: `fleetbench-runner run --out fleetbench script.js`. Standard
 // k6 scripts run unchanged. While k6 loads the script, it waits until the target is reachable
 // from the pod (package preflight, FLEETBENCH_REACH), and reports ready only then;
-// `fleetbench-runner wait-for-target host:port...` does only the wait. `fleetbench-runner check run <args> script` is the operator's pre-flight:
-// k6 run with the runner's arguments, stopped before anything runs (package check).
+// `fleetbench-runner wait-for-target host:port...` does only the wait.
+// `fleetbench-runner check run <args> script` is the operator's pre-flight: k6 run with the
+// runner's arguments, stopped before anything runs (package check).
 package main
 
 import (
