@@ -616,7 +616,8 @@ type LoadSpec struct {
 
 // RunnerSpec shapes the runner pods (k6-operator's "runner" knobs, plus sysctls).
 type RunnerSpec struct {
-	// image of the runner: k6 with fleetbench's result output compiled in.
+	// image of the runner: k6 with fleetbench's result output compiled in, from the same
+	// fleetbench release as the manager (the two speak one protocol: readiness, envelopes).
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image,omitempty"`
