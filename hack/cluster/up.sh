@@ -480,7 +480,12 @@ start_netpol() {
 start_dns() {
   [ -z "${FLEETBENCH_NO_DNS:-}" ] || return 0
   log "CoreDNS"
-  sed -e "s|@DNS_IP@|$DNS_IP|g" "$root/hack/cluster/coredns.yaml" | kc apply -f - >/dev/null
+  # Two replicas from 3 nodes, so the chaos matrix's lost node never takes the cluster's DNS
+  # with it (a replacement runner must still resolve its target); one on smaller clusters,
+  # where make e2e's placement counts on the room.
+  local replicas=1
+  [ "$NODES" -lt 3 ] || replicas=2
+  sed -e "s|@DNS_IP@|$DNS_IP|g" -e "s|@DNS_REPLICAS@|$replicas|g" "$root/hack/cluster/coredns.yaml" | kc apply -f - >/dev/null
   wait_for "CoreDNS available" 90 kc -n kube-system wait --for=condition=Available deployment/coredns --timeout=1s
 }
 
