@@ -78,12 +78,8 @@ test: browser envtest-assets ## Unit, property, fuzz-smoke and envtest integrati
 	@$(MAKE) --no-print-directory test-chart
 
 .PHONY: fuzz
-fuzz: ## Run every fuzz target for FUZZTIME each.
-	@for target in $$(grep -rhoE '^func (Fuzz[A-Za-z0-9_]+)' --include='*_test.go' pkg | sed 's/func //'); do \
-	  pkg=$$(dirname $$(grep -rlE "^func $$target\(" --include='*_test.go' pkg | head -1)); \
-	  echo ">> fuzz $$target in ./$$pkg for $(FUZZTIME)"; \
-	  go test ./$$pkg -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME); \
-	done
+fuzz: ## Run every fuzz target for FUZZTIME each (hack/fuzz.sh).
+	@FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 .PHONY: test-chart
 test-chart: tool-helm ## Lint the Helm chart and render it with every toggle.
