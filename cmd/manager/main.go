@@ -21,6 +21,10 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/capacityplan"
 	"fleetbench.dev/fleetbench/internal/controller/orphans"
 	"fleetbench.dev/fleetbench/internal/controller/testrun"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/admit"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runio"
 	"fleetbench.dev/fleetbench/pkg/memlimit"
 )
 
@@ -48,11 +52,11 @@ func main() {
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles at a time.")
 	flag.StringVar(&runnerImage, "runner-image", envOr("FLEETBENCH_RUNNER_IMAGE", "fleetbench/runner:dev"), "Runner image for TestRuns that name none.")
 	flag.StringVar(&runnerAccess, "runner-access", "auto", "How to reach runners' k6 API: direct (pod IPs, in-cluster), proxy (through the API server), or auto.")
-	flag.StringVar(&targetMetrics, "target-metrics", testrun.TargetMetricsAuto, "Where target CPU and memory come from: kubelet (the summary API "+
+	flag.StringVar(&targetMetrics, "target-metrics", runio.TargetMetricsAuto, "Where target CPU and memory come from: kubelet (the summary API "+
 		"through the node proxy: RSS, exact CPU time), metrics-api (metrics.k8s.io: working set, CPU rates), or auto (kubelet, else metrics-api).")
 	flag.BoolVar(&podLevelResources, "pod-level-resources", true, "Size one-machine targets with pod-level resources (Kubernetes 1.34+); "+
 		"where the API server drops them, targets fall back to splitting the profile among containers.")
-	flag.StringVar(&defaultPodSecurity, "default-pod-security", testrun.DefaultPodSecurityLevel, "The Pod Security level the API server enforces in "+
+	flag.StringVar(&defaultPodSecurity, "default-pod-security", runenv.DefaultPodSecurityLevel, "The Pod Security level the API server enforces in "+
 		"namespaces without a pod-security.kubernetes.io/enforce label; a TestRun's target never gets a higher one than its namespace.")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces whose TestRuns and CapacityPlans this manager "+
 		"reconciles (a namespaced install); those elsewhere are never touched. Empty: all namespaces.")
@@ -60,7 +64,7 @@ func main() {
 		"TestRuns: the manager never creates, labels or deletes it, and removes exactly each run's objects. Empty: a fresh namespace per TestRun.")
 	flag.IntVar(&maxTargetsPerNamespace, "max-targets-per-namespace", 0, "The most provisioned targets the TestRuns of one namespace "+
 		"hold at once; a run over it waits Pending TargetLimitReached until one ends, or fails so at its provisioning deadline. 0: no limit.")
-	flag.IntVar(&keptResults, "kept-results-per-namespace", testrun.DefaultKeptRecords, "How many kept results (the records a later "+
+	flag.IntVar(&keptResults, "kept-results-per-namespace", admit.DefaultKeptRecords, "How many kept results (the records a later "+
 		"TestRun's spec.baseline compares with, kept after their TestRun is deleted) a namespace holds; the oldest beyond it are deleted.")
 	flag.DurationVar(&orphanGrace, "orphan-grace", orphans.DefaultGrace, "How long a target whose TestRun is gone without having removed it "+
 		"(its finalizer stripped) keeps running before the manager deletes it; only what carries a TestRun's UID is ever deleted.")
@@ -68,7 +72,7 @@ func main() {
 	// for a minute; the API server's priority and fairness still protects the cluster.
 	flag.Float64Var(&apiQPS, "kube-api-qps", 200, "Queries per second the manager's client may send to the API server.")
 	flag.IntVar(&apiBurst, "kube-api-burst", 400, "Burst of queries the manager's client may send above --kube-api-qps.")
-	flag.IntVar(&workers, "max-concurrent-reconciles", testrun.DefaultWorkers, "TestRuns reconciled at once: a reconcile may "+
+	flag.IntVar(&workers, "max-concurrent-reconciles", runenv.DefaultWorkers, "TestRuns reconciled at once: a reconcile may "+
 		"wait up to 2 minutes on a runner's setup() or teardown(), and other runs must not wait behind it.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
@@ -94,7 +98,7 @@ func main() {
 		os.Exit(2)
 	}
 	switch targetMetrics {
-	case testrun.TargetMetricsAuto, testrun.TargetMetricsKubelet, testrun.TargetMetricsMetricsAPI:
+	case runio.TargetMetricsAuto, runio.TargetMetricsKubelet, runio.TargetMetricsMetricsAPI:
 	default:
 		log.Error(nil, "--target-metrics must be auto, kubelet or metrics-api", "got", targetMetrics)
 		os.Exit(2)
@@ -143,25 +147,25 @@ func main() {
 
 	cfg = mgr.GetConfig()
 	// Logs, the node proxy and the pod proxy pass on what a pod or node answers: no redirects.
-	clientset, _, err := testrun.NoRedirectClientset(cfg)
+	clientset, _, err := runio.NoRedirectClientset(cfg)
 	if err != nil {
 		log.Error(err, "creating clientset")
 		os.Exit(1)
 	}
-	api := testrun.NewDirectRunnerAPI()
+	api := runio.NewDirectRunnerAPI()
 	if runnerAccess == "proxy" || (runnerAccess == "auto" && os.Getenv("KUBERNETES_SERVICE_HOST") == "") {
 		// Outside the cluster pod IPs are usually unreachable; the API server's proxy is not.
-		if api, err = testrun.NewProxyRunnerAPI(cfg); err != nil {
+		if api, err = runio.NewProxyRunnerAPI(cfg); err != nil {
 			log.Error(err, "creating the runner proxy client")
 			os.Exit(1)
 		}
 	}
-	if err := testrun.New(mgr, testrun.Options{
+	if err := testrun.New(mgr, runenv.Options{
 		RunnerAPI:          api,
-		Logs:               &testrun.APILogReader{Clientset: clientset},
-		Stats:              &testrun.APITargetStats{Clientset: clientset},
+		Logs:               &runio.APILogReader{Clientset: clientset},
+		Stats:              &runio.APITargetStats{Clientset: clientset},
 		RunnerImage:        runnerImage,
-		Timeouts:           testrun.DefaultTimeouts,
+		Timeouts:           decide.DefaultTimeouts,
 		PodLevelResources:  podLevelResources,
 		TargetMetrics:      targetMetrics,
 		DefaultPodSecurity: defaultPodSecurity,

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"fleetbench.dev/fleetbench/internal/controller/children"
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
@@ -39,16 +40,10 @@ func CacheOptions(ns Namespaces) cache.Options {
 	owned := cache.ByObject{Label: OwnedSelector(), Transform: Slim}
 	// Fleetbench's own kinds stay whole but for managed fields: a CapacityPlan read here is
 	// written back with Update, which would drop anything left out.
-	opts := cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:                 owned,
-		&corev1.ConfigMap{}:           owned,
-		&corev1.Namespace{}:           owned,
-		&corev1.Service{}:             owned,
-		&corev1.ResourceQuota{}:       owned,
-		&batchv1.Job{}:                owned,
-		&appsv1.Deployment{}:          owned,
-		&networkingv1.NetworkPolicy{}: owned,
-	}}
+	opts := cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{}}
+	for _, obj := range children.Cached(children.Kinds, false) {
+		opts.ByObject[obj] = owned
+	}
 	cached := ns.cached()
 	if cached == nil {
 		return opts
@@ -60,9 +55,9 @@ func CacheOptions(ns Namespaces) cache.Options {
 	if ns.Target == "" {
 		// Watched namespaces with a fresh target namespace per run: those may be anywhere, so
 		// the kinds a target is made of are cached in every namespace.
+		inTargets := children.InTargetNamespaces(children.Kinds)
 		for obj, by := range opts.ByObject {
-			switch obj.(type) {
-			case *corev1.Pod, *corev1.Service, *corev1.ResourceQuota, *appsv1.Deployment, *networkingv1.NetworkPolicy:
+			if children.Among(obj, inTargets) {
 				by.Namespaces = map[string]cache.Config{cache.AllNamespaces: {}}
 				opts.ByObject[obj] = by
 			}

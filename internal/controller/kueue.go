@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"fleetbench.dev/fleetbench/internal/controller/children"
 )
 
 // WithKueue adds Kueue's Workloads to the cache options when served (KueueServed's answer),
@@ -23,7 +25,11 @@ func WithKueue(opts cache.Options, served bool) cache.Options {
 	if opts.ByObject == nil {
 		opts.ByObject = map[client.Object]cache.ByObject{}
 	}
-	opts.ByObject[&kueuev1beta2.Workload{}] = cache.ByObject{Label: OwnedSelector()}
+	for _, k := range children.Kinds {
+		if k.Kueue && k.Cached {
+			opts.ByObject[k.Object.DeepCopyObject().(client.Object)] = cache.ByObject{Label: OwnedSelector()}
+		}
+	}
 	return opts
 }
 

@@ -30,8 +30,8 @@ func TestThresholdsOnNoData(t *testing.T) {
 			"http_req_duration{scenario:push} p(95)<300 (no data, spec.thresholdsOnNoData: Fail)"},
 	} {
 		o := BuildWith(merged(t, load), thresholds, 1, Options{NoData: tc.policy})
-		if o.Verdict != tc.verdict {
-			t.Errorf("policy %q: verdict %s, want %s (failed %q)", tc.policy, o.Verdict, tc.verdict, o.FailedThresholds)
+		if verdictOf(o) != tc.verdict {
+			t.Errorf("policy %q: verdict %s, want %s (failed %q)", tc.policy, verdictOf(o), tc.verdict, o.FailedThresholds)
 		}
 		w := o.Results.Warnings
 		if len(w) != 1 || !strings.Contains(w[0], "threshold http_req_duration{scenario:push} p(95)<300 was judged on no data") ||

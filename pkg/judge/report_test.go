@@ -7,6 +7,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
+	"fleetbench.dev/fleetbench/pkg/judge/verdict"
 	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
@@ -100,8 +101,8 @@ func TestBuild(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			o := Build(merged(t, tc.loads...), tc.thresholds, tc.runners)
-			if o.Verdict != tc.verdict {
-				t.Errorf("verdict = %s, want %s (failed %v, generator %q)", o.Verdict, tc.verdict, o.FailedThresholds, o.GeneratorBoundReason)
+			if verdictOf(o) != tc.verdict {
+				t.Errorf("verdict = %s, want %s (failed %v, generator %q)", verdictOf(o), tc.verdict, o.FailedThresholds, o.GeneratorBoundReason)
 			}
 			tc.check(t, o)
 		})
@@ -114,4 +115,9 @@ func TestMillis(t *testing.T) {
 			t.Errorf("Millis(%v) = %q, want %q", ms, got, want)
 		}
 	}
+}
+
+// verdictOf is the verdict of merged results alone, as verdict.Decide gives it.
+func verdictOf(o Outcome) v1alpha1.Verdict {
+	return verdict.Decide(verdict.Facts{Merged: true, Results: o.Facts()}).Verdict
 }

@@ -1,4 +1,4 @@
-// Package results holds fleetbench's runner result envelope and the pure
+// Package measure holds fleetbench's runner result envelope and the pure
 // logic that merges the envelopes of N k6 runners into exact totals,
 // mergeable percentiles, checks and globally evaluated thresholds.
 //

@@ -13,9 +13,7 @@ import (
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +30,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/controller"
+	"fleetbench.dev/fleetbench/internal/controller/children"
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/target"
@@ -99,12 +98,8 @@ func (s *Sweeper) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	b := ctrl.NewControllerManagedBy(mgr).Named("orphans").
 		Watches(&v1alpha1.TestRun{}, handler.EnqueueRequestsFromMapFunc(s.ofTestRun), deleted)
-	if s.Namespaces.Target == "" {
-		b = b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(s.ofOwned))
-	} else {
-		for _, kind := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &networkingv1.NetworkPolicy{}} {
-			b = b.Watches(kind, handler.EnqueueRequestsFromMapFunc(s.ofOwned))
-		}
+	for _, kind := range Watched(s.Namespaces) {
+		b = b.Watches(kind, handler.EnqueueRequestsFromMapFunc(s.ofOwned))
 	}
 	return b.Complete(s)
 }
@@ -176,10 +171,9 @@ func (s *Sweeper) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result,
 // candidates are what carries a UID and names the TestRun key, from the cache.
 func (s *Sweeper) candidates(ctx context.Context, key types.NamespacedName) ([]client.Object, error) {
 	labels := client.MatchingLabels{naming.LabelTestRun: key.Name, naming.LabelTestRunNS: key.Namespace, naming.LabelRole: naming.RoleTarget}
-	lists := []client.ObjectList{&corev1.NamespaceList{}}
+	lists := Listed(s.Namespaces)
 	opts := []client.ListOption{labels}
 	if s.Namespaces.Target != "" {
-		lists = []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &networkingv1.NetworkPolicyList{}}
 		opts = append(opts, client.InNamespace(s.Namespaces.Target))
 	}
 	var out []client.Object
@@ -246,4 +240,15 @@ func (s *Sweeper) forget(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.seen, uid)
+}
+
+// Watched are the kinds the sweeper watches for orphans (children.Swept): in an admin's shared
+// target namespace the ones released one by one, else the runs' own namespaces.
+func Watched(ns controller.Namespaces) []client.Object {
+	return children.Swept(children.Kinds, ns.Target != "")
+}
+
+// Listed are Watched's lists.
+func Listed(ns controller.Namespaces) []client.ObjectList {
+	return children.SweptLists(children.Kinds, ns.Target != "")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/measure"
 )
@@ -40,7 +41,7 @@ func TestAbortOnFailStopsTheFleetOnMergedData(t *testing.T) {
 	})
 	for _, pod := range pods {
 		logs.set(pod, tw.EnvelopeLog(tw.RunnerLoad{Runner: pod.Name, Requests: 100, Failed: 15, Start: start, Duration: 2 * time.Second}), nil)
-		k.finish(pod, exitStopped, "Error")
+		k.Finish(pod, decide.ExitStopped, "Error")
 	}
 	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	w := got.Status.AbortOnFail
@@ -50,5 +51,5 @@ func TestAbortOnFailStopsTheFleetOnMergedData(t *testing.T) {
 	if got.Status.Verdict != v1alpha1.VerdictFailed || !strings.Contains(got.Status.Message, "aborted early") {
 		t.Errorf("verdict %s: %s", got.Status.Verdict, got.Status.Message)
 	}
-	wantConditions(t, got, map[string]string{v1alpha1.ConditionReady: "False/" + v1alpha1.ReasonFailed, v1alpha1.ConditionStalled: "True/" + v1alpha1.ReasonVerdictFailed})
+	tw.WantConditions(t, got, map[string]string{v1alpha1.ConditionReady: "False/" + v1alpha1.ReasonFailed, v1alpha1.ConditionStalled: "True/" + v1alpha1.ReasonVerdictFailed})
 }

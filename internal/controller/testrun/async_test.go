@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runio"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 )
 
@@ -58,8 +59,8 @@ func TestHangingRunnersAndKubeletHoldNoOtherRun(t *testing.T) {
 		t.Cleanup(runner.hold.hangRunners(ns))
 	}
 	t.Cleanup(stats.hangNode("node-hung"))
-	ke.finish(endingPods[1], 0, "Completed")
-	ks.finish(stoppedPods[1], 137, "OOMKilled")
+	ke.Finish(endingPods[1], 0, "Completed")
+	ks.Finish(stoppedPods[1], 137, "OOMKilled")
 	eventually(t, "every hang entered", func() error {
 		for _, c := range []struct {
 			ns, call string
@@ -79,7 +80,7 @@ func TestHangingRunnersAndKubeletHoldNoOtherRun(t *testing.T) {
 	now := time.Now()
 	for _, pod := range pods {
 		logs.set(pod, load(pod, now), nil)
-		k.finish(pod, 0, "Completed")
+		k.Finish(pod, 0, "Completed")
 	}
 	got := waitPhase(t, fast, v1alpha1.PhaseSucceeded, "")
 	if got.Status.Results == nil || got.Status.Results.Requests == nil || got.Status.Results.Requests.Total != 200 {
@@ -129,7 +130,7 @@ func TestSlowSetupDelaysNeitherStartNorEndOfAnotherRun(t *testing.T) {
 	now := time.Now()
 	for _, pod := range pods {
 		logs.set(pod, load(pod, now), nil)
-		k.finish(pod, 0, "Completed")
+		k.Finish(pod, 0, "Completed")
 	}
 	ended := time.Now()
 	waitPhase(t, fast, v1alpha1.PhaseSucceeded, "")
@@ -145,7 +146,7 @@ func TestSlowSetupDelaysNeitherStartNorEndOfAnotherRun(t *testing.T) {
 // A run's long calls are one per kind in flight, end at their deadline, are read once and are
 // gone after; forget drops every result of a run and ends its reads, not its actions.
 func TestAsyncCallsAreBoundedAndForgotten(t *testing.T) {
-	c := newAsyncCalls(clock.RealClock{})
+	c := runio.NewAsyncCalls(clock.RealClock{})
 	run := tw.MakeTestRun("r", "ns").Obj()
 	run.UID = types.UID("run-1")
 	started := make(chan struct{}, 10)
@@ -154,28 +155,28 @@ func TestAsyncCallsAreBoundedAndForgotten(t *testing.T) {
 		<-ctx.Done()
 		return 0, ctx.Err()
 	}
-	if _, done := poll(c, run, callLive, 50*time.Millisecond, hang); done {
+	if _, done := runio.Poll(c, run, runio.CallLive, 50*time.Millisecond, hang); done {
 		t.Fatal("done before the call ran")
 	}
-	if _, done := poll(c, run, callLive, 50*time.Millisecond, hang); done {
+	if _, done := runio.Poll(c, run, runio.CallLive, 50*time.Millisecond, hang); done {
 		t.Fatal("done while in flight")
 	}
 	<-started
-	<-c.wake // its end at the deadline wakes the run
+	<-c.Wake // its end at the deadline wakes the run
 	if len(started) != 0 {
 		t.Errorf("%d more calls started while one was in flight", len(started))
 	}
-	res, done := poll(c, run, callLive, time.Second, hang)
-	if !done || !errors.Is(res.err, context.DeadlineExceeded) {
+	res, done := runio.Poll(c, run, runio.CallLive, time.Second, hang)
+	if !done || !errors.Is(res.Err, context.DeadlineExceeded) {
 		t.Errorf("result %+v done %v, want the deadline's error", res, done)
 	}
-	if n := c.pending(run.UID); n != 0 {
+	if n := c.Pending(run.UID); n != 0 {
 		t.Errorf("%d calls kept after the result was read, want 0", n)
 	}
 
 	// forget ends a read, lets an action finish, and keeps neither result.
 	action := make(chan struct{})
-	c.start(run, callStop, time.Minute, true, func(ctx context.Context) (any, error) {
+	c.Begin(run, runio.CallStop, time.Minute, true, func(ctx context.Context) (any, error) {
 		select {
 		case <-action:
 			return "stopped", nil
@@ -184,17 +185,17 @@ func TestAsyncCallsAreBoundedAndForgotten(t *testing.T) {
 		}
 	})
 	readEnded := make(chan error, 1)
-	c.start(run, callLive, time.Minute, false, func(ctx context.Context) (any, error) {
+	c.Begin(run, runio.CallLive, time.Minute, false, func(ctx context.Context) (any, error) {
 		<-ctx.Done()
 		readEnded <- ctx.Err()
 		return nil, ctx.Err()
 	})
-	c.forget(run.UID)
+	c.Forget(run.UID)
 	if err := <-readEnded; !errors.Is(err, context.Canceled) {
 		t.Errorf("read after forget: %v, want canceled", err)
 	}
 	close(action)
-	if n := c.pending(run.UID); n != 0 {
+	if n := c.Pending(run.UID); n != 0 {
 		t.Errorf("%d calls kept after forget, want 0", n)
 	}
 }

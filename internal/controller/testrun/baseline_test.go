@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/admit"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
@@ -32,7 +34,7 @@ func runThrough(t *testing.T, run *v1alpha1.TestRun, requests int) *v1alpha1.Tes
 	k, pods := startRunning(t, run, 1)
 	start := time.Now().Add(-300 * time.Second)
 	logs.set(pods[0], tw.EnvelopeLog(tw.RunnerLoad{Runner: pods[0].Name, Requests: requests, Start: start, Duration: 300 * time.Second, CPUSeconds: 0.5}), nil)
-	k.finish(pods[0], 0, "Completed")
+	k.Finish(pods[0], 0, "Completed")
 	return waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 }
 
@@ -189,8 +191,8 @@ func TestKeptRetentionDeletesOnlyTheOldestRecords(t *testing.T) {
 	if err := env.Client.Create(ctx, fake); err != nil {
 		t.Fatal(err)
 	}
-	r := &Reconciler{Client: env.Client, apiReader: env.Client, Options: Options{KeptRecords: 2}}
-	r.pruneKept(ctx, ns)
+	r := admit.New(&runenv.Env{Client: env.Client, APIReader: env.Client, Options: runenv.Options{KeptRecords: 2}})
+	r.PruneKept(ctx, ns)
 	var left corev1.ConfigMapList
 	if err := env.Client.List(ctx, &left, client.InNamespace(ns), client.MatchingLabels{naming.LabelKeptResults: "true"}); err != nil {
 		t.Fatal(err)

@@ -73,7 +73,7 @@ func TestHostileResultsEndTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs.set(pods[0], log.Bytes(), nil)
-	k.finish(pods[0], 0, "Completed")
+	k.Finish(pods[0], 0, "Completed")
 	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
 	r := got.Status.Results
 	if r == nil || len(r.Thresholds) != statusbound.MaxThresholds || len(r.Warnings) != statusbound.MaxWarnings {

@@ -73,7 +73,7 @@ func TestCacheHoldsOnlyFleetbenchObjects(t *testing.T) {
 	start := time.Now()
 	for _, pod := range pods {
 		logs.set(pod, load(pod, start), nil)
-		k.finish(pod, 0, "Completed")
+		k.Finish(pod, 0, "Completed")
 	}
 	waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	heapAfter := heapInUseMiB()

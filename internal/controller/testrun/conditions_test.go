@@ -6,50 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 )
-
-// wantConditions checks conditions as "Status/Reason" by type; every one carries the
-// generation it describes.
-func wantConditions(t *testing.T, run *v1alpha1.TestRun, want map[string]string) {
-	t.Helper()
-	for typ, w := range want {
-		c := meta.FindStatusCondition(run.Status.Conditions, typ)
-		if c == nil {
-			t.Errorf("no condition %s (want %s)", typ, w)
-			continue
-		}
-		if got := string(c.Status) + "/" + c.Reason; got != w {
-			t.Errorf("condition %s = %s (%s), want %s", typ, got, c.Message, w)
-		}
-	}
-	for _, c := range run.Status.Conditions {
-		if c.ObservedGeneration != run.Generation {
-			t.Errorf("condition %s observedGeneration %d, generation %d", c.Type, c.ObservedGeneration, run.Generation)
-		}
-	}
-}
-
-// kstatusOf is what kstatus (Flux, cli-utils, kpt) computes for the TestRun.
-func kstatusOf(t *testing.T, run *v1alpha1.TestRun) status.Status {
-	t.Helper()
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := status.Compute(&unstructured.Unstructured{Object: obj})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Status
-}
 
 // TestConditionsTellGitOpsTheTruth: a run whose threshold fails is Complete but not Ready and
 // Stalled, which kstatus reads as Failed; a passing one is Ready and Complete (kstatus Current);
@@ -83,25 +46,25 @@ func TestConditionsTellGitOpsTheTruth(t *testing.T) {
 			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
 				t.Fatal(err)
 			}
-			wantConditions(t, got, map[string]string{
+			tw.WantConditions(t, got, map[string]string{
 				v1alpha1.ConditionReady: "False/" + v1alpha1.ReasonInProgress, v1alpha1.ConditionReconciling: "True/" + v1alpha1.ReasonRunning,
 				v1alpha1.ConditionComplete: "False/" + v1alpha1.ReasonInProgress, v1alpha1.ConditionStalled: "False/" + v1alpha1.ReasonInProgress,
 			})
-			if s := kstatusOf(t, got); s != status.InProgressStatus {
+			if s := tw.KstatusOf(t, got); s != status.InProgressStatus {
 				t.Errorf("kstatus while running = %s, want InProgress", s)
 			}
 
 			start := time.Now()
 			for _, pod := range pods {
 				logs.set(pod, load(pod, start), nil)
-				k.finish(pod, 0, "Completed")
+				k.Finish(pod, 0, "Completed")
 			}
 			got = waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 			if got.Status.Verdict != tc.verdict {
 				t.Fatalf("verdict %s, want %s: %s", got.Status.Verdict, tc.verdict, got.Status.Message)
 			}
-			wantConditions(t, got, tc.want)
-			if s := kstatusOf(t, got); s != tc.kstatus {
+			tw.WantConditions(t, got, tc.want)
+			if s := tw.KstatusOf(t, got); s != tc.kstatus {
 				t.Errorf("kstatus = %s, want %s", s, tc.kstatus)
 			}
 		})
@@ -119,7 +82,7 @@ func TestRunnerExit99DoesNotStopItsSiblings(t *testing.T) {
 
 	start := time.Now()
 	logs.set(pods[0], load(pods[0], start), nil)
-	k.finish(pods[0], exitThresholdsFailed, "Error")
+	k.Finish(pods[0], decide.ExitThresholdsFailed, "Error")
 	eventually(t, "the run to count the runner that exited 99 as succeeded", func() error {
 		got := &v1alpha1.TestRun{}
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
@@ -140,7 +103,7 @@ func TestRunnerExit99DoesNotStopItsSiblings(t *testing.T) {
 	}
 	for _, pod := range pods[1:] {
 		logs.set(pod, load(pod, start), nil)
-		k.finish(pod, 0, "Completed")
+		k.Finish(pod, 0, "Completed")
 	}
 	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	if got.Status.Verdict != v1alpha1.VerdictPassed || got.Status.Results.Requests.Total != 300 || got.Status.Results.Partial {
@@ -149,5 +112,5 @@ func TestRunnerExit99DoesNotStopItsSiblings(t *testing.T) {
 	if !strings.Contains(got.Status.Message, "verdict PASSED") {
 		t.Errorf("message %q", got.Status.Message)
 	}
-	wantConditions(t, got, map[string]string{v1alpha1.ConditionReady: "True/" + v1alpha1.ReasonPassed})
+	tw.WantConditions(t, got, map[string]string{v1alpha1.ConditionReady: "True/" + v1alpha1.ReasonPassed})
 }

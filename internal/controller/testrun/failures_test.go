@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
@@ -159,7 +160,7 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 				k.targetReady()
 				// k6 fails while loading the script, before its API (and so readiness) is up.
 				pods := k.podsFor(k.jobs(1), func(_ int, pod *corev1.Pod) { pod.Status.Phase = corev1.PodRunning })
-				k.finish(pods[0], 107, "Error")
+				k.Finish(pods[0], 107, "Error")
 			}},
 	}
 	for _, tc := range cases {
@@ -197,7 +198,7 @@ func TestFailurePathsEndInFailedWithTheirReason(t *testing.T) {
 				}
 				return nil
 			})
-			wantConditions(t, got, map[string]string{
+			tw.WantConditions(t, got, map[string]string{
 				v1alpha1.ConditionReady: "False/" + v1alpha1.ReasonFailed, v1alpha1.ConditionStalled: "True/" + tc.reason,
 				v1alpha1.ConditionComplete: "True/" + tc.reason, v1alpha1.ConditionReconciling: "False/" + tc.reason,
 			})
@@ -226,7 +227,7 @@ func TestFailedRunnerStopsTheOthers(t *testing.T) {
 	run := tw.MakeTestRun("oom", ns).Parallelism(3).Devices(30, "1s").Duration("1m").Obj()
 	k, pods := startRunning(t, run, 3)
 
-	k.finish(pods[1], 137, "OOMKilled")
+	k.Finish(pods[1], 137, "OOMKilled")
 	eventually(t, "the other runners stopped", func() error {
 		if runner.stops(pods[0]) == 0 || runner.stops(pods[2]) == 0 {
 			return fmt.Errorf("stops: %d, %d", runner.stops(pods[0]), runner.stops(pods[2]))
@@ -236,7 +237,7 @@ func TestFailedRunnerStopsTheOthers(t *testing.T) {
 	start := time.Now()
 	for _, i := range []int{0, 2} {
 		logs.set(pods[i], load(pods[i], start), nil)
-		k.finish(pods[i], exitStopped, "Error")
+		k.Finish(pods[i], decide.ExitStopped, "Error")
 	}
 	got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonRunnerOOMKilled)
 	if got.Status.Results == nil || !got.Status.Results.Partial || got.Status.Results.Requests.Total != 200 {
@@ -276,7 +277,7 @@ func TestLostRunnerAndRunDeadline(t *testing.T) {
 			return nil
 		})
 		logs.set(pods[1], load(pods[1], time.Now()), nil)
-		k.finish(pods[1], exitStopped, "Error")
+		k.Finish(pods[1], decide.ExitStopped, "Error")
 		waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonRunnerLost)
 	})
 	t.Run("run deadline", func(t *testing.T) {
@@ -291,7 +292,7 @@ func TestLostRunnerAndRunDeadline(t *testing.T) {
 			return nil
 		})
 		logs.set(pods[0], load(pods[0], time.Now()), nil)
-		k.finish(pods[0], exitStopped, "Error")
+		k.Finish(pods[0], decide.ExitStopped, "Error")
 		got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonRunTimeout)
 		if got.Status.Results == nil || got.Status.Results.Requests.Total != 100 || !got.Status.Results.Partial {
 			t.Errorf("results before the deadline must be kept, partial: %+v", got.Status.Results)

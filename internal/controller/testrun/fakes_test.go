@@ -86,7 +86,7 @@ func (f *fakeRunnerAPI) Ended(ctx context.Context, pod *corev1.Pod) (bool, error
 	if err := f.hold.hang(ctx, pod.Namespace, "Ended"); err != nil {
 		return false, err
 	}
-	return f.hold.ended(pod.Namespace), nil
+	return f.hold.Ended(pod.Namespace), nil
 }
 
 // Interrupted: the test says which pods' scripts called test.abort() (aborted).

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 )
 
@@ -130,7 +131,7 @@ func (h *holds) settingUp(ns string) bool {
 	return h.inSetup[ns]
 }
 
-func (h *holds) ended(ns string) bool {
+func (h *holds) Ended(ns string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.init()
@@ -157,7 +158,7 @@ func TestTeardownWaitEndsAtTheRunDeadline(t *testing.T) {
 	run := tw.MakeTestRun("no-end", ns).Parallelism(2).Devices(20, "1s").Duration("1s").
 		Timeouts(&v1alpha1.TimeoutsSpec{Run: "6s"}).Obj()
 	k, pods := startRunning(t, run, 2)
-	k.finish(pods[1], 0, "Completed")
+	k.Finish(pods[1], 0, "Completed")
 	eventually(t, "runner 0 stopped at the run deadline", func() error {
 		if runner.stops(pods[0]) == 0 {
 			return fmt.Errorf("not stopped; asked for its end %d times", runner.hold.asks(ns))
@@ -168,7 +169,7 @@ func TestTeardownWaitEndsAtTheRunDeadline(t *testing.T) {
 	t.Logf("runner 0 asked for its end %d times before the deadline stopped it", asks)
 	logs.set(pods[0], load(pods[0], time.Now()), nil)
 	logs.set(pods[1], load(pods[1], time.Now()), nil)
-	k.finish(pods[0], exitStopped, "Error")
+	k.Finish(pods[0], decide.ExitStopped, "Error")
 	got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonRunTimeout)
 	if asks == 0 || asks > 14 {
 		t.Errorf("runner 0 was asked for its end %d times before the deadline; want a few, with back-off", asks)
@@ -193,7 +194,7 @@ func TestHangingTeardownEndsAtTheRunDeadline(t *testing.T) {
 	run := tw.MakeTestRun("hung-teardown", ns).Parallelism(2).Devices(20, "1s").Duration("1s").
 		Timeouts(&v1alpha1.TimeoutsSpec{Run: "5s"}).Obj()
 	k, pods := startRunning(t, run, 2)
-	k.finish(pods[1], 0, "Completed")
+	k.Finish(pods[1], 0, "Completed")
 	eventually(t, "runner 0 stopped at the run deadline", func() error {
 		if runner.stops(pods[0]) == 0 {
 			return fmt.Errorf("not stopped")
@@ -202,7 +203,7 @@ func TestHangingTeardownEndsAtTheRunDeadline(t *testing.T) {
 	})
 	logs.set(pods[0], load(pods[0], time.Now()), nil)
 	logs.set(pods[1], load(pods[1], time.Now()), nil)
-	k.finish(pods[0], exitStopped, "Error")
+	k.Finish(pods[0], decide.ExitStopped, "Error")
 	got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonRunTimeout)
 	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionTeardownDone); c != nil && c.Status == "True" {
 		t.Errorf("TeardownDone %+v for a teardown() that never returned", c)
@@ -250,34 +251,5 @@ func TestSlowSetupHoldsNoOtherRun(t *testing.T) {
 	}
 	if got.Status.StartTime == nil {
 		t.Errorf("fast run has no start time")
-	}
-}
-
-// An object admitted before the floor (or written around admission) is still sampled at most
-// once a second; runner 0's end is asked often at first, then as often as it waited, up to 5 s.
-func TestSamplingAndEndPollingHaveFloors(t *testing.T) {
-	r := &Reconciler{}
-	for interval, want := range map[v1alpha1.Duration]time.Duration{"1ms": time.Second, "999ms": time.Second, "": 30 * time.Second, "10s": 10 * time.Second} {
-		run := tw.MakeTestRun("s", "ns").Stability(&v1alpha1.StabilitySpec{SampleInterval: interval}).Obj()
-		if got := r.sampleInterval(run); got != want {
-			t.Errorf("sampleInterval %q: every %s, want %s", interval, got, want)
-		}
-	}
-	// Without spec.stability.sampleInterval the interval follows the run's length: a 30 s run's
-	// target gets a curve, a long one is sampled every 30 s.
-	for run, want := range map[*v1alpha1.TestRun]time.Duration{
-		tw.MakeTestRun("quick", "ns").Devices(200, "1s").Duration("30s").Obj():                                                        2 * time.Second,
-		tw.MakeTestRun("quick-stable", "ns").Devices(200, "1s").Duration("30s").Stability(&v1alpha1.StabilitySpec{}).Obj():            2 * time.Second,
-		tw.MakeTestRun("set", "ns").Devices(200, "1s").Duration("30s").Stability(&v1alpha1.StabilitySpec{SampleInterval: "5s"}).Obj(): 5 * time.Second,
-		tw.MakeTestRun("long", "ns").Devices(200, "1s").Duration("2h").Obj():                                                          30 * time.Second,
-	} {
-		if got := r.sampleInterval(run); got != want {
-			t.Errorf("%s: sampled every %s, want %s", run.Name, got, want)
-		}
-	}
-	for waited, want := range map[time.Duration]time.Duration{0: 250 * time.Millisecond, time.Second: time.Second, time.Hour: 5 * time.Second, -time.Minute: 250 * time.Millisecond} {
-		if got := endPoll(waited); got != want {
-			t.Errorf("endPoll(%s) = %s, want %s", waited, got, want)
-		}
 	}
 }

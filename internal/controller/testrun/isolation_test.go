@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
@@ -88,7 +89,7 @@ func TestLookAlikeRunnersAreIgnored(t *testing.T) {
 	pods := k.podsFor([]batchv1.Job{*job}, func(i int, pod *corev1.Pod) { setRunning(pod, i) })
 	waitPhase(t, run, v1alpha1.PhaseRunning, "")
 	logs.set(pods[0], load(pods[0], time.Now()), nil)
-	k.finish(pods[0], 0, "Completed")
+	k.Finish(pods[0], 0, "Completed")
 	got = waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	if r := got.Status.Results; r == nil || r.Requests.Total != 100 {
 		t.Errorf("results %+v, want the real runner's 100 requests", r)
@@ -118,8 +119,8 @@ func TestHostileEnvelopeFailsOnlyItsRun(t *testing.T) {
 
 	logs.set(bombPods[0], tw.HostileEnvelopeLog(bombPods[0].Name, 60000), nil)
 	logs.set(victimPods[0], load(victimPods[0], time.Now()), nil)
-	kb.finish(bombPods[0], 0, "Completed")
-	kv.finish(victimPods[0], 0, "Completed")
+	kb.Finish(bombPods[0], 0, "Completed")
+	kv.Finish(victimPods[0], 0, "Completed")
 
 	got := waitPhase(t, bomb, v1alpha1.PhaseFailed, v1alpha1.ReasonRunnerResultRejected)
 	if !strings.Contains(got.Status.Message, bombPods[0].Name) || !strings.Contains(got.Status.Message, "refused") {
@@ -151,7 +152,7 @@ func TestHostileEnvelopeRSS(t *testing.T) {
 		t.Skip("cannot reset the peak RSS:", err)
 	}
 	idle := procStatus(t, "VmRSS")
-	k.finish(pods[0], 0, "Completed")
+	k.Finish(pods[0], 0, "Completed")
 	got := waitPhaseAny(t, bomb)
 	t.Logf("envelope %d KiB on the wire (%d windows): RSS idle %d MiB, peak while collecting %d MiB; ended %s %s",
 		len(log)>>10, windows, idle>>10, procStatus(t, "VmHWM")>>10, got.Status.Phase, got.Status.Reason)
@@ -164,7 +165,7 @@ func waitPhaseAny(t *testing.T, run *v1alpha1.TestRun) *v1alpha1.TestRun {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
 			return err
 		}
-		if !isFinished(got) {
+		if !decide.IsFinished(got) {
 			return fmt.Errorf("phase %s", got.Status.Phase)
 		}
 		return nil

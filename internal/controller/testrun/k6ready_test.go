@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
@@ -54,7 +55,7 @@ func TestStartAsksK6BeforeTheReadinessProbe(t *testing.T) {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
 			t.Fatal(err)
 		}
-		if podReady(got) {
+		if decide.PodReady(got) {
 			t.Fatalf("pod %s is Ready: the test meant to start before the probe", pod.Name)
 		}
 	}

@@ -189,7 +189,7 @@ func setRunning(pod *corev1.Pod, i int) {
 }
 
 // finish ends a runner pod with an exit code and reason, as the kubelet reports it.
-func (k *kubelet) finish(pod *corev1.Pod, exit int32, reason string) {
+func (k *kubelet) Finish(pod *corev1.Pod, exit int32, reason string) {
 	k.t.Helper()
 	if err := k.c.Get(k.ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 		k.t.Fatal(err)

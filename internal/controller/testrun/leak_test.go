@@ -55,7 +55,7 @@ func TestLeakVerdictFromTheTrend(t *testing.T) {
 				return nil
 			})
 			logs.set(pods[0], load(pods[0], time.Now()), nil)
-			k.finish(pods[0], 0, "Completed")
+			k.Finish(pods[0], 0, "Completed")
 			got = waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
 
 			tr := got.Status.Target.Memory.Trend

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
@@ -81,7 +82,7 @@ func TestMaxTargetsPerNamespace(t *testing.T) {
 	const ns = "team-a"
 	e := ownControlPlane(t, namespaceAndProfile(ns))
 	c := e.Client
-	startOwnManager(t, e, func(o *Options, _ bool) error {
+	startOwnManager(t, e, func(o *runenv.Options, _ bool) error {
 		o.MaxTargetsPerNamespace = 2
 		return nil
 	})
@@ -112,7 +113,7 @@ func TestMaxTargetsPerNamespace(t *testing.T) {
 
 	// load-1 ends: its slot goes to load-3.
 	logs.set(runnerPods[0], load(runnerPods[0], time.Now()), nil)
-	kubelets[0].finish(runnerPods[0], 0, "Completed")
+	kubelets[0].Finish(runnerPods[0], 0, "Completed")
 	waitPhaseOn(t, c, runs[0], v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	kubelets[2].targetReady()
 	kubelets[2].runnersReady(1)

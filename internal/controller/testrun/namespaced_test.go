@@ -75,7 +75,7 @@ func TestNamespacedInstall(t *testing.T) {
 
 	for i, run := range runs {
 		logs.set(runnerPods[i], load(runnerPods[i], time.Now()), nil)
-		kubelets[i].finish(runnerPods[i], 0, "Completed")
+		kubelets[i].Finish(runnerPods[i], 0, "Completed")
 		waitPhaseOn(t, c, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 		eventually(t, run.Name+"'s objects gone", func() error { return sharedObjectsLeft(c, shared, run) })
 		// envtest has no garbage collector: the test removes the pods it made for the target.

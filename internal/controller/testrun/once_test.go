@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/measure"
 )
@@ -40,7 +41,7 @@ func TestSetupAndTeardownRunOnceForTheFleet(t *testing.T) {
 	for _, pod := range pods[1:] {
 		logs.set(pod, load(pod, start), nil)
 		k := newKubelet(t, run)
-		k.finish(pod, 0, "Completed")
+		k.Finish(pod, 0, "Completed")
 	}
 	eventually(t, "teardown and release on runner 0, recorded", func() error {
 		if _, teardowns, releases, _ := runner.calls(ns); teardowns != 1 || releases < 1 {
@@ -58,7 +59,7 @@ func TestSetupAndTeardownRunOnceForTheFleet(t *testing.T) {
 	restartManager(t)
 	// Released, runner 0 prints its results and exits, as k6 does after a linger.
 	logs.set(pods[0], load(pods[0], start), nil)
-	newKubelet(t, run).finish(pods[0], 0, "Completed")
+	newKubelet(t, run).Finish(pods[0], 0, "Completed")
 	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	if setups, teardowns, _, _ := runner.calls(ns); setups != 1 || teardowns != 1 {
 		t.Errorf("setup ran %d times, teardown %d times; want once each", setups, teardowns)
@@ -126,7 +127,7 @@ func TestFinalEnvelopesEndTheRunBeforeThePodsExit(t *testing.T) {
 	// The kubelet rotated runner 2's log after its envelope (containerLogMaxSize): the numbers
 	// come from the envelope it handed over, the meaning of its exit from pod status.
 	logs.set(pods[2], []byte("level=info msg=\"the log file was rotated\"\n"), nil)
-	newKubelet(t, run).finish(pods[2], exitThresholdsFailed, "Error")
+	newKubelet(t, run).Finish(pods[2], decide.ExitThresholdsFailed, "Error")
 	eventually(t, "teardown and release on runner 0", func() error {
 		if _, teardowns, releases, _ := runner.calls(ns); teardowns != 1 || releases < 1 {
 			return fmt.Errorf("teardowns %d releases %d", teardowns, releases)
@@ -143,7 +144,7 @@ func TestFinalEnvelopesEndTheRunBeforeThePodsExit(t *testing.T) {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pods[i]), live); err != nil {
 			t.Fatal(err)
 		}
-		if terminated(live) {
+		if decide.Terminated(live) {
 			t.Errorf("runner %d's pod ended; the test must show the run ending before pod status has the exit", i)
 		}
 	}
@@ -167,8 +168,8 @@ func TestRotatedLogWithOnlyACheckpointIsPartial(t *testing.T) {
 	}
 	logs.set(pods[0], load(pods[0], start), nil)
 	logs.set(pods[1], log.Bytes(), nil)
-	k.finish(pods[0], 0, "Completed")
-	k.finish(pods[1], 0, "Completed")
+	k.Finish(pods[0], 0, "Completed")
+	k.Finish(pods[1], 0, "Completed")
 	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
 	r := got.Status.Results
 	if r == nil || !r.Partial || r.Requests.Total != 160 || got.Status.Verdict != v1alpha1.VerdictInconclusive {

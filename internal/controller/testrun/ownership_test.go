@@ -15,6 +15,9 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/controller"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/admit"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
@@ -124,7 +127,7 @@ func TestTargetLostMidRun(t *testing.T) {
 			start := time.Now()
 			for _, pod := range pods {
 				logs.set(pod, load(pod, start), nil)
-				k.finish(pod, exitStopped, "Error")
+				k.Finish(pod, decide.ExitStopped, "Error")
 			}
 			got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonTargetLost)
 			for _, part := range []string{tc.says, "while the load ran", "run the test again", "partial"} {
@@ -234,8 +237,8 @@ func TestReleaseTakesOnlyItsOwnFromASharedNamespace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := &Reconciler{Client: env.Client, apiReader: env.Client, Options: Options{TargetNamespace: shared}}
-	left, err := r.releaseTarget(ctx, run, false)
+	r := admit.New(&runenv.Env{Client: env.Client, APIReader: env.Client, Options: runenv.Options{TargetNamespace: shared}})
+	left, err := r.ReleaseTarget(ctx, run, false)
 	if err != nil {
 		t.Fatal(err)
 	}

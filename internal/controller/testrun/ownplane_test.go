@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"fleetbench.dev/fleetbench/internal/controller"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 )
@@ -45,10 +46,10 @@ func namespaceAndProfile(ns string) []client.Object {
 // startOwnManager runs a TestRun controller alone on e, stopped when the test ends, with the
 // suite's fakes and timings and Kueue as the manager found it at start; configure changes
 // those options, or refuses to start on that Kueue answer.
-func startOwnManager(t *testing.T, e *testenv.Env, configure func(o *Options, kueue bool) error) {
+func startOwnManager(t *testing.T, e *testenv.Env, configure func(o *runenv.Options, kueue bool) error) {
 	t.Helper()
 	mgr, err := testenv.StartManagerIn(e, controller.Namespaces{}, ctrl.Options{}, func(mgr ctrl.Manager, kueue bool) error {
-		o := Options{RunnerAPI: runner, Logs: logs, Stats: stats, RunnerImage: "fleetbench/runner:test", Timeouts: testTimeouts,
+		o := runenv.Options{RunnerAPI: runner, Logs: logs, Stats: stats, RunnerImage: "fleetbench/runner:test", Timeouts: testTimeouts,
 			PodLevelResources: true, ProgressInterval: time.Second, PullRetryGrace: 5 * time.Second, Kueue: kueue}
 		if err := configure(&o, kueue); err != nil {
 			return err

@@ -30,7 +30,7 @@ func TestParallelismAutoChoosesFromCalibratedCapacity(t *testing.T) {
 	}
 	// 1000 iterations on 2 CPU-seconds: 500 iterations per core-second, 20% of its core.
 	logs.set(pods[0], tw.EnvelopeLog(tw.RunnerLoad{Runner: pods[0].Name, Requests: 1000, Start: time.Now(), Duration: 10 * time.Second, CPUSeconds: 2}), nil)
-	k.finish(pods[0], 0, "Completed")
+	k.Finish(pods[0], 0, "Completed")
 	waitPhase(t, calib, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	var cm corev1.ConfigMap
 	name := runners.CapacityRecordName(tw.DefaultScript, "")
@@ -81,7 +81,7 @@ func TestGeneratorBoundRunSaysHowFarToGrow(t *testing.T) {
 	start := time.Now()
 	for _, pod := range pods {
 		logs.set(pod, tw.EnvelopeLog(tw.RunnerLoad{Runner: pod.Name, Requests: 1000, Start: start, Duration: 10 * time.Second, CPUSeconds: 9.8}), nil)
-		k.finish(pod, 0, "Completed")
+		k.Finish(pod, 0, "Completed")
 	}
 	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
 	p := got.Status.Parallelism

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/runners"
@@ -61,7 +62,7 @@ func TestPeakStopsAtTheBreakingPoint(t *testing.T) {
 	}
 	for _, pod := range pods {
 		logs.set(pod, tw.EnvelopeLog(tw.RunnerLoad{Runner: pod.Name, Requests: 200, Failed: 16, Start: start, Duration: 13 * time.Second}), nil)
-		k.finish(pod, exitStopped, "Error")
+		k.Finish(pod, decide.ExitStopped, "Error")
 	}
 	got = waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	p := got.Status.Peak

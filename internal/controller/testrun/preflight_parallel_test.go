@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/provision"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
@@ -54,7 +56,7 @@ func TestPreflightRunsAlongsideProvisioning(t *testing.T) {
 	k.targetReady()
 	k.runnersReady(3)
 	got := waitCheckingScript(t, run)
-	wantConditions(t, got, map[string]string{
+	tw.WantConditions(t, got, map[string]string{
 		v1alpha1.ConditionTargetReady:   "True/Ready",
 		v1alpha1.ConditionRunnersReady:  "True/Ready",
 		v1alpha1.ConditionScriptChecked: "False/" + v1alpha1.ReasonCheckingScript,
@@ -94,14 +96,14 @@ func TestPreflightRefusalAfterProvisioningReleasesAll(t *testing.T) {
 			waitCheckingScript(t, run)
 
 			log := `time="2026-11-23T14:15:30Z" level=error msg="could not initialize 'test.js': file:///fleetbench/script/test.js: Line 4:35 Unexpected token ;"`
-			if err := preflightPod(k.ctx, env.Client, job, exitScriptException, log); err != nil {
+			if err := preflightPod(k.ctx, env.Client, job, provision.ExitScriptException, log); err != nil {
 				t.Fatal(err)
 			}
 			got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonScriptInvalid)
 			if err := saysAll(got.Status.Message, []string{"k6 could not load the script", "Line 4:35 Unexpected token"}); err != nil {
 				t.Error(err)
 			}
-			wantConditions(t, got, map[string]string{v1alpha1.ConditionScriptChecked: "False/" + v1alpha1.ReasonScriptInvalid})
+			tw.WantConditions(t, got, map[string]string{v1alpha1.ConditionScriptChecked: "False/" + v1alpha1.ReasonScriptInvalid})
 			notStarted(t, run)
 			eventually(t, "the runner Jobs deleted and the target released", func() error {
 				var jobs batchv1.JobList
@@ -146,7 +148,7 @@ func TestPreflightVerdictFromTheEndedContainer(t *testing.T) {
 				return nil
 			})
 		}},
-		{"refused", exitScriptException, func(t *testing.T, run *v1alpha1.TestRun) {
+		{"refused", provision.ExitScriptException, func(t *testing.T, run *v1alpha1.TestRun) {
 			waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonScriptInvalid)
 		}},
 	} {
@@ -196,7 +198,7 @@ func TestPreflightEnded(t *testing.T) {
 		{"another container ended", pod(corev1.PodRunning, other, running), false},
 		{"pending", pod(corev1.PodPending), false},
 	} {
-		if got := preflightEnded(tc.pod); got != tc.want {
+		if got := provision.PreflightEnded(tc.pod); got != tc.want {
 			t.Errorf("%s: preflightEnded = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -219,7 +221,7 @@ func TestRefusedBy(t *testing.T) {
 		{"passed", checked(metav1.ConditionTrue, v1alpha1.ReasonLoaded), false},
 		{"refused", checked(metav1.ConditionFalse, v1alpha1.ReasonScriptInvalid), true},
 	} {
-		if got := refusedBy(tc.conditions); got != tc.want {
+		if got := decide.RefusedBy(tc.conditions); got != tc.want {
 			t.Errorf("%s: refusedBy = %v, want %v", tc.name, got, tc.want)
 		}
 	}

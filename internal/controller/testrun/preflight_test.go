@@ -32,7 +32,7 @@ func TestBadFlagIsRefusedBeforeTheLoad(t *testing.T) {
 	if args[0] != runners.CheckCommand || args[1] != "run" || !slices.Contains(args, "--vuz") {
 		t.Fatalf("pre-flight args %q: the pre-flight must be k6 run with every flag of spec.args", args)
 	}
-	if err := preflightPod(k.ctx, env.Client, job, 255, k6Log("unknown flag: --vuz")); err != nil {
+	if err := preflightPod(k.ctx, env.Client, job, 255, tw.K6Log("unknown flag: --vuz")); err != nil {
 		t.Fatal(err)
 	}
 	got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonScriptInvalid)
@@ -41,7 +41,7 @@ func TestBadFlagIsRefusedBeforeTheLoad(t *testing.T) {
 			t.Errorf("message %q lacks %q", got.Status.Message, part)
 		}
 	}
-	wantConditions(t, got, map[string]string{v1alpha1.ConditionScriptChecked: "False/" + v1alpha1.ReasonScriptInvalid})
+	tw.WantConditions(t, got, map[string]string{v1alpha1.ConditionScriptChecked: "False/" + v1alpha1.ReasonScriptInvalid})
 	notStarted(t, run)
 	eventually(t, "the target released and no runner left", func() error {
 		target := &corev1.Namespace{}
@@ -80,7 +80,7 @@ func TestMissingModuleIsScriptInvalid(t *testing.T) {
 	}) {
 		t.Errorf("pre-flight env %v: k6 must not try to provision an extension", job.Spec.Template.Spec.Containers[0].Env)
 	}
-	if err := preflightPod(k.ctx, env.Client, job, 255, k6Log(missingExtension)); err != nil {
+	if err := preflightPod(k.ctx, env.Client, job, 255, tw.K6Log(tw.K6MissingExtension)); err != nil {
 		t.Fatal(err)
 	}
 	got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonScriptInvalid)
@@ -89,7 +89,7 @@ func TestMissingModuleIsScriptInvalid(t *testing.T) {
 			t.Errorf("message %q lacks %q", got.Status.Message, part)
 		}
 	}
-	wantConditions(t, got, map[string]string{v1alpha1.ConditionScriptChecked: "False/" + v1alpha1.ReasonScriptInvalid})
+	tw.WantConditions(t, got, map[string]string{v1alpha1.ConditionScriptChecked: "False/" + v1alpha1.ReasonScriptInvalid})
 }
 
 // --no-teardown and --no-setup in spec.args hold across a fleet as in one k6 run: the operator,
@@ -111,7 +111,7 @@ func TestNoSetupNoTeardownAcrossTheFleet(t *testing.T) {
 			start := time.Now()
 			for _, pod := range pods[1:] {
 				logs.set(pod, load(pod, start), nil)
-				newKubelet(t, run).finish(pod, 0, "Completed")
+				newKubelet(t, run).Finish(pod, 0, "Completed")
 			}
 			eventually(t, "runner 0 released", func() error {
 				if _, _, releases, _ := runner.calls(ns); releases < 1 {
@@ -120,7 +120,7 @@ func TestNoSetupNoTeardownAcrossTheFleet(t *testing.T) {
 				return nil
 			})
 			logs.set(pods[0], load(pods[0], start), nil)
-			newKubelet(t, run).finish(pods[0], 0, "Completed")
+			newKubelet(t, run).Finish(pods[0], 0, "Completed")
 			got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 			if setups, teardowns, _, _ := runner.calls(ns); setups != tc.setups || teardowns != tc.teardown {
 				t.Errorf("setup ran %d times, teardown %d times; want %d and %d with %s", setups, teardowns, tc.setups, tc.teardown, tc.flag)

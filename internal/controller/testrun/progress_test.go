@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/drive"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/pkg/measure"
@@ -64,7 +65,7 @@ func TestProgressTimelineAndExportedResults(t *testing.T) {
 	stats.set(k.targetNS(), 52, 30)
 	for _, pod := range pods {
 		logs.set(pod, load(pod, start), nil)
-		k.finish(pod, 0, "Completed")
+		k.Finish(pod, 0, "Completed")
 	}
 	got = waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
 	if p := got.Status.Progress; p == nil || p.Requests != got.Status.Results.Requests.Total {
@@ -90,7 +91,7 @@ func TestProgressTimelineAndExportedResults(t *testing.T) {
 	if n := len(tl.Target); n < 2 || tl.Target[0].MemoryMiB != 40 || tl.Target[n-1].MemoryMiB != 52 {
 		t.Errorf("target points %+v: want the before (40 MiB) and after (52 MiB) samples", tl.Target)
 	}
-	if _, left := cm.Data[targetPointsKey]; left {
+	if _, left := cm.Data[drive.TargetPointsKey]; left {
 		t.Error("the raw target points were left next to the timeline")
 	}
 

@@ -12,6 +12,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/queue"
@@ -72,7 +74,7 @@ func TestNamespaceDefaultLocalQueue(t *testing.T) {
 		t.Errorf("message %q does not say the queue is the namespace's default", got.Status.Message)
 	}
 	wl := workloadOf(t, run)
-	if wl.Spec.QueueName != queue.DefaultLocalQueue || !controlledBy(wl, run.UID) {
+	if wl.Spec.QueueName != queue.DefaultLocalQueue || !decide.ControlledBy(wl, run.UID) {
 		t.Fatalf("Workload queue %q owners %+v, want the namespace's default", wl.Spec.QueueName, wl.OwnerReferences)
 	}
 	eventually(t, "a Queued event naming the namespace default", func() error {
@@ -87,7 +89,7 @@ func TestNamespaceDefaultLocalQueue(t *testing.T) {
 		}
 		return fmt.Errorf("%d events, none Queued naming the namespace default", len(list.Items))
 	})
-	admit(t, wl)
+	admitWorkload(t, wl)
 	k := newKubelet(t, run)
 	waitPhase(t, run, v1alpha1.PhaseProvisioning, "")
 	k.targetReady()
@@ -106,7 +108,7 @@ func TestKueueAskedOnceAtStart(t *testing.T) {
 	c := e.Client
 	defaultLocalQueue(t, c, ns)
 	var served bool
-	startOwnManager(t, e, func(o *Options, kueue bool) error {
+	startOwnManager(t, e, func(o *runenv.Options, kueue bool) error {
 		served = kueue
 		// The answer as if Kueue's CRDs were not there when the manager started.
 		o.Kueue = false

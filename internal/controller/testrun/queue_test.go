@@ -15,6 +15,8 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/queue"
@@ -32,9 +34,9 @@ func workloadOf(t *testing.T, run *v1alpha1.TestRun) *kueue.Workload {
 	return wl
 }
 
-// admit plays Kueue admitting wl in ClusterQueue cq: quota reserved for every pod set, then
+// admitWorkload plays Kueue admitting wl in ClusterQueue cq: quota reserved for every pod set, then
 // Admitted, as Kueue's scheduler writes them.
-func admit(t *testing.T, wl *kueue.Workload) {
+func admitWorkload(t *testing.T, wl *kueue.Workload) {
 	t.Helper()
 	eventually(t, "admitting the Workload", func() error {
 		cur := &kueue.Workload{}
@@ -81,7 +83,7 @@ func TestQueuedRunHoldsNothingUntilAdmitted(t *testing.T) {
 	waitPhase(t, run, v1alpha1.PhaseQueued, v1alpha1.ReasonQueued)
 	holdsNothing(t, run)
 	wl := workloadOf(t, run)
-	if string(wl.Spec.QueueName) != "team-a" || !controlledBy(wl, run.UID) {
+	if string(wl.Spec.QueueName) != "team-a" || !decide.ControlledBy(wl, run.UID) {
 		t.Fatalf("Workload queue %q owners %+v", wl.Spec.QueueName, wl.OwnerReferences)
 	}
 	counts := map[kueue.PodSetReference]int32{}
@@ -106,7 +108,7 @@ func TestQueuedRunHoldsNothingUntilAdmitted(t *testing.T) {
 	waitPhase(t, run, v1alpha1.PhaseQueued, v1alpha1.ReasonQueued)
 	holdsNothing(t, run)
 
-	admit(t, wl)
+	admitWorkload(t, wl)
 	k := newKubelet(t, run)
 	waitPhase(t, run, v1alpha1.PhaseProvisioning, "")
 	k.targetReady()
@@ -118,7 +120,7 @@ func TestQueuedRunHoldsNothingUntilAdmitted(t *testing.T) {
 	start := time.Now()
 	for _, pod := range pods {
 		logs.set(pod, load(pod, start), nil)
-		k.finish(pod, 0, "Completed")
+		k.Finish(pod, 0, "Completed")
 	}
 	waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	eventually(t, "the Workload Finished", func() error {
@@ -157,7 +159,7 @@ func TestEvictedRunStops(t *testing.T) {
 	run.Spec.Queue = &v1alpha1.QueueSpec{LocalQueue: "team-a"}
 	create(t, run)
 	wl := workloadOf(t, run)
-	admit(t, wl)
+	admitWorkload(t, wl)
 	_, _ = startRunningQueued(t, run, 2)
 	eventually(t, "evicting the Workload", func() error {
 		cur := &kueue.Workload{}
@@ -204,7 +206,7 @@ func TestWithoutKueueAQueueChangesNothing(t *testing.T) {
 	const ns = "team-a"
 	e := ownControlPlane(t, namespaceAndProfile(ns))
 	c := e.Client
-	startOwnManager(t, e, func(_ *Options, kueue bool) error {
+	startOwnManager(t, e, func(_ *runenv.Options, kueue bool) error {
 		if kueue {
 			return fmt.Errorf("controller.KueueServed said Kueue is served on a control plane without its CRDs")
 		}

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runio"
 	"fleetbench.dev/fleetbench/internal/testenv"
 )
 
@@ -49,17 +50,17 @@ func TestManagerRoleAllowsTheRawCallsItMakes(t *testing.T) {
 	defer cancel()
 
 	// pods/log get and metrics.k8s.io pods list are the manager's in every install.
-	if _, err := (&APILogReader{Clientset: cs}).Tail(call, pod, "k6", 10, false); err == nil || forbidden(err) {
+	if _, err := (&runio.APILogReader{Clientset: cs}).Tail(call, pod, "k6", 10, false); err == nil || forbidden(err) {
 		t.Errorf("reading a runner's log: want an error past authorization (no kubelet), got %v", err)
 	}
-	if _, err := (&APITargetStats{Clientset: cs}).PodMetrics(call, ns); !apierrors.IsNotFound(err) {
+	if _, err := (&runio.APITargetStats{Clientset: cs}).PodMetrics(call, ns); !apierrors.IsNotFound(err) {
 		t.Errorf("listing pod metrics: want NotFound (no metrics-server) past authorization, got %v", err)
 	}
 
 	// nodes/proxy and pods/proxy are not in the manager's ClusterRole: the chart grants them
 	// apart, where they are used.
-	stats := &APITargetStats{Clientset: cs}
-	proxied, err := NewProxyRunnerAPI(cfg)
+	stats := &runio.APITargetStats{Clientset: cs}
+	proxied, err := runio.NewProxyRunnerAPI(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

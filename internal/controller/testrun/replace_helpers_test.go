@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
@@ -51,7 +52,7 @@ func holdTerminating(t *testing.T, pod *corev1.Pod) {
 // letGo ends the k6 of a pod held Terminating (SIGTERM, 105) and lets the kubelet remove it.
 func letGo(t *testing.T, k *kubelet, pod *corev1.Pod) {
 	t.Helper()
-	k.finish(pod, exitExternalAbort, "Error")
+	k.Finish(pod, decide.ExitExternalAbort, "Error")
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +80,8 @@ func finishReplaced(t *testing.T, k *kubelet, run *v1alpha1.TestRun, survivor, r
 	end := time.Now()
 	logs.set(survivor, load(survivor, end), nil)
 	logs.set(replacement, load(replacement, end), nil)
-	k.finish(survivor, 0, "Completed")
-	k.finish(replacement, 0, "Completed")
+	k.Finish(survivor, 0, "Completed")
+	k.Finish(replacement, 0, "Completed")
 	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	if r := got.Status.Results; r == nil || r.Requests.Total != 250 {
 		t.Errorf("results: %+v, want 100 + 100 + the 50 runner 1 measured before its loss", got.Status.Results)

@@ -116,13 +116,10 @@ func TestLostRunnerKeptResultsSurviveAFailedWrite(t *testing.T) {
 			}
 			// The run ended: the manager keeps nothing of it.
 			if rec := mainReconciler.Load(); rec != nil {
-				if _, _, ok := rec.seen.peek(got.UID, 0, 0); ok {
+				if _, _, ok := rec.Seen.Peek(got.UID, 0, 0); ok {
 					t.Errorf("runner 0's last envelope is still held after the run ended")
 				}
-				rec.seen.mu.Lock()
-				_, open := rec.seen.byRun[got.UID]
-				rec.seen.mu.Unlock()
-				if open {
+				if _, open := rec.Seen.Held(got.UID); open {
 					t.Errorf("the run is still open in the manager's memory after it ended")
 				}
 			}
@@ -150,7 +147,7 @@ func TestDeletedRunIsForgotten(t *testing.T) {
 	}
 	eventually(t, "both runners' envelopes kept", func() error {
 		for i := range pods {
-			if _, _, ok := rec.seen.peek(run.UID, i, 0); !ok {
+			if _, _, ok := rec.Seen.Peek(run.UID, i, 0); !ok {
 				return fmt.Errorf("runner %d: none kept", i)
 			}
 		}
@@ -162,28 +159,21 @@ func TestDeletedRunIsForgotten(t *testing.T) {
 	if len(run.Finalizers) != 0 {
 		t.Fatalf("an external run with finalizers %v: the test needs none", run.Finalizers)
 	}
-	if _, marked := rec.budgets.get(run.UID); !marked {
+	if _, marked := rec.Budgets.Get(run.UID); !marked {
 		t.Fatal("a running run has no budget mark: the check below that it goes would prove nothing")
 	}
 	if err := env.Client.Delete(ctx, run); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the run forgotten", func() error {
-		rec.seen.mu.Lock()
-		defer rec.seen.mu.Unlock()
-		if r := rec.seen.byRun[run.UID]; r != nil {
-			return fmt.Errorf("%d envelopes still kept", len(r.byIndex))
+		if kept, open := rec.Seen.Held(run.UID); open {
+			return fmt.Errorf("%d envelopes still kept", kept)
 		}
 		return nil
 	})
 	// What else the reconciler held for it went with it: its calls and its budget mark.
-	rec.calls.mu.Lock()
-	calls := len(rec.calls.calls[run.UID])
-	rec.calls.mu.Unlock()
-	rec.scripts.mu.Lock()
-	scripts := len(rec.scripts.calls[run.UID]) + len(rec.scripts.cancel[run.UID])
-	rec.scripts.mu.Unlock()
-	_, marked := rec.budgets.get(run.UID)
+	calls, scripts := rec.Calls.Pending(run.UID), rec.Scripts.Pending(run.UID)
+	_, marked := rec.Budgets.Get(run.UID)
 	if calls != 0 || scripts != 0 || marked {
 		t.Errorf("after the run was found gone: %d async calls, %d script calls, budget mark %v; want none", calls, scripts, marked)
 	}

@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/drive"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
@@ -61,7 +63,7 @@ func watchSegment(lost *corev1.Pod, replacement func() *corev1.Pod) *segmentWatc
 			}
 			cur := &corev1.Pod{}
 			err := env.Client.Get(ctx, client.ObjectKeyFromObject(lost), cur)
-			if err == nil && !terminated(cur) {
+			if err == nil && !decide.Terminated(cur) {
 				w.mu.Lock()
 				w.violations = append(w.violations, fmt.Sprintf("%s resumed while %s runs", repl.Name, lost.Name))
 				w.mu.Unlock()
@@ -95,7 +97,7 @@ func TestLostRunnerIsReplacedForTheRestOfTheLoad(t *testing.T) {
 		}
 		return env.Client.Get(ctx, client.ObjectKey{Namespace: k.targetNS(), Name: naming.TargetBudget}, &tb)
 	})
-	if rb.Spec.MinAvailable == nil || rb.Spec.MinAvailable.Type != intstr.Int || rb.Spec.MinAvailable.IntValue() != run.RunnerCount() || !controlledBy(&rb, run.UID) {
+	if rb.Spec.MinAvailable == nil || rb.Spec.MinAvailable.Type != intstr.Int || rb.Spec.MinAvailable.IntValue() != run.RunnerCount() || !decide.ControlledBy(&rb, run.UID) {
 		t.Errorf("runner budget: %+v, owners %v", rb.Spec, rb.OwnerReferences)
 	}
 
@@ -121,7 +123,7 @@ func TestLostRunnerIsReplacedForTheRestOfTheLoad(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(cm.Data["k6-config.json"], `"duration":"`) || strings.Contains(cm.Data["k6-config.json"], `"duration":"1m0s"`) || cm.Data[lostEnvelopeKey] == "" {
+	if !strings.Contains(cm.Data["k6-config.json"], `"duration":"`) || strings.Contains(cm.Data["k6-config.json"], `"duration":"1m0s"`) || cm.Data[drive.LostEnvelopeKey] == "" {
 		t.Errorf("replacement ConfigMap: %v", cm.Data)
 	}
 	c := job.Spec.Template.Spec.Containers[0]
@@ -193,7 +195,7 @@ func TestLostRunnerPastMaxReplacementsFailsTheRun(t *testing.T) {
 	run := tw.MakeTestRun("soak-max", ns).Type(v1alpha1.TestTypeStability).Parallelism(2).Devices(20, "1s").Duration("1m").Obj()
 	run.Spec.RunnerLoss = &v1alpha1.RunnerLossSpec{MaxReplacements: ptr.To[int32](0)}
 	k, pods := startRunning(t, run, 2)
-	k.finish(pods[1], 137, "Error") // SIGKILL
+	k.Finish(pods[1], 137, "Error") // SIGKILL
 	eventually(t, "the surviving runner stopped", func() error {
 		if runner.stops(pods[0]) == 0 {
 			return errors.New("not stopped")
@@ -201,7 +203,7 @@ func TestLostRunnerPastMaxReplacementsFailsTheRun(t *testing.T) {
 		return nil
 	})
 	logs.set(pods[0], load(pods[0], time.Now()), nil)
-	k.finish(pods[0], exitStopped, "Error")
+	k.Finish(pods[0], decide.ExitStopped, "Error")
 	got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonRunnerLost)
 	if !strings.Contains(got.Status.Message, "maxReplacements") {
 		t.Errorf("message: %s", got.Status.Message)

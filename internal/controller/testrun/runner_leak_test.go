@@ -35,7 +35,7 @@ func TestRunnerLeakIsTheGenerators(t *testing.T) {
 			waitPhase(t, run, v1alpha1.PhaseRunning, "")
 			logs.set(pods[0], tw.EnvelopeLog(tw.RunnerLoad{Runner: pods[0].Name, Requests: 600, Start: time.Now().Add(-40 * time.Minute),
 				Duration: 40 * time.Minute, CPUSeconds: 5, MemoryMiB: tc.memory}), nil)
-			k.finish(pods[0], 0, "Completed")
+			k.Finish(pods[0], 0, "Completed")
 			got := waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
 
 			rs := got.Status.Runners

@@ -33,7 +33,7 @@ func (u *runUIDs) remember(name types.NamespacedName, uid types.UID) (replaced t
 }
 
 // take returns and drops name's UID.
-func (u *runUIDs) take(name types.NamespacedName) (types.UID, bool) {
+func (u *runUIDs) Take(name types.NamespacedName) (types.UID, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	uid, ok := u.byName[name]
@@ -43,15 +43,15 @@ func (u *runUIDs) take(name types.NamespacedName) (types.UID, bool) {
 
 // forgetRun drops what the reconciler holds in memory for run and ends its calls in flight.
 func (r *Reconciler) forgetRun(run types.UID) {
-	r.finals.forget(run)
-	r.scripts.forget(run)
-	r.calls.forget(run)
-	r.seen.forget(run)
+	r.Finals.Forget(run)
+	r.Scripts.Forget(run)
+	r.Calls.Forget(run)
+	r.Seen.Forget(run)
 }
 
 // forgetGone is forgetRun for a run that no longer exists, with its budget mark, which a
 // finished run keeps until its deletion is reconciled.
 func (r *Reconciler) forgetGone(run types.UID) {
 	r.forgetRun(run)
-	r.budgets.forget(run)
+	r.Budgets.Forget(run)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 )
 
@@ -34,7 +35,7 @@ func TestScriptAbortStopsTheFleet(t *testing.T) {
 				runner.mu.Unlock()
 			} else {
 				logs.set(aborting, load(aborting, start), nil)
-				k.finish(aborting, exitScriptAborted, "Error")
+				k.Finish(aborting, decide.ExitScriptAborted, "Error")
 			}
 			eventually(t, "the other runners stopped", func() error {
 				for i, pod := range pods {
@@ -48,7 +49,7 @@ func TestScriptAbortStopsTheFleet(t *testing.T) {
 			for i, pod := range pods {
 				if i != tc.aborting && i != 0 {
 					logs.set(pod, load(pod, start), nil)
-					k.finish(pod, exitStopped, "Error")
+					k.Finish(pod, decide.ExitStopped, "Error")
 				}
 			}
 			eventually(t, "teardown() once on runner 0, and its release", func() error {
@@ -57,12 +58,12 @@ func TestScriptAbortStopsTheFleet(t *testing.T) {
 				}
 				return nil
 			})
-			exit := int32(exitStopped)
+			exit := int32(decide.ExitStopped)
 			if tc.aborting == 0 {
-				exit = exitScriptAborted
+				exit = decide.ExitScriptAborted
 			}
 			logs.set(pods[0], load(pods[0], start), nil)
-			k.finish(pods[0], exit, "Error")
+			k.Finish(pods[0], exit, "Error")
 			got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 			if _, teardowns, _, _ := runner.calls(ns); teardowns != 1 {
 				t.Errorf("teardown ran %d times, want once", teardowns)

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,35 +13,35 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"fleetbench.dev/fleetbench/internal/controller/children"
 )
 
-// The reconcile's shape, checked on the package's source (go/ast): the status is composed in
-// compose.go only, and each kind of child is created from one function.
+// The reconcile's shape, checked on the source of the controller's packages (go/ast): the
+// status is composed in decide/compose.go only, and each kind of child (children.Kinds) is
+// created from one function.
 
 // composeFile is the one file that may write a TestRun's status.
-const composeFile = "compose.go"
+const composeFile = "decide/compose.go"
 
 // conditionSetters write conditions.
 var conditionSetters = []string{"setCondition", "SetCondition", "SetStatusCondition", "SetSummaryConditions", "RemoveStatusCondition"}
 
-// sources parses the package's non-test files.
+// sources parses the non-test files of the controller's packages, by their path below it.
 func sources(t *testing.T) map[string]*ast.File {
 	t.Helper()
-	names, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fset := token.NewFileSet()
 	out := map[string]*ast.File{}
-	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
 		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[name] = f
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		out[path] = f
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -74,8 +75,14 @@ func composedBy(rhs ast.Expr, composers map[string]bool) bool {
 	if !ok {
 		return false
 	}
-	id, ok := call.Fun.(*ast.Ident)
-	return ok && composers[id.Name]
+	switch fn := call.Fun.(type) {
+	case *ast.Ident:
+		return composers[fn.Name]
+	case *ast.SelectorExpr:
+		pkg, ok := fn.X.(*ast.Ident)
+		return ok && pkg.Name == "decide" && composers[fn.Sel.Name]
+	}
+	return false
 }
 
 // statusWrites counts, per file, the assignments through a Status field and the calls of a
@@ -134,23 +141,8 @@ func TestOnlyComposeWritesStatus(t *testing.T) {
 // createCalls are the calls that create an object in the API server.
 var createCalls = []string{"Create", "CreateOrGet", "CreateOrGetCreated"}
 
-// childCreators maps each function that creates children to the kinds it creates: each kind is
-// created from exactly one function, so a reader finds where, and a second place is a review.
-var childCreators = map[string][]string{
-	"provisionNamespace":      {"Namespace (the run's own target namespace)"},
-	"createTargetObject":      {"ResourceQuota", "NetworkPolicy", "Deployment (target)", "Service (target)"},
-	"copyPullSecrets":         {"Secret (a copy of an imagePullSecret)"},
-	"createRunnerJobs":        {"Job (runner)"},
-	"reconcilePreflight":      {"Job (pre-flight)"},
-	"createConfigMap":         {"ConfigMap (script, script copy, results)"},
-	"createKeptRecord":        {"ConfigMap (kept results, owned by no TestRun)"},
-	"createCapacityRecord":    {"ConfigMap (kept runner capacity, owned by no TestRun)"},
-	"createDisruptionBudgets": {"PodDisruptionBudget (runners, target)"},
-	"createWorkload":          {"Workload (Kueue's, queueing the run)"},
-}
-
 // TestEachChildKindIsCreatedInOneFunction: the functions that call the API server's create
-// are exactly those of childCreators, and no kind is listed twice.
+// are exactly those children.Kinds names, and no kind is listed twice.
 func TestEachChildKindIsCreatedInOneFunction(t *testing.T) {
 	var found []string
 	for _, f := range sources(t) {
@@ -172,19 +164,20 @@ func TestEachChildKindIsCreatedInOneFunction(t *testing.T) {
 	sort.Strings(found)
 	found = slices.Compact(found)
 	var want []string
-	seen := map[string]string{}
-	for fn, kinds := range childCreators {
-		want = append(want, fn)
-		for _, k := range kinds {
-			if other, dup := seen[k]; dup {
-				t.Errorf("%s is created by both %s and %s", k, other, fn)
-			}
-			seen[k] = fn
+	seen := map[string]bool{}
+	for _, k := range children.Kinds {
+		if seen[k.Name] {
+			t.Errorf("%s is listed twice in children.Kinds", k.Name)
+		}
+		seen[k.Name] = true
+		if k.CreatedBy != "" {
+			want = append(want, k.CreatedBy)
 		}
 	}
 	sort.Strings(want)
+	want = slices.Compact(want)
 	if diff := cmp.Diff(want, found); diff != "" {
-		t.Errorf("functions that create children (-listed +found); create each kind in its one function:\n%s", diff)
+		t.Errorf("functions that create children (-children.Kinds +found); create each kind in its one function, named in its row:\n%s", diff)
 	}
 	if _, err := os.Stat(composeFile); err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestProfileEditedThenDeletedMidRunChangesNothing(t *testing.T) {
 	}
 	start := time.Now()
 	logs.set(pods[0], load(pods[0], start), nil)
-	k.finish(pods[0], 0, "Completed")
+	k.Finish(pods[0], 0, "Completed")
 	got := &v1alpha1.TestRun{}
 	eventually(t, "runner 0 counted as ended", func() error {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
@@ -55,7 +55,7 @@ func TestProfileEditedThenDeletedMidRunChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs.set(pods[1], load(pods[1], start), nil)
-	k.finish(pods[1], 0, "Completed")
+	k.Finish(pods[1], 0, "Completed")
 	got = waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	checkSnapshot(t, got.Status.Profile, want)
 	var quotas corev1.ResourceQuotaList

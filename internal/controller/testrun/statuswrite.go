@@ -13,6 +13,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	"fleetbench.dev/fleetbench/pkg/statusbound"
 )
 
@@ -28,15 +29,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, before, run *v1alpha1.Test
 		return err
 	}
 	logf.FromContext(ctx).Error(err, "the API server refused the status even cut to the CRD's bounds; ending the run StatusRejected")
-	run.Status = composeRejected(&run.Status, run.Generation, apiRefusal(err), metav1.NewTime(now))
-	r.finals.forget(run.UID)
-	r.scripts.forget(run.UID)
-	r.calls.forget(run.UID)
+	run.Status = decide.ComposeRejected(&run.Status, run.Generation, apiRefusal(err), metav1.NewTime(now))
+	r.Finals.Forget(run.UID)
+	r.Scripts.Forget(run.UID)
+	r.Calls.Forget(run.UID)
 	// The load must not go on unwatched; the target goes as for any ended run (reconcileFinished).
-	if derr := r.deleteOwnJobs(ctx, run); derr != nil {
+	if derr := r.DeleteOwnJobs(ctx, run); derr != nil {
 		logf.FromContext(ctx).Info("deleting the runner Jobs of a run whose status was refused failed", "error", derr.Error())
 	}
-	r.recorder.Eventf(run, nil, corev1.EventTypeWarning, v1alpha1.ReasonStatusRejected, string(v1alpha1.PhaseFailed), "%s", run.Status.Message)
+	r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, v1alpha1.ReasonStatusRejected, string(v1alpha1.PhaseFailed), "%s", run.Status.Message)
 	return rc.PatchStatus(ctx, r.Client, before, run, true)
 }
 

@@ -20,6 +20,8 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller"
 	"fleetbench.dev/fleetbench/internal/controller/capacityplan"
 	"fleetbench.dev/fleetbench/internal/controller/orphans"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	"fleetbench.dev/fleetbench/internal/testenv"
 )
 
@@ -70,7 +72,7 @@ func zapLevel() int8 {
 }
 
 // testTimeouts are short so every deadline path finishes within seconds.
-var testTimeouts = Timeouts{
+var testTimeouts = decide.Timeouts{
 	Provisioning: time.Minute,
 	RunnersReady: time.Minute,
 	RunGrace:     time.Minute,
@@ -114,7 +116,7 @@ func startManagerIn(e *testenv.Env, ns controller.Namespaces) (*testenv.Manager,
 				return err
 			}
 		}
-		rec := New(mgr, Options{
+		rec := New(mgr, runenv.Options{
 			RunnerAPI:         runner,
 			Logs:              logs,
 			Stats:             stats,

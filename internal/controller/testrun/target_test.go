@@ -58,7 +58,7 @@ func TestTargetMeasurements(t *testing.T) {
 			stats.set(k.targetNS(), 57, 13)
 			logs.set(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: k.targetNS(), Name: "target-stack-pod"}}, []byte(tc.logs), nil)
 			logs.set(pods[0], load(pods[0], time.Now()), nil)
-			k.finish(pods[0], 0, "Completed")
+			k.Finish(pods[0], 0, "Completed")
 			got = waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
 
 			m := got.Status.Target.Memory
@@ -113,7 +113,7 @@ func TestTargetMeasuredWithMetricsAPIWhereTheNodeProxyIsDenied(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond) // a few samples at 0.1 cores
 	stats.set(k.targetNS(), 57, 0)
 	logs.set(pods[0], load(pods[0], time.Now()), nil)
-	k.finish(pods[0], 0, "Completed")
+	k.Finish(pods[0], 0, "Completed")
 	got = waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
 
 	tu := got.Status.Target

@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,7 +86,7 @@ func TestHappyPathMergesAllRunners(t *testing.T) {
 	start := time.Now()
 	for _, pod := range pods {
 		logs.set(pod, load(pod, start), nil)
-		k.finish(pod, 0, "Completed")
+		k.Finish(pod, 0, "Completed")
 	}
 	got = waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	r := got.Status.Results
@@ -199,7 +198,7 @@ func TestRestartInEveryPhaseCreatesNothingTwice(t *testing.T) {
 	// Logs not readable yet: the run waits in Collecting, where the manager restarts again.
 	for _, pod := range pods {
 		logs.set(pod, nil, fmt.Errorf("container log not yet available"))
-		k.finish(pod, 0, "Completed")
+		k.Finish(pod, 0, "Completed")
 	}
 	waitPhase(t, run, v1alpha1.PhaseCollecting, "")
 	restartManager(t)
@@ -224,7 +223,7 @@ func TestTTLRemovesEveryChild(t *testing.T) {
 	run := tw.MakeTestRun("ttl", ns).TTL(2).Obj()
 	k, pods := startRunning(t, run, 1)
 	logs.set(pods[0], load(pods[0], time.Now()), nil)
-	k.finish(pods[0], 0, "Completed")
+	k.Finish(pods[0], 0, "Completed")
 	waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
 
 	eventually(t, "TestRun and children deleted", func() error {
@@ -265,7 +264,7 @@ func TestAPIWritesGrowLinearlyWithRunners(t *testing.T) {
 			logs.set(pod, load(pod, start), nil)
 		}
 		for _, pod := range pods {
-			k.finish(pod, 0, "Completed")
+			k.Finish(pod, 0, "Completed")
 		}
 		waitPhase(t, run, v1alpha1.PhaseSucceeded, "")
 		costs[n] = writes.count(ns, k.targetNS())
@@ -290,7 +289,7 @@ func TestSessionOnlyRunSaysIterations(t *testing.T) {
 	run := tw.MakeTestRun("robots", ns).Devices(100, "10s").Duration("10s").Obj()
 	k, pods := startRunning(t, run, 1)
 	logs.set(pods[0], tw.EnvelopeLog(tw.RunnerLoad{Runner: pods[0].Name, Sessions: 120, Start: time.Now()}), nil)
-	k.finish(pods[0], 0, "Completed")
+	k.Finish(pods[0], 0, "Completed")
 	got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	if want := "verdict PASSED: 120 iterations, no HTTP requests, checks 120 passed / 0 failed"; got.Status.Message != want {
 		t.Errorf("message %q, want %q", got.Status.Message, want)

@@ -3,7 +3,6 @@ package testrun
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/measure"
-	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
 // inspectLog is what `k6 inspect --execution-requirements` prints for the issue's script: a
@@ -64,8 +63,8 @@ func TestPreflightWarnsWhereTheSplitDiffers(t *testing.T) {
 		strings.Contains(strings.Join(r.Warnings, " "), "__ITER") {
 		t.Fatalf("status.results before the run = %+v, want the two warnings", r)
 	}
-	waitEvent(t, ns, eventZeroVUSegment, zeroVUs...)
-	waitEvent(t, ns, eventPerRunnerNumbering, numbering...)
+	waitEvent(t, ns, runenv.EventZeroVUSegment, zeroVUs...)
+	waitEvent(t, ns, runenv.EventPerRunnerNumbering, numbering...)
 
 	k.targetReady()
 	pods := k.runnersReady(3)
@@ -73,7 +72,7 @@ func TestPreflightWarnsWhereTheSplitDiffers(t *testing.T) {
 	start := time.Now()
 	for _, pod := range pods {
 		logs.set(pod, load(pod, start), nil)
-		k.finish(pod, 0, "Completed")
+		k.Finish(pod, 0, "Completed")
 	}
 	got = waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 	if r := got.Status.Results; r.Requests == nil || r.Requests.Total != 300 || len(r.Warnings) != 2 || saysAll(r.Warnings[0], zeroVUs) != nil {
@@ -126,7 +125,7 @@ func TestThresholdOnNoData(t *testing.T) {
 			start := time.Now()
 			for _, pod := range pods {
 				logs.set(pod, taggedLoad(pod, start, "name"), nil)
-				k.finish(pod, 0, "Completed")
+				k.Finish(pod, 0, "Completed")
 			}
 			got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
 			says := []string{"threshold http_req_duration{name:push} p(95)<300 was judged on no data", "no http_req_duration sample carried the tags name=push"}
@@ -144,7 +143,7 @@ func TestThresholdOnNoData(t *testing.T) {
 			if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionThresholdsPassed); c == nil || c.Status != thresholds {
 				t.Errorf("ThresholdsPassed %+v, want %s", c, thresholds)
 			}
-			waitEvent(t, ns, eventThresholdNoData, says...)
+			waitEvent(t, ns, runenv.EventThresholdNoData, says...)
 		})
 	}
 }
@@ -187,26 +186,4 @@ func waitEvent(t *testing.T, ns, reason string, parts ...string) {
 		}
 		return fmt.Errorf("%d events, none %s saying %q", len(list.Items), reason, parts)
 	})
-}
-
-// TestCheckScenariosSumTheSegments: the pre-flight's check report gives each segment's share of
-// each scenario; the warnings see the scenario's whole VUs, as k6 split them.
-func TestCheckScenariosSumTheSegments(t *testing.T) {
-	report := `k6 says hello
-{"fleetbenchCheck":"passed","totalDuration":"30s","segments":[` +
-		`{"segment":"0:1/3","maxVUs":1,"scenarios":[{"name":"load","executor":"constant-arrival-rate","vus":1,"maxVUs":1}]},` +
-		`{"segment":"1/3:2/3","maxVUs":1,"scenarios":[{"name":"load","executor":"constant-arrival-rate","vus":1,"maxVUs":1}]},` +
-		`{"segment":"2/3:1","maxVUs":0,"scenarios":[{"name":"load","executor":"constant-arrival-rate","vus":0,"maxVUs":0}]}]}`
-	got, ok := checkScenarios(report)
-	want := []runners.ScenarioVUs{{Name: "load", Executor: "constant-arrival-rate", VUs: 2, MaxVUs: 2}}
-	if !ok || !slices.Equal(got, want) {
-		t.Fatalf("checkScenarios = %+v, %v; want %+v", got, ok, want)
-	}
-	if _, ok := checkScenarios(`{"fleetbenchCheck":"passed","totalDuration":"30s"}`); ok {
-		t.Errorf("a report without segments gave scenarios")
-	}
-	warnings := runners.ZeroVUWarnings(got, 3, func(i int) string { return fmt.Sprintf("runner-%d", i) })
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "runner-2") {
-		t.Errorf("warnings %q, want one naming runner-2", warnings)
-	}
 }

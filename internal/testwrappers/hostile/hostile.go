@@ -14,6 +14,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/judge/verdict"
 	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
@@ -113,14 +114,14 @@ func Status(r *rand.Rand) v1alpha1.TestRunStatus {
 	}
 	o := judge.Build(&summary, spec, len(envs))
 	st.Results = o.Results
-	st.Verdict = o.Verdict
+	st.Verdict = verdict.Decide(verdict.Facts{Merged: true, Results: o.Facts()}).Verdict
 	st.GeneratorBound, st.GeneratorBoundReason = o.GeneratorBound, o.GeneratorBoundReason
 	// As storeResult does for a result too large for its ConfigMap.
 	st.Results.Warnings = append(st.Results.Warnings, "the full result (2048 KiB gzipped) is too large for a ConfigMap and was not kept")
 	st.Results.FullResult = &v1alpha1.FullResultRef{ConfigMap: "hostile-result", Key: judge.SummaryKey}
 	p := judge.Progress(&summary, start, summary.End, 10*time.Second)
 	st.Progress = &p
-	st.Message = fmt.Sprintf("verdict %s: %d requests; failed: %s", o.Verdict, st.Results.Requests.Total, strings.Join(o.FailedThresholds, "; "))
+	st.Message = fmt.Sprintf("verdict %s: %d requests; failed: %s", st.Verdict, st.Results.Requests.Total, strings.Join(o.FailedThresholds, "; "))
 	now := metav1.NewTime(start)
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1alpha1.ConditionThresholdsPassed, Status: metav1.ConditionFalse,
 		Reason: "ThresholdsFailed", Message: strings.Join(o.FailedThresholds, "; "), LastTransitionTime: now})

@@ -1,0 +1,126 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/admit"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/drive"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runio"
+	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/judge/compare"
+	"fleetbench.dev/fleetbench/pkg/measure"
+)
+
+// reconcileCollect reads every runner's result envelope from its log, merges them, and lets
+// outcome() decide how the run ends.
+func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
+	run := s.Run
+	if s.Phase() != v1alpha1.PhaseCollecting {
+		s.Enter(v1alpha1.PhaseCollecting, v1alpha1.ReasonCollecting, v1alpha1.MessageCollecting)
+	}
+	ended := decide.LastEnd(s)
+	envs, problems, err := r.ReadEnvelopes(ctx, s)
+	if err != nil {
+		return rc.After(runio.LogsLimit), nil // errPending: read off the worker, its end wakes the run
+	}
+	if s.Failure != nil {
+		return ctrl.Result{}, nil // an envelope was refused: its runner's results cannot be had
+	}
+	if len(problems) > 0 && len(envs) < len(s.Runners) && s.Summary.RunFailure() == nil && !rc.Expired(s.Now, ended.Add(s.Timeouts.Collection)) {
+		// Logs can lag the container's exit; failed runners may never print an envelope.
+		s.RecordCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, v1alpha1.ReasonReading, strings.Join(problems, "; "))
+		return rc.After(500 * time.Millisecond), nil
+	}
+	if err := r.MeasureAfter(ctx, s); errors.Is(err, runio.ErrPending) {
+		return rc.After(runio.LogsLimit), nil // read off the worker, its end wakes the run
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	var merged *judge.Outcome
+	var summary measure.Summary
+	if len(envs) > 0 {
+		var err error
+		if summary, err = measure.Merge(envs...); err != nil {
+			problems = append(problems, "merging: "+err.Error())
+		} else {
+			o := judge.BuildWith(&summary, run.Spec.Thresholds, len(s.Runners), judge.Options{NoData: run.Spec.ThresholdsOnNoData})
+			o.RunnerMemory = judge.RunnersMemory(&summary, &run.Spec)
+			admit.AdviseParallelism(s, &summary, &o)
+			merged = &o
+			r.Warn(run, runenv.EventThresholdNoData, "Collect", o.NoData)
+		}
+	}
+	runenv.CollectionDuration.Observe(s.Now.Sub(ended).Seconds())
+	if len(problems) == 0 {
+		s.RecordCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, v1alpha1.ReasonCollected, fmt.Sprintf("merged the results of %d runners", len(envs)))
+	} else {
+		s.RecordCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, v1alpha1.ReasonPartial, strings.Join(problems, "; "))
+		logf.FromContext(ctx).Info("results are partial", "problems", problems)
+	}
+
+	facts := decide.Collected{
+		Runners: s.Summary, Report: merged, Problems: problems, RunDeadline: s.RunDeadline(), Now: s.Now,
+		TargetProblems: judge.TargetProblems(s.Target(), &run.Spec), Peak: s.Peak(),
+		Abort: s.AbortOnFail(), Gaps: s.Gaps(), MaxGaps: decide.MaxGaps(&run.Spec), RunnerLeak: decide.RunnerLeak(merged),
+	}.WithTargetLost(s)
+	var record compare.Record
+	if merged != nil {
+		// The warnings the pre-flight knew, and the cut one statusbound left, stay ahead of the merge's own.
+		if before := s.Results(); before != nil {
+			merged.Results.Warnings = decide.MergeWarnings(before.Warnings, merged.Results.Warnings)
+		}
+		merged.Results.Partial = merged.Results.Partial || facts.Partial()
+		r.KeepCapacity(ctx, s, &summary, merged)
+		if gaps := s.Gaps(); len(gaps) > 0 {
+			merged.Results.Warnings = decide.MergeWarnings(merged.Results.Warnings, []string{decide.GapsSummary(gaps)})
+		}
+		if w := decide.RunnerLeak(merged); w != "" {
+			merged.Results.Warnings = decide.MergeWarnings(merged.Results.Warnings, []string{w})
+			r.Warn(run, runenv.EventRunnerMemoryLeak, "Collect", []string{w})
+		}
+		s.Decided.Results = merged.Results
+		s.Decided.RunnerMemory = merged.RunnerMemory
+		s.Decided.GeneratorBound = &decide.GeneratorBound{Bound: merged.GeneratorBound, Reason: merged.GeneratorBoundReason}
+		tl, err := r.storeResult(ctx, run, &summary, merged)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		record = compare.BuildRecord(compare.RunRef{Name: run.Name, UID: string(run.UID), CompletionTime: s.Now, Labels: admit.KeptLabels(run)},
+			merged.Results, &summary, tl, compare.SubMetricsOf(&run.Spec))
+		if facts.Comparison, err = r.compareWithBaseline(ctx, s, record); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	// Every fact is in: the verdict is decided once, here.
+	e := decide.Outcome(facts)
+	if merged != nil {
+		if err := r.keepRecord(ctx, s, record, e); err != nil {
+			return ctrl.Result{}, err
+		}
+		// The last progress covers the whole load, so the PROGRESS column ends where it did.
+		s.Decided.Progress = drive.ProgressOf(s, &summary, summary.End)
+	}
+	if e.Thresholds != nil {
+		s.RecordCondition(e.Thresholds.Type, e.Thresholds.Status, e.Thresholds.Reason, e.Thresholds.Message)
+	}
+	if e.Phase == v1alpha1.PhaseFailed {
+		s.Fail(e.Reason, e.Message)
+		return ctrl.Result{}, nil
+	}
+	s.Decided.Capacity = judge.Capacity(merged.Results, &run.Spec, s.Capacity().DeepCopy())
+	s.Decided.Ending = &e
+	return decide.AfterEnd(), nil
+}
