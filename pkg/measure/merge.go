@@ -89,7 +89,9 @@ type WindowStats struct {
 
 // Stats are the numbers a report shows. Which are meaningful depends on the
 // metric type: counters Count/Sum/Rate (per second), rates Rate (share of
-// non-zero samples)/Passes/Fails, gauges Value/Min/Max, trends the rest.
+// non-zero samples)/Passes/Fails, gauges Value/Min/Max/Avg, trends the rest.
+// A gauge's Avg is the mean of its samples; for vus and vus_max (fleetGauges)
+// it is the sum over runners of each runner's mean (fleetMeans).
 type Stats struct {
 	Count  uint64  `json:"count"`
 	Sum    float64 `json:"sum,omitempty"`
@@ -133,6 +135,7 @@ func ComputeStats(typ MetricType, a *Agg, seconds float64) Stats {
 		}
 	case Gauge:
 		s.Value = a.Last
+		s.Avg = a.Avg()
 	case Trend:
 		s.Avg = a.Avg()
 		s.Med = a.Quantile(0.5)
@@ -163,6 +166,93 @@ func combineRunners(name string, typ MetricType, a *Agg, b Agg) {
 	last := a.Last + b.Last
 	a.Merge(b)
 	a.Last = last
+}
+
+// fleetMean is a fleet gauge over the whole run and per window of the common grid: the sum
+// over runners of each runner's mean. Windows holds a key where any runner sampled.
+type fleetMean struct {
+	total   float64
+	windows map[int64]float64
+}
+
+// fleetMeans sums, per window of width wide, each runner's mean of metric name (of its series
+// whose tag key is *series, or of all its series when series is nil). A gauge holds its value
+// until its next sample, so a runner without a sample in a window between its first and its
+// last sampled window counts with its previous mean: k6 samples vus and vus_max once a second,
+// and a window narrower than that, or one its tick missed by a millisecond, would otherwise
+// drop that runner's VUs from the fleet's. Runners are summed in envelope order, so the result
+// is deterministic; each runner's mean is exact (its samples' sum over their count).
+func fleetMeans(envs []Envelope, name string, series *string, wide int64) fleetMean {
+	out := fleetMean{windows: map[int64]float64{}}
+	type point struct {
+		key  int64
+		mean float64
+	}
+	runners := make([][]point, 0, len(envs))
+	for i := range envs {
+		e := &envs[i]
+		var total Agg
+		windows := map[int64]*Agg{}
+		for mi := range e.Metrics {
+			if e.Metrics[mi].Name != name {
+				continue
+			}
+			for si := range e.Metrics[mi].Series {
+				es := &e.Metrics[mi].Series[si]
+				if series != nil && sortedTagKey(es.Tags) != *series {
+					continue
+				}
+				total.Merge(es.Total)
+				for _, w := range es.Windows {
+					aggAt(windows, floorDiv(w.Key*e.WindowNanos, wide)).Merge(w.Agg)
+				}
+			}
+		}
+		if total.Count == 0 {
+			continue
+		}
+		out.total += total.Avg()
+		points := make([]point, 0, len(windows))
+		for k, a := range windows {
+			points = append(points, point{k, a.Avg()})
+			out.windows[k] = 0
+		}
+		sort.Slice(points, func(a, b int) bool { return points[a].key < points[b].key })
+		runners = append(runners, points)
+	}
+	keys := make([]int64, 0, len(out.windows))
+	for k := range out.windows {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool { return keys[a] < keys[b] })
+	for _, points := range runners {
+		if len(points) == 0 {
+			continue
+		}
+		next := 0
+		for _, k := range keys {
+			if k < points[0].key {
+				continue
+			}
+			if k > points[len(points)-1].key {
+				break
+			}
+			for next+1 < len(points) && points[next+1].key <= k {
+				next++
+			}
+			out.windows[k] += points[next].mean
+		}
+	}
+	return out
+}
+
+// setFleetMeans puts the fleet's means into the Avg of windows (of width wide) and returns the
+// whole run's.
+func setFleetMeans(windows []WindowStats, f fleetMean, wide int64) float64 {
+	for i := range windows {
+		windows[i].Stats.Avg = f.windows[floorDiv(windows[i].Start.UnixNano(), wide)]
+	}
+	return f.total
 }
 
 type seriesAcc struct {
@@ -271,6 +361,10 @@ func Merge(envs ...Envelope) (Summary, error) {
 		m.Agg = acc.total
 		m.Stats = ComputeStats(m.Type, &m.Agg, s.Duration.Seconds())
 		m.Windows = s.windowStats(m.Type, acc.windows)
+		fleet := m.Type == Gauge && fleetGauges[name]
+		if fleet {
+			m.Stats.Avg = setFleetMeans(m.Windows, fleetMeans(envs, name, nil, s.WindowNanos), s.WindowNanos)
+		}
 		keys := make([]string, 0, len(acc.series))
 		for k := range acc.series {
 			keys = append(keys, k)
@@ -278,12 +372,16 @@ func Merge(envs ...Envelope) (Summary, error) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			sa := acc.series[k]
-			m.Series = append(m.Series, SeriesSummary{
+			ss := SeriesSummary{
 				Tags:    sa.tags,
 				Agg:     sa.total,
 				Stats:   ComputeStats(m.Type, &sa.total, s.Duration.Seconds()),
 				Windows: s.windowStats(m.Type, sa.windows),
-			})
+			}
+			if fleet {
+				ss.Stats.Avg = setFleetMeans(ss.Windows, fleetMeans(envs, name, &k, s.WindowNanos), s.WindowNanos)
+			}
+			m.Series = append(m.Series, ss)
 		}
 		s.Metrics[name] = m
 	}
