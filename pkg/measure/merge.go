@@ -177,18 +177,23 @@ type fleetMean struct {
 
 // fleetMeans sums, per window of width wide, each runner's mean of metric name (of its series
 // whose tag key is *series, or of all its series when series is nil). A gauge holds its value
-// until its next sample, so a runner without a sample in a window between its first and its
-// last sampled window counts with its previous mean: k6 samples vus and vus_max once a second,
-// and a window narrower than that, or one its tick missed by a millisecond, would otherwise
-// drop that runner's VUs from the fleet's. Runners are summed in envelope order, so the result
-// is deterministic; each runner's mean is exact (its samples' sum over their count).
+// until its next sample, so a runner without a sample in a window after its first sampled one
+// and up to its end counts with its previous mean: k6 samples vus and vus_max once a second
+// until just before it stops its outputs, and a window narrower than that, or one its tick
+// missed by a millisecond, would otherwise drop that runner's VUs from the fleet's. Runners
+// are summed in envelope order, so the result is deterministic; each runner's mean is exact
+// (its samples' sum over their count).
 func fleetMeans(envs []Envelope, name string, series *string, wide int64) fleetMean {
 	out := fleetMean{windows: map[int64]float64{}}
 	type point struct {
 		key  int64
 		mean float64
 	}
-	runners := make([][]point, 0, len(envs))
+	type runner struct {
+		points []point
+		last   int64 // the key of the window the runner ended in
+	}
+	runners := make([]runner, 0, len(envs))
 	for i := range envs {
 		e := &envs[i]
 		var total Agg
@@ -218,14 +223,16 @@ func fleetMeans(envs []Envelope, name string, series *string, wide int64) fleetM
 			out.windows[k] = 0
 		}
 		sort.Slice(points, func(a, b int) bool { return points[a].key < points[b].key })
-		runners = append(runners, points)
+		last := max(points[len(points)-1].key, floorDiv(e.EndUnixNano-1, wide))
+		runners = append(runners, runner{points: points, last: last})
 	}
 	keys := make([]int64, 0, len(out.windows))
 	for k := range out.windows {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(a, b int) bool { return keys[a] < keys[b] })
-	for _, points := range runners {
+	for _, r := range runners {
+		points := r.points
 		if len(points) == 0 {
 			continue
 		}
@@ -234,7 +241,7 @@ func fleetMeans(envs []Envelope, name string, series *string, wide int64) fleetM
 			if k < points[0].key {
 				continue
 			}
-			if k > points[len(points)-1].key {
+			if k > r.last {
 				break
 			}
 			for next+1 < len(points) && points[next+1].key <= k {
