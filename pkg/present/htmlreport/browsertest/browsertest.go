@@ -70,6 +70,14 @@ type Line struct {
 	Max    *float64 `json:"max"`
 }
 
+// String reads "label (scale): n values, min to max".
+func (l Line) String() string {
+	if l.Min == nil || l.Max == nil {
+		return fmt.Sprintf("%s (%s): %d values", l.Label, l.Scale, l.Values)
+	}
+	return fmt.Sprintf("%s (%s): %d values, %g to %g", l.Label, l.Scale, l.Values, *l.Min, *l.Max)
+}
+
 // Line returns the chart's series of that label, or false.
 func (c Chart) Line(label string) (Line, bool) {
 	for _, l := range c.Lines {
