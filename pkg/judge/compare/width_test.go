@@ -76,3 +76,40 @@ func TestMixedWidthsAlarmAsAlphaSays(t *testing.T) {
 		t.Errorf("%.1f %% of A/A comparisons across widths alarm, want about alpha (5 %%)", 100*rate)
 	}
 }
+
+// BenchmarkMixedWidthRates measures what sameWidth changes: throughput comparisons of a
+// baseline in 10 s windows (30) against a run in 1 s windows (300) of one AR(1) process (5 %
+// noise, autocorrelation 0.5 between seconds), the run at 100 % (A/A) and 97 % of the
+// baseline, tested as they are and after sameWidth. Seeded: the same rates on every machine.
+//
+//	go test -run '^$' -bench BenchmarkMixedWidthRates -benchtime 1x ./pkg/judge/compare
+func BenchmarkMixedWidthRates(b *testing.B) {
+	const trials = 2000
+	m := builtin(SeriesThroughput, "req/s", v1alpha1.HigherIsBetter)
+	for range b.N {
+		for _, level := range []float64{1, 0.97} {
+			decided := map[bool]int{}
+			for i := range trials {
+				rng := rand.New(rand.NewPCG(uint64(i), 7))
+				seconds := ar1(rng, 300, 1000, 0.05, 0.5)
+				tens := make([]float64, 30)
+				for j := range tens {
+					tens[j] = meanOf(seconds[j*10 : j*10+10])
+				}
+				cur := ar1(rng, 300, 1000*level, 0.05, 0.5)
+				for _, aligned := range []bool{false, true} {
+					bv, cv := tens, cur
+					if aligned {
+						bv, cv, _ = sameWidth(tens, cur, 10, 1)
+					}
+					row := Row(m, Side{Present: true, Whole: meanOf(tens), Values: bv}, Side{Present: true, Whole: meanOf(cur), Values: cv}, Windows)
+					if row.Decision == v1alpha1.ComparisonOK || row.Decision == v1alpha1.ComparisonRegressed {
+						decided[aligned]++
+					}
+				}
+			}
+			b.Logf("run at %.0f %% of the baseline: decided worse %.2f %% as they are, %.2f %% at one width",
+				100*level, 100*float64(decided[false])/trials, 100*float64(decided[true])/trials)
+		}
+	}
+}
