@@ -168,98 +168,86 @@ func combineRunners(name string, typ MetricType, a *Agg, b Agg) {
 	a.Last = last
 }
 
-// fleetMean is a fleet gauge over the whole run and per window of the common grid: the sum
-// over runners of each runner's mean. Windows holds a key where any runner sampled.
-type fleetMean struct {
-	total   float64
-	windows map[int64]float64
-}
-
-// fleetMeans sums, per window of width wide, each runner's mean of metric name (of its series
-// whose tag key is *series, or of all its series when series is nil). A gauge holds its value
-// until its next sample, so a runner without a sample in a window after its first sampled one
-// and up to its end counts with its previous mean: k6 samples vus and vus_max once a second
-// until just before it stops its outputs, and a window narrower than that, or one its tick
-// missed by a millisecond, would otherwise drop that runner's VUs from the fleet's. Runners
-// are summed in envelope order, so the result is deterministic; each runner's mean is exact
-// (its samples' sum over their count).
-func fleetMeans(envs []Envelope, name string, series *string, wide int64) fleetMean {
-	out := fleetMean{windows: map[int64]float64{}}
-	type point struct {
-		key  int64
-		mean float64
-	}
-	type runner struct {
-		points []point
-		last   int64 // the key of the window the runner ended in
-	}
-	runners := make([]runner, 0, len(envs))
+// setFleetMeans sets the Avg of windows (of width wide, ascending, as windowStats gives them)
+// to the sum, over runners, of each runner's mean of metric name in that window (of its series
+// whose tag key is *series, or of all its series when series is nil), and returns the same sum
+// over the whole run. A gauge holds its value until its next sample, so a runner without a
+// sample in a window after its first sampled one and up to its end counts with its previous
+// mean: k6 samples vus and vus_max once a second until just before it stops its outputs, and a
+// window narrower than that, or one its tick missed by a millisecond, would otherwise drop that
+// runner's VUs from the fleet's. Runners are summed in envelope order, so the result is
+// deterministic; each runner's mean is exact (its samples' sum over their count).
+func setFleetMeans(envs []Envelope, name string, series *string, wide int64, windows []WindowStats) (total float64) {
+	sums := make([]float64, len(windows))
+	keyOf := func(i int) int64 { return floorDiv(windows[i].Start.UnixNano(), wide) }
+	var points []fleetPoint
 	for i := range envs {
 		e := &envs[i]
-		var total Agg
-		windows := map[int64]*Agg{}
-		for mi := range e.Metrics {
-			if e.Metrics[mi].Name != name {
-				continue
-			}
-			for si := range e.Metrics[mi].Series {
-				es := &e.Metrics[mi].Series[si]
-				if series != nil && sortedTagKey(es.Tags) != *series {
-					continue
-				}
-				total.Merge(es.Total)
-				for _, w := range es.Windows {
-					aggAt(windows, floorDiv(w.Key*e.WindowNanos, wide)).Merge(w.Agg)
-				}
-			}
-		}
-		if total.Count == 0 {
+		var runnerTotal Agg
+		points = runnerMeans(e, name, series, wide, &runnerTotal, points[:0])
+		if runnerTotal.Count == 0 || len(points) == 0 {
 			continue
 		}
-		out.total += total.Avg()
-		points := make([]point, 0, len(windows))
-		for k, a := range windows {
-			points = append(points, point{k, a.Avg()})
-			out.windows[k] = 0
-		}
-		sort.Slice(points, func(a, b int) bool { return points[a].key < points[b].key })
-		last := max(points[len(points)-1].key, floorDiv(e.EndUnixNano-1, wide))
-		runners = append(runners, runner{points: points, last: last})
-	}
-	keys := make([]int64, 0, len(out.windows))
-	for k := range out.windows {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(a, b int) bool { return keys[a] < keys[b] })
-	for _, r := range runners {
-		points := r.points
-		if len(points) == 0 {
-			continue
-		}
+		total += runnerTotal.Avg()
+		last := max(points[len(points)-1].key, floorDiv(e.EndUnixNano-1, wide)) // the window it ended in
 		next := 0
-		for _, k := range keys {
-			if k < points[0].key {
-				continue
-			}
-			if k > r.last {
+		for w := sort.Search(len(windows), func(w int) bool { return keyOf(w) >= points[0].key }); w < len(windows); w++ {
+			k := keyOf(w)
+			if k > last {
 				break
 			}
 			for next+1 < len(points) && points[next+1].key <= k {
 				next++
 			}
-			out.windows[k] += points[next].mean
+			sums[w] += points[next].mean
 		}
 	}
-	return out
+	for i := range windows {
+		windows[i].Stats.Avg = sums[i]
+	}
+	return total
 }
 
-// setFleetMeans puts the fleet's means into the Avg of windows (of width wide) and returns the
-// whole run's.
-func setFleetMeans(windows []WindowStats, f fleetMean, wide int64) float64 {
-	for i := range windows {
-		windows[i].Stats.Avg = f.windows[floorDiv(windows[i].Start.UnixNano(), wide)]
+// fleetPoint is one runner's mean of a gauge in the window of key.
+type fleetPoint struct {
+	key  int64
+	mean float64
+}
+
+// runnerMeans appends to points one runner's means of metric name (its series selected as
+// setFleetMeans says) per window of width wide, ascending, and folds the series' totals into
+// total. One series in windows of that width (the usual case: vus has no tags) is read as it
+// is; otherwise its windows are merged per key first.
+func runnerMeans(e *Envelope, name string, series *string, wide int64, total *Agg, points []fleetPoint) []fleetPoint {
+	var selected []*Series
+	for mi := range e.Metrics {
+		if e.Metrics[mi].Name != name {
+			continue
+		}
+		for si := range e.Metrics[mi].Series {
+			if es := &e.Metrics[mi].Series[si]; series == nil || sortedTagKey(es.Tags) == *series {
+				selected = append(selected, es)
+				total.Merge(es.Total)
+			}
+		}
 	}
-	return f.total
+	if len(selected) == 1 && e.WindowNanos == wide {
+		for _, w := range selected[0].Windows {
+			points = append(points, fleetPoint{w.Key, w.Avg()})
+		}
+		return points
+	}
+	merged := map[int64]*Agg{}
+	for _, es := range selected {
+		for _, w := range es.Windows {
+			aggAt(merged, floorDiv(w.Key*e.WindowNanos, wide)).Merge(w.Agg)
+		}
+	}
+	for k, a := range merged {
+		points = append(points, fleetPoint{k, a.Avg()})
+	}
+	sort.Slice(points, func(a, b int) bool { return points[a].key < points[b].key })
+	return points
 }
 
 type seriesAcc struct {
@@ -370,7 +358,7 @@ func Merge(envs ...Envelope) (Summary, error) {
 		m.Windows = s.windowStats(m.Type, acc.windows)
 		fleet := m.Type == Gauge && fleetGauges[name]
 		if fleet {
-			m.Stats.Avg = setFleetMeans(m.Windows, fleetMeans(envs, name, nil, s.WindowNanos), s.WindowNanos)
+			m.Stats.Avg = setFleetMeans(envs, name, nil, s.WindowNanos, m.Windows)
 		}
 		keys := make([]string, 0, len(acc.series))
 		for k := range acc.series {
@@ -385,8 +373,14 @@ func Merge(envs ...Envelope) (Summary, error) {
 				Stats:   ComputeStats(m.Type, &sa.total, s.Duration.Seconds()),
 				Windows: s.windowStats(m.Type, sa.windows),
 			}
-			if fleet {
-				ss.Stats.Avg = setFleetMeans(ss.Windows, fleetMeans(envs, name, &k, s.WindowNanos), s.WindowNanos)
+			switch {
+			case fleet && len(keys) == 1: // the metric's own
+				ss.Stats.Avg = m.Stats.Avg
+				for i := range ss.Windows {
+					ss.Windows[i].Stats.Avg = m.Windows[i].Stats.Avg
+				}
+			case fleet:
+				ss.Stats.Avg = setFleetMeans(envs, name, &k, s.WindowNanos, ss.Windows)
 			}
 			m.Series = append(m.Series, ss)
 		}
