@@ -140,3 +140,31 @@ func TestCustomGaugeAvgIsTheMeanOfItsSamples(t *testing.T) {
 		t.Errorf("queue_depth avg %g, want 4", got)
 	}
 }
+
+// Split by a kept tag (a threshold names it), each series is the fleet's sum of its runners'
+// means, and the metric the runners' means of all their samples.
+func TestFleetGaugeSeriesSplitByATag(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	runner := func(name string, a, b float64) Envelope {
+		c := NewCollector(CollectorConfig{Window: time.Second, MaxWindows: 60}, start)
+		c.Series("vus", Gauge, "", map[string]string{"zone": "a"}).Add(start.UnixNano(), a)
+		c.Series("vus", Gauge, "", map[string]string{"zone": "b"}).Add(start.UnixNano(), b)
+		e := c.Envelope(start.Add(time.Second))
+		e.Runner, e.Final = name, true
+		return e
+	}
+	s, err := Merge(runner("r0", 2, 4), runner("r1", 6, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.Metrics["vus"]
+	if got := m.Windows[0].Stats.Avg; got != 3+7 {
+		t.Errorf("vus: %g, want (2+4)/2 + (6+8)/2", got)
+	}
+	for _, sr := range m.Series {
+		want := map[string]float64{"a": 2 + 6, "b": 4 + 8}[sr.Tags["zone"]]
+		if sr.Windows[0].Stats.Avg != want || sr.Stats.Avg != want {
+			t.Errorf("vus{zone:%s}: window %g, whole %g, want %g", sr.Tags["zone"], sr.Windows[0].Stats.Avg, sr.Stats.Avg, want)
+		}
+	}
+}
