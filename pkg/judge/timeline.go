@@ -42,10 +42,16 @@ type TimelineWindow struct {
 	Requests          uint64    `json:"requests"`
 	RequestsPerSecond float64   `json:"rps"`
 	// Failed requests: http_req_failed, or gRPC calls whose status was not OK.
-	Failed            uint64  `json:"failed"`
-	Iterations        uint64  `json:"iterations"`
-	DroppedIterations uint64  `json:"droppedIterations"`
-	VUs               float64 `json:"vus"`
+	Failed            uint64 `json:"failed"`
+	Iterations        uint64 `json:"iterations"`
+	DroppedIterations uint64 `json:"droppedIterations"`
+	// VUs are the VUs in use (k6's vus: for an arrival-rate scenario the VUs inside an
+	// iteration, for the others the active ones) and VUsMax the VUs allocated (vus_max), both
+	// over the fleet: the sum of each runner's mean of its samples in the window (k6 samples
+	// them once a second). A window without a sample (narrower than a second) holds the
+	// previous window's values, as a gauge does.
+	VUs    float64 `json:"vus"`
+	VUsMax float64 `json:"vusMax"`
 	// Latency quantiles of the window's requests, in milliseconds; zero without requests.
 	P50 float64 `json:"p50"`
 	P95 float64 `json:"p95"`
@@ -142,7 +148,9 @@ func BuildTimeline(s *measure.Summary, target []TargetPoint) Timeline {
 	}
 	windowsOf("iterations", func(w *TimelineWindow, st measure.Stats) { w.Iterations = uint64(st.Sum) })
 	windowsOf("dropped_iterations", func(w *TimelineWindow, st measure.Stats) { w.DroppedIterations = uint64(st.Sum) })
-	windowsOf("vus", func(w *TimelineWindow, st measure.Stats) { w.VUs = st.Value })
+	vus, vusMax := map[int64]bool{}, map[int64]bool{}
+	windowsOf("vus", func(w *TimelineWindow, st measure.Stats) { w.VUs, vus[w.Start.UnixNano()] = st.Avg, true })
+	windowsOf("vus_max", func(w *TimelineWindow, st measure.Stats) { w.VUsMax, vusMax[w.Start.UnixNano()] = st.Avg, true })
 
 	width := time.Duration(s.WindowNanos)
 	for _, w := range byStart {
@@ -153,6 +161,8 @@ func BuildTimeline(s *measure.Summary, target []TargetPoint) Timeline {
 		t.Windows = append(t.Windows, *w)
 	}
 	slices.SortFunc(t.Windows, func(a, b TimelineWindow) int { return a.Start.Compare(b.Start) })
+	holdGauge(t.Windows, vus, func(w *TimelineWindow) *float64 { return &w.VUs })
+	holdGauge(t.Windows, vusMax, func(w *TimelineWindow) *float64 { return &w.VUsMax })
 
 	for _, r := range s.Runners {
 		t.Runners = append(t.Runners, RunnerRow{
@@ -165,6 +175,23 @@ func BuildTimeline(s *measure.Summary, target []TargetPoint) Timeline {
 		t.Latency = latencyHistogram(&req.duration.Agg)
 	}
 	return t
+}
+
+// holdGauge gives the windows after the first with a sample of a gauge (sampled says which, by
+// start) that have none the value of the previous sampled one: no runner sampled the gauge in
+// them, so each still holds its last value (measure's fleet means carry each runner alike, up
+// to its end; after the last sample, the runners end within the second).
+func holdGauge(windows []TimelineWindow, sampled map[int64]bool, field func(*TimelineWindow) *float64) {
+	held, seen := 0.0, false
+	for i := range windows {
+		v := field(&windows[i])
+		switch {
+		case sampled[windows[i].Start.UnixNano()]:
+			held, seen = *v, true
+		case seen:
+			*v = held
+		}
+	}
 }
 
 // latencyHistogram spreads a trend's distribution over log-spaced buckets between its min and

@@ -105,3 +105,74 @@ func TestProgressReadsTheLastCompleteWindow(t *testing.T) {
 		t.Errorf("without an expected duration: %q", unknown.Summary)
 	}
 }
+
+// arrivalRateRunner is one runner of an arrival-rate run as its envelope holds it: 100
+// requests a second, and k6's once-a-second vus (the VUs inside an iteration at that instant:
+// 0 or 1 against a fast target) and vus_max (the 50 VUs it pre-allocated), ticking at tick
+// past each second.
+func arrivalRateRunner(name string, start time.Time, window, tick time.Duration, seconds int, inUse []float64) measure.Envelope {
+	c := measure.NewCollector(measure.CollectorConfig{Window: window, MaxWindows: 60}, start)
+	ok := map[string]string{"scenario": "load", "expected_response": "true", "status_class": "2xx"}
+	for s := range seconds {
+		for r := range 100 {
+			ts := start.Add(time.Duration(s)*time.Second + time.Duration(r)*10*time.Millisecond).UnixNano()
+			c.Series("http_reqs", measure.Counter, "", ok).Add(ts, 1)
+			c.Series("http_req_duration", measure.Trend, "time", ok).Add(ts, 1.2)
+		}
+		ts := start.Add(time.Duration(s)*time.Second + tick).UnixNano()
+		c.Series("vus", measure.Gauge, "", nil).Add(ts, inUse[s])
+		c.Series("vus_max", measure.Gauge, "", nil).Add(ts, 50)
+	}
+	e := c.Envelope(start.Add(time.Duration(seconds) * time.Second))
+	e.Runner, e.Final = name, true
+	return e
+}
+
+// The quickstart's shape: 2 runners of an arrival-rate scenario with 100 pre-allocated VUs. The
+// VUs in use are each window's mean of the runners' samples, summed (not the last sample, 0
+// whenever the tick fell between iterations); the VUs allocated are the 100.
+func TestTimelineDrawsTheVUsInUseAndAllocated(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	a := arrivalRateRunner("r0", start, 2*time.Second, 300*time.Millisecond, 6, []float64{1, 0, 0, 1, 1, 1})
+	b := arrivalRateRunner("r1", start, 2*time.Second, 800*time.Millisecond, 6, []float64{0, 0, 1, 0, 1, 0})
+	s, err := measure.Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := BuildTimeline(&s, nil)
+	if len(tl.Windows) != 3 {
+		t.Fatalf("%d windows, want 3 of 2 s", len(tl.Windows))
+	}
+	for i, want := range []struct{ inUse, allocated float64 }{{0.5 + 0, 100}, {0.5 + 0.5, 100}, {1 + 0.5, 100}} {
+		w := tl.Windows[i]
+		if w.VUs != want.inUse || w.VUsMax != want.allocated {
+			t.Errorf("window %d: %g VUs in use, %g allocated; want %g and %g", i, w.VUs, w.VUsMax, want.inUse, want.allocated)
+		}
+	}
+}
+
+// Windows narrower than k6's one-second sampling: a window no runner sampled holds the fleet's
+// previous values, so neither line drops to 0 between samples; before the first sample and
+// after the last there is none.
+func TestTimelineHoldsTheVUsBetweenSamples(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	window := 250 * time.Millisecond
+	a := arrivalRateRunner("r0", start, window, 100*time.Millisecond, 3, []float64{2, 4, 6})
+	b := arrivalRateRunner("r1", start, window, 600*time.Millisecond, 3, []float64{1, 1, 1})
+	s, err := measure.Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := BuildTimeline(&s, nil)
+	if len(tl.Windows) != 12 {
+		t.Fatalf("%d windows, want 12 of 250 ms", len(tl.Windows))
+	}
+	// a samples in windows 0, 4, 8; b in 2, 6, 10.
+	inUse := []float64{2, 2, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7}
+	allocated := []float64{50, 50, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100}
+	for i, w := range tl.Windows {
+		if w.VUs != inUse[i] || w.VUsMax != allocated[i] {
+			t.Errorf("window %d: %g VUs in use, %g allocated; want %g and %g", i, w.VUs, w.VUsMax, inUse[i], allocated[i])
+		}
+	}
+}

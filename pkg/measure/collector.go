@@ -19,7 +19,7 @@ type CollectorConfig struct {
 }
 
 // DefaultCollectorConfig: 10 s windows, 10 min before the first coarsening.
-var DefaultCollectorConfig = CollectorConfig{Window: 10 * time.Second, MaxWindows: 60, MaxSeriesPerMetric: 200}
+var DefaultCollectorConfig = CollectorConfig{Window: DefaultWindow, MaxWindows: 60, MaxSeriesPerMetric: 200}
 
 // Collector folds a sample stream into an Envelope with bounded memory. It
 // is not safe for concurrent use.

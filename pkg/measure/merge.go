@@ -89,7 +89,9 @@ type WindowStats struct {
 
 // Stats are the numbers a report shows. Which are meaningful depends on the
 // metric type: counters Count/Sum/Rate (per second), rates Rate (share of
-// non-zero samples)/Passes/Fails, gauges Value/Min/Max, trends the rest.
+// non-zero samples)/Passes/Fails, gauges Value/Min/Max/Avg, trends the rest.
+// A gauge's Avg is the mean of its samples; for vus and vus_max (fleetGauges)
+// it is the sum over runners of each runner's mean (fleetMeans).
 type Stats struct {
 	Count  uint64  `json:"count"`
 	Sum    float64 `json:"sum,omitempty"`
@@ -133,6 +135,7 @@ func ComputeStats(typ MetricType, a *Agg, seconds float64) Stats {
 		}
 	case Gauge:
 		s.Value = a.Last
+		s.Avg = a.Avg()
 	case Trend:
 		s.Avg = a.Avg()
 		s.Med = a.Quantile(0.5)
@@ -163,6 +166,88 @@ func combineRunners(name string, typ MetricType, a *Agg, b Agg) {
 	last := a.Last + b.Last
 	a.Merge(b)
 	a.Last = last
+}
+
+// setFleetMeans sets the Avg of windows (of width wide, ascending, as windowStats gives them)
+// to the sum, over runners, of each runner's mean of metric name in that window (of its series
+// whose tag key is *series, or of all its series when series is nil), and returns the same sum
+// over the whole run. A gauge holds its value until its next sample, so a runner without a
+// sample in a window after its first sampled one and up to its end counts with its previous
+// mean: k6 samples vus and vus_max once a second until just before it stops its outputs, and a
+// window narrower than that, or one its tick missed by a millisecond, would otherwise drop that
+// runner's VUs from the fleet's. Runners are summed in envelope order, so the result is
+// deterministic; each runner's mean is exact (its samples' sum over their count).
+func setFleetMeans(envs []Envelope, name string, series *string, wide int64, windows []WindowStats) (total float64) {
+	sums := make([]float64, len(windows))
+	keyOf := func(i int) int64 { return floorDiv(windows[i].Start.UnixNano(), wide) }
+	var points []fleetPoint
+	for i := range envs {
+		e := &envs[i]
+		var runnerTotal Agg
+		points = runnerMeans(e, name, series, wide, &runnerTotal, points[:0])
+		if runnerTotal.Count == 0 || len(points) == 0 {
+			continue
+		}
+		total += runnerTotal.Avg()
+		last := max(points[len(points)-1].key, floorDiv(e.EndUnixNano-1, wide)) // the window it ended in
+		next := 0
+		for w := sort.Search(len(windows), func(w int) bool { return keyOf(w) >= points[0].key }); w < len(windows); w++ {
+			k := keyOf(w)
+			if k > last {
+				break
+			}
+			for next+1 < len(points) && points[next+1].key <= k {
+				next++
+			}
+			sums[w] += points[next].mean
+		}
+	}
+	for i := range windows {
+		windows[i].Stats.Avg = sums[i]
+	}
+	return total
+}
+
+// fleetPoint is one runner's mean of a gauge in the window of key.
+type fleetPoint struct {
+	key  int64
+	mean float64
+}
+
+// runnerMeans appends to points one runner's means of metric name (its series selected as
+// setFleetMeans says) per window of width wide, ascending, and folds the series' totals into
+// total. One series in windows of that width (the usual case: vus has no tags) is read as it
+// is; otherwise its windows are merged per key first.
+func runnerMeans(e *Envelope, name string, series *string, wide int64, total *Agg, points []fleetPoint) []fleetPoint {
+	var selected []*Series
+	for mi := range e.Metrics {
+		if e.Metrics[mi].Name != name {
+			continue
+		}
+		for si := range e.Metrics[mi].Series {
+			if es := &e.Metrics[mi].Series[si]; series == nil || sortedTagKey(es.Tags) == *series {
+				selected = append(selected, es)
+				total.Merge(es.Total)
+			}
+		}
+	}
+	if len(selected) == 1 && e.WindowNanos == wide {
+		for _, w := range selected[0].Windows {
+			points = append(points, fleetPoint{w.Key, w.Avg()})
+		}
+		return points
+	}
+	merged := map[int64]*Agg{}
+	for _, es := range selected {
+		for _, w := range es.Windows {
+			aggAt(merged, floorDiv(w.Key*e.WindowNanos, wide)).Merge(w.Agg)
+		}
+	}
+	for k, a := range merged {
+		points = append(points, fleetPoint{k, a.Avg()})
+	}
+	sort.Slice(points, func(a, b int) bool { return points[a].key < points[b].key })
+	return points
 }
 
 type seriesAcc struct {
@@ -271,6 +356,10 @@ func Merge(envs ...Envelope) (Summary, error) {
 		m.Agg = acc.total
 		m.Stats = ComputeStats(m.Type, &m.Agg, s.Duration.Seconds())
 		m.Windows = s.windowStats(m.Type, acc.windows)
+		fleet := m.Type == Gauge && fleetGauges[name]
+		if fleet {
+			m.Stats.Avg = setFleetMeans(envs, name, nil, s.WindowNanos, m.Windows)
+		}
 		keys := make([]string, 0, len(acc.series))
 		for k := range acc.series {
 			keys = append(keys, k)
@@ -278,12 +367,22 @@ func Merge(envs ...Envelope) (Summary, error) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			sa := acc.series[k]
-			m.Series = append(m.Series, SeriesSummary{
+			ss := SeriesSummary{
 				Tags:    sa.tags,
 				Agg:     sa.total,
 				Stats:   ComputeStats(m.Type, &sa.total, s.Duration.Seconds()),
 				Windows: s.windowStats(m.Type, sa.windows),
-			})
+			}
+			switch {
+			case fleet && len(keys) == 1: // the metric's own
+				ss.Stats.Avg = m.Stats.Avg
+				for i := range ss.Windows {
+					ss.Windows[i].Stats.Avg = m.Windows[i].Stats.Avg
+				}
+			case fleet:
+				ss.Stats.Avg = setFleetMeans(envs, name, &k, s.WindowNanos, ss.Windows)
+			}
+			m.Series = append(m.Series, ss)
 		}
 		s.Metrics[name] = m
 	}

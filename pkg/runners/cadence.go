@@ -4,20 +4,18 @@ import (
 	"time"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
-// How finely a run is measured over time follows its length, so that a 30 s run still draws a
-// curve (30 windows, 15 target samples) and a long one stays bounded.
+// How finely a run is measured over time follows its length (measure.WindowFor), so that a
+// 30 s run still draws a curve (30 windows, 15 target samples) and a long one stays bounded.
 const (
-	// DefaultWindow is the runners' window when the run's length is unknown (the script's own
-	// options: the pre-flight that learns them runs while the runners are created) or long;
-	// it is the runner output's own default (measure.DefaultCollectorConfig).
-	DefaultWindow = 10 * time.Second
-	// windowsPerRun is how many windows a run of known length aims at: at most this many, at
-	// least half, which leaves the runners' cap (60 by default, past which widths double) room
-	// for the paused start and the linger before teardown without raising it, so an envelope
-	// stays within measure.DefaultLimits, which are sized for 60 windows.
-	windowsPerRun = 40
+	// DefaultWindow is the runners' window when the spec does not give the run's length (the
+	// runner then chooses from its script's plan, output.New) or gives a long one; it is the
+	// runner output's own default (measure.DefaultCollectorConfig).
+	DefaultWindow = measure.DefaultWindow
+	// windowsPerRun is how many windows a run of known length aims at (measure.WindowsPerRun).
+	windowsPerRun = measure.WindowsPerRun
 	// DefaultSampleInterval is how often the target is sampled when the run's length is
 	// unknown or long.
 	DefaultSampleInterval = 30 * time.Second
@@ -27,10 +25,6 @@ const (
 	// samplesPerRun is how many target samples a run of known length aims at.
 	samplesPerRun = 30
 )
-
-// tidyWindows are the widths a window may take below the default: whole seconds that divide a
-// minute, so windows start on round times.
-var tidyWindows = []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 5 * time.Second, DefaultWindow}
 
 // RunLength is how long the runners measure, when the spec says: the load (ExpectedDuration)
 // and a benchmark's warm-up before it; zero when only the script knows.
@@ -43,22 +37,10 @@ func RunLength(spec *v1alpha1.TestRunSpec) time.Duration {
 	return expected + max(warmUp, 0)
 }
 
-// WindowFor is the runners' window for a run of that length: the smallest tidy width that
-// gives at most windowsPerRun windows (so between 20 and 40, or fewer of 1 s for a run shorter
-// than 40 s); DefaultWindow when the length is unknown or 400 s and more (past 600 s the
-// runners double it, as they always have).
-func WindowFor(length time.Duration) time.Duration {
-	if length <= 0 {
-		return DefaultWindow
-	}
-	want := length / windowsPerRun
-	for _, w := range tidyWindows {
-		if w >= want {
-			return w
-		}
-	}
-	return DefaultWindow
-}
+// WindowFor is the runners' window for a run of that length (measure.WindowFor): between 20
+// and 40 windows for a run of 2 s to 400 s; DefaultWindow when the length is unknown or 400 s
+// and more (past 600 s the runners double it, as they always have).
+func WindowFor(length time.Duration) time.Duration { return measure.WindowFor(length) }
 
 // Window is the runners' window for the run: a peak test's own (PeakWindow), else WindowFor
 // its length.

@@ -14,9 +14,15 @@ func TestWindowFollowsTheRunsLength(t *testing.T) {
 		length time.Duration
 		want   time.Duration
 	}{
-		{0, 10 * time.Second}, // only the script knows: the runner's default
+		{0, 10 * time.Second}, // only the script knows: the runner's default (it reads the script's plan)
 		{-time.Second, 10 * time.Second},
-		{5 * time.Second, time.Second},
+		{time.Second, 100 * time.Millisecond}, // the runner's floor: 10 windows
+		{2 * time.Second, 100 * time.Millisecond},
+		{5 * time.Second, 200 * time.Millisecond},
+		{10 * time.Second, 250 * time.Millisecond},
+		{15 * time.Second, 500 * time.Millisecond},
+		{20 * time.Second, 500 * time.Millisecond},
+		{21 * time.Second, time.Second},
 		{30 * time.Second, time.Second}, // the quickstart: 30 windows, not 3
 		{40 * time.Second, time.Second},
 		{41 * time.Second, 2 * time.Second},
@@ -32,12 +38,13 @@ func TestWindowFollowsTheRunsLength(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("WindowFor(%s) = %s, want %s", tc.length, got, tc.want)
 		}
-		if got%time.Second != 0 || time.Minute%got != 0 {
-			t.Errorf("WindowFor(%s) = %s: not whole seconds that divide a minute", tc.length, got)
+		if got < measure.MinWindow || time.Minute%got != 0 {
+			t.Errorf("WindowFor(%s) = %s: not a width that divides a minute, at least the runner's floor", tc.length, got)
 		}
-		// Room under the runners' cap for the paused start and the linger: no coarsening.
+		// At least 20 points on the charts; room under the runners' cap for the paused start
+		// and the linger: no coarsening.
 		n := int(tc.length / got)
-		if tc.length >= windowsPerRun*time.Second && got < DefaultWindow && (n > windowsPerRun || n < windowsPerRun/2) {
+		if tc.length >= 2*time.Second && got < DefaultWindow && (n > windowsPerRun || n < windowsPerRun/2) {
 			t.Errorf("WindowFor(%s) = %s gives %d windows, want %d to %d", tc.length, got, n, windowsPerRun/2, windowsPerRun)
 		}
 	}

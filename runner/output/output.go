@@ -5,7 +5,7 @@
 //
 // Use it as `k6 run --out fleetbench script.js`. Configuration (env):
 //
-//	K6_FLEETBENCH_WINDOW       window width, default 10s
+//	K6_FLEETBENCH_WINDOW       window width (at least 100ms); by default from the script's plan (windowForScript)
 //	K6_FLEETBENCH_MAX_WINDOWS  windows kept before widths double, default 60
 //	K6_FLEETBENCH_MAX_SERIES   tag combinations per metric, default 200
 //	K6_FLEETBENCH_CHECKPOINT   also print a partial envelope this often (default off)
@@ -89,8 +89,8 @@ func ConfigFromEnv(env map[string]string) (Config, error) {
 			*dst = d
 		}
 	}
-	if c.Collector.Window < 100*time.Millisecond {
-		return c, fmt.Errorf("K6_FLEETBENCH_WINDOW=%s: must be at least 100ms", c.Collector.Window)
+	if c.Collector.Window < measure.MinWindow {
+		return c, fmt.Errorf("K6_FLEETBENCH_WINDOW=%s: must be at least %s", c.Collector.Window, measure.MinWindow)
 	}
 	ints := map[string]*int{"K6_FLEETBENCH_MAX_WINDOWS": &c.Collector.MaxWindows, "K6_FLEETBENCH_MAX_SERIES": &c.Collector.MaxSeriesPerMetric}
 	for k, dst := range ints {
@@ -151,6 +151,9 @@ func New(p output.Params) (*Output, error) {
 	cfg, err := ConfigFromEnv(p.Environment)
 	if err != nil {
 		return nil, err
+	}
+	if p.Environment["K6_FLEETBENCH_WINDOW"] == "" {
+		cfg.Collector.Window = windowForScript(p.ScriptOptions)
 	}
 	w := p.StdOut
 	if w == nil {

@@ -39,12 +39,47 @@ func Compare(spec v1alpha1.BaselineSpec, baseline, current Record) v1alpha1.Comp
 	for _, m := range metrics {
 		bs, cs, stat := find(m, baseline, current)
 		m.Stat = stat
-		out.Metrics = append(out.Metrics, subMetricNote(Row(m, side(bs), side(cs), Windows), m, bs, cs))
+		b, c := side(bs), side(cs)
+		if bs != nil && !isTarget(bs.Name) {
+			var note string
+			b.Values, c.Values, note = sameWidth(b.Values, c.Values, baseline.WindowSeconds, current.WindowSeconds)
+			m.Note = join(m.Note, note)
+		}
+		out.Metrics = append(out.Metrics, subMetricNote(Row(m, b, c, Windows), m, bs, cs))
 	}
 	out.Decision, out.Worst = Overall(out.Metrics)
 	out.Message = message(out, dropped)
 	return out
 }
+
+// sameWidth brings the windows of two records to one width before they are tested: those of
+// the record with the narrower windows are averaged in blocks of k adjacent ones, k the ratio
+// of the widths rounded, when that is 2 or more. A record's width follows its run's length and
+// the runner's version (a script-only run had 10 s windows before the runners read the
+// script's plan; now 30 s of it has 1 s windows), and a window mean over 1 s varies more than
+// one over 10 s: tested as they are, the two runs' samples would differ in spread, not only in
+// level, and the narrower side would count ten times the samples for the same time. Windows of
+// one width (the same test run again) are left as they are. note says what was done.
+func sameWidth(b, c []float64, bSeconds, cSeconds float64) (bOut, cOut []float64, note string) {
+	if !(bSeconds > 0) || !(cSeconds > 0) || math.IsInf(bSeconds, 0) || math.IsInf(cSeconds, 0) {
+		return b, c, ""
+	}
+	k := math.Round(max(bSeconds, cSeconds) / min(bSeconds, cSeconds))
+	if k < 2 {
+		return b, c, ""
+	}
+	who, fine, wide := "this run's", cSeconds, bSeconds
+	if bSeconds < cSeconds {
+		who, fine, wide = "the baseline's", bSeconds, cSeconds
+		b = blockMeans(b, int(min(k, maxSamples)))
+	} else {
+		c = blockMeans(c, int(min(k, maxSamples)))
+	}
+	return b, c, fmt.Sprintf("%s %s windows averaged in blocks of %.0f to the other run's %s", who, seconds(fine), k, seconds(wide))
+}
+
+// seconds renders a window's width ("1 s", "0.25 s").
+func seconds(s float64) string { return strconv.FormatFloat(s, 'g', 4, 64) + " s" }
 
 func side(s *Series) Side {
 	if s == nil {

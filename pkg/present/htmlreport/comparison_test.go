@@ -102,10 +102,10 @@ func TestOverlayAlignsAtLoadStart(t *testing.T) {
 		t.Fatalf("not drawn: %s", why)
 	}
 	c := chartNamed(t, charts, "throughput")
-	if len(c.Series) != 3 {
-		t.Fatalf("throughput has %d series, want req/s, VUs and the baseline", len(c.Series))
+	if len(c.Series) != 4 {
+		t.Fatalf("throughput has %d series, want req/s, the VUs in use and allocated, and the baseline", len(c.Series))
 	}
-	cur, base := c.Series[0], c.Series[2]
+	cur, base := c.Series[0], c.Series[3]
 	if base.Label != "baseline "+baselineName || !base.Dash || !base.Faint || base.Color != cur.Color || base.Right {
 		t.Errorf("baseline series %+v: want dashed, faint, req/s's colour and axis, labelled baseline %s", base, baselineName)
 	}
@@ -188,14 +188,14 @@ func TestOverlayBoundsHostileRecords(t *testing.T) {
 		long.Series[0].Windows[i] = 200
 	}
 	charts, _ := overlayBaseline(TestRunCharts(tl), tl, long, baselineName)
-	if base := chartNamed(t, charts, "throughput").Series[2]; base.Points() > maxOverlayPoints {
+	if base := chartNamed(t, charts, "throughput").Series[3]; base.Points() > maxOverlayPoints {
 		t.Errorf("%d baseline points drawn, want at most %d", base.Points(), maxOverlayPoints)
 	}
 	for _, ws := range []float64{0, -1, math.NaN(), 1e300} {
 		rec := fixtureBaseline()
 		rec.WindowSeconds = ws
 		charts, why := overlayBaseline(TestRunCharts(tl), tl, rec, baselineName)
-		if why == "" || len(chartNamed(t, charts, "throughput").Series) != 2 {
+		if why == "" || len(chartNamed(t, charts, "throughput").Series) != 3 {
 			t.Errorf("window of %g s: drawn (why %q)", ws, why)
 		}
 	}
@@ -283,8 +283,8 @@ func TestComparedReportWithoutBaselineRecord(t *testing.T) {
 	if c, _ := res.Cell("throughput", "decision"); c.Text != "Regressed" {
 		t.Errorf("the table is missing: throughput decision %q", c.Text)
 	}
-	if c, _ := res.Chart("throughput"); c.Series != 2 {
-		t.Errorf("throughput has %d series without a baseline record, want 2", c.Series)
+	if c, _ := res.Chart("throughput"); c.Series != 3 {
+		t.Errorf("throughput has %d series without a baseline record, want 3 (req/s, VUs in use and allocated)", c.Series)
 	}
 }
 

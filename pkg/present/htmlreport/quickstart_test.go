@@ -12,6 +12,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/present/htmlreport/browsertest"
 )
 
@@ -27,7 +28,7 @@ func quickstartTimeline() *judge.Timeline {
 		LoadEnd: loadStart.Add(quickWindows * time.Second), TargetMemory: "rss"}
 	for i := range quickWindows {
 		w := judge.TimelineWindow{Start: loadStart.Add(time.Duration(i) * time.Second),
-			RequestsPerSecond: 200 + 0.4*math.Sin(float64(i)), VUs: 20 + float64(i%2),
+			RequestsPerSecond: 200 + 0.4*math.Sin(float64(i)), VUs: float64(i % 2), VUsMax: 100,
 			P50: 1.1 + 0.05*math.Sin(float64(i)/3), P95: 2.4, P99: 3.9}
 		w.Requests = uint64(math.Round(w.RequestsPerSecond))
 		w.Iterations = w.Requests
@@ -111,5 +112,73 @@ func TestQuickstartReportReadsRight(t *testing.T) {
 		if values == 0 {
 			t.Errorf("%s: the legend on a point shows no value: %q", c.Name, c.LegendHover)
 		}
+	}
+}
+
+// quickstartRunner is one of examples/quickstart's 2 runners as its envelope holds it: a
+// constant-arrival-rate scenario of 100 req/s for 30 s in 1 s windows (what a 30 s script now
+// gets), 50 pre-allocated VUs (vus_max) and k6's once-a-second vus, the VUs inside an
+// iteration at that instant: 0 mostly, against a target that answers in a millisecond.
+func quickstartRunner(name string, tick time.Duration, busyEvery int) measure.Envelope {
+	c := measure.NewCollector(measure.CollectorConfig{Window: time.Second, MaxWindows: 60}, loadStart)
+	ok := map[string]string{"scenario": "load", "expected_response": "true", "status_class": "2xx"}
+	for s := range quickWindows {
+		for r := range 100 {
+			ts := loadStart.Add(time.Duration(s)*time.Second + time.Duration(r)*10*time.Millisecond).UnixNano()
+			c.Series("http_reqs", measure.Counter, "", ok).Add(ts, 1)
+			c.Series("http_req_duration", measure.Trend, "time", ok).Add(ts, 1+float64(r%5)/10)
+			c.Series("iterations", measure.Counter, "", map[string]string{"scenario": "load"}).Add(ts, 1)
+		}
+		busy := 0.0
+		if s%busyEvery == 0 {
+			busy = 1
+		}
+		ts := loadStart.Add(time.Duration(s)*time.Second + tick).UnixNano()
+		c.Series("vus", measure.Gauge, "", nil).Add(ts, busy)
+		c.Series("vus_max", measure.Gauge, "", nil).Add(ts, 50)
+	}
+	e := c.Envelope(loadStart.Add(quickWindows * time.Second))
+	e.Runner, e.Final = name, true
+	return e
+}
+
+// TestQuickstartDrawsItsVUs: the quickstart's report, from its runners' envelopes merged as the
+// operator merges them, draws the 100 VUs allocated and the few in use on the throughput
+// chart's right axis, in a real browser; the VUs line no longer reads 0 throughout.
+func TestQuickstartDrawsItsVUs(t *testing.T) {
+	s, err := measure.Merge(quickstartRunner("quickstart-runner-0", 300*time.Millisecond, 3),
+		quickstartRunner("quickstart-runner-1", 800*time.Millisecond, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := judge.BuildTimeline(&s, nil)
+	path := render(t, "quickstart-vus.html", func(w *bytes.Buffer) error {
+		return WriteTestRun(w, TestRunInput{Run: quickstartRun(), Timeline: &tl})
+	})
+	res := inBrowser(t, path)
+	if err := browsertest.Verify(res, map[string]int{
+		"throughput": quickWindows, "latency": quickWindows, "errors": quickWindows, "latency-histogram": len(tl.Latency),
+	}); err != nil {
+		t.Error(err)
+	}
+	c, _ := res.Chart("throughput")
+	t.Logf("throughput lines: %v", c.Lines)
+	allocated, ok := c.Line("VUs allocated")
+	switch {
+	case !ok:
+		t.Errorf("no VUs allocated line: %v", c.Lines)
+	case allocated.Scale != "y2" || allocated.Values != quickWindows || allocated.Min == nil || *allocated.Min != 100 || *allocated.Max != 100:
+		t.Errorf("VUs allocated %v, want 100 in each of %d windows on the right axis", allocated, quickWindows)
+	}
+	inUse, ok := c.Line("VUs in use")
+	// Runner 0 is busy at every third tick, runner 1 at every fifth: at second 0 both are.
+	switch {
+	case !ok:
+		t.Errorf("no VUs in use line: %v", c.Lines)
+	case inUse.Scale != "y2" || inUse.Values != quickWindows || inUse.Min == nil || *inUse.Min != 0 || *inUse.Max != 2:
+		t.Errorf("VUs in use %v, want 0 to 2 in each of %d windows on the right axis", inUse, quickWindows)
+	}
+	if c.Y2Max == nil || *c.Y2Max < 100 {
+		t.Errorf("the right axis ends below the 100 VUs allocated (%v)", c.Y2Ticks)
 	}
 }

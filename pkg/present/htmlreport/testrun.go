@@ -44,14 +44,20 @@ func windowSeries(tl *judge.Timeline, label string, color int, fn func(w judge.T
 	return s
 }
 
+// throughputChart draws req/s against the VUs in use and the VUs allocated: an arrival-rate
+// scenario allocates its VUs up front and k6 counts one in use only inside an iteration, so
+// against a fast target the VUs in use stay near 0 while the allocated ones show the fleet.
 func throughputChart(tl *judge.Timeline) Chart {
-	c := windowChart(tl, "throughput", "Throughput and active VUs", "requests / s")
+	c := windowChart(tl, "throughput", "Throughput and VUs", "requests / s")
 	c.Y2Label = "VUs"
 	c.Series = []Series{
 		windowSeries(tl, "req/s", 0, func(w judge.TimelineWindow) Value { return Value(w.RequestsPerSecond) }),
-		windowSeries(tl, "VUs", 2, func(w judge.TimelineWindow) Value { return Value(w.VUs) }),
+		windowSeries(tl, "VUs in use", 2, func(w judge.TimelineWindow) Value { return Value(w.VUs) }),
+		windowSeries(tl, "VUs allocated", 4, func(w judge.TimelineWindow) Value { return Value(w.VUsMax) }),
 	}
-	c.Series[1].Right = true
+	// Dashed: the allocated VUs are a reserve, not a load, and a flat line at the top of the
+	// right axis would hide a steady req/s at the top of the left one.
+	c.Series[1].Right, c.Series[2].Right, c.Series[2].Dash = true, true, true
 	return c
 }
 

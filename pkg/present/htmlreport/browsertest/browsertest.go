@@ -56,6 +56,36 @@ type Chart struct {
 	LegendHover []string `json:"legendHover"`
 	// Spans are the shaded stretches the page's data asks for (a run's gaps), as painted.
 	Spans []Span `json:"spans"`
+	// Lines are the instance's series (the x series excluded), in order.
+	Lines []Line `json:"lines"`
+}
+
+// Line is one series as the chart holds it: its label, its axis' scale ("y" or "y2"), how many
+// values are not null, and the least and greatest of them (nil without any).
+type Line struct {
+	Label  string   `json:"label"`
+	Scale  string   `json:"scale"`
+	Values int      `json:"values"`
+	Min    *float64 `json:"min"`
+	Max    *float64 `json:"max"`
+}
+
+// String reads "label (scale): n values, min to max".
+func (l Line) String() string {
+	if l.Min == nil || l.Max == nil {
+		return fmt.Sprintf("%s (%s): %d values", l.Label, l.Scale, l.Values)
+	}
+	return fmt.Sprintf("%s (%s): %d values, %g to %g", l.Label, l.Scale, l.Values, *l.Min, *l.Max)
+}
+
+// Line returns the chart's series of that label, or false.
+func (c Chart) Line(label string) (Line, bool) {
+	for _, l := range c.Lines {
+		if l.Label == label {
+			return l, true
+		}
+	}
+	return Line{}, false
 }
 
 // Span is one shaded stretch of a chart: Covered is the share of the plot's height painted in
@@ -168,6 +198,18 @@ return Array.from(document.querySelectorAll("[data-chart]")).map(function (el) {
   r.x = Array.from(u.data[0]);
   r.series = u.data.length - 1;
   for (var s = 1; s < u.data.length; s++) for (var i = 0; i < u.data[s].length; i++) if (u.data[s][i] != null) r.values++;
+  r.lines = [];
+  for (var s = 1; s < u.data.length; s++) {
+    var line = {label: String(u.series[s].label), scale: u.series[s].scale, values: 0, min: null, max: null};
+    for (var i = 0; i < u.data[s].length; i++) {
+      var v = u.data[s][i];
+      if (v == null) continue;
+      line.values++;
+      if (line.min == null || v < line.min) line.min = v;
+      if (line.max == null || v > line.max) line.max = v;
+    }
+    r.lines.push(line);
+  }
   var c = u.ctx.canvas; r.width = c.width; r.height = c.height;
   var d = u.ctx.getImageData(0, 0, c.width, c.height).data;
   for (var p = 0; p < d.length; p += 4) {
