@@ -615,6 +615,10 @@ type CapacityResult struct {
 	TypicalMaxDevices int64 `json:"typicalMaxDevices,omitempty"`
 	// +optional
 	SafeMaxDevices int64 `json:"safeMaxDevices,omitempty"`
+	// maxSafeDevicesByMemory is seed 000's "max safe # of devs": devices ÷ RAM utilisation,
+	// the devices at which this run's RAM use, all of it taken to grow with devices, fills
+	// 100 % of the profile's memory. A CapacityPlan's answer uses its own memory bound instead
+	// (status.summary[].memoryBound).
 	// +optional
 	MaxSafeDevicesByMemory int64 `json:"maxSafeDevicesByMemory,omitempty"`
 	// breakingPointDevices is where a peak test's stop rule fired.
