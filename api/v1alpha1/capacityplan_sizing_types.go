@@ -39,11 +39,18 @@ const (
 	IntervalSingle = "single"
 	IntervalMinMax = "min-max"
 	IntervalCI95   = "ci95"
+	// IntervalPI95 is a 95 % prediction interval: a size model's prediction from 3 or more
+	// measured profiles.
+	IntervalPI95 = "pi95"
+	// IntervalAssumed is a range that was assumed, not measured: a size model's prediction
+	// from 2 profiles, which leave no residual to estimate an error from, gets ±15 %.
+	IntervalAssumed = "assumed"
 )
 
 // FigureRange is one figure over a cell's repetitions: the median and its range. From 6
 // repetitions upward the range is the distribution-free 95 % confidence interval of the
-// median (order statistics); below, it is the min–max.
+// median (order statistics); below, it is the min–max. A prediction's range is a 95 %
+// prediction interval, or an assumed one.
 type FigureRange struct {
 	// +kubebuilder:validation:MaxLength=32
 	Median string `json:"median"`
@@ -53,8 +60,9 @@ type FigureRange struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	High string `json:"high,omitempty"`
-	// interval: single (one repetition), min-max (2 to 5) or ci95 (6 or more).
-	// +kubebuilder:validation:Enum=single;min-max;ci95
+	// interval: single (one repetition), min-max (2 to 5) or ci95 (6 or more); for a
+	// prediction, pi95 (from 3 or more profiles) or assumed (from 2: ±15 %, not measured).
+	// +kubebuilder:validation:Enum=single;min-max;ci95;pi95;assumed
 	Interval string `json:"interval"`
 	// coverage of a ci95 interval, exactly, in percent (e.g. 96.9 for 6 repetitions).
 	// +optional
@@ -87,13 +95,19 @@ type CellFigures struct {
 	BreakingPointDevices *FigureRange `json:"breakingPointDevices,omitempty"`
 	// +optional
 	MemoryPerDeviceMiB *FigureRange `json:"memoryPerDeviceMiB,omitempty"`
-	// safeMaxDevices is the headroom rule applied to the low end of idealMaxDevices.
+	// safeMaxDevices is the headroom rule applied to the low end of idealMaxDevices: up to 8
+	// repetitions the lowest run, from 9 the lower bound of the median's 95 % interval.
 	// +optional
 	SafeMaxDevices int64 `json:"safeMaxDevices,omitempty"`
 	// limit that bound most of its repetitions.
 	// +optional
 	// +kubebuilder:validation:Enum=cpu;memory;latency;errors;generator;target
 	Limit string `json:"limit,omitempty"`
+	// noise is set when this setting's repetitions vary more than 10 % (CV), with how many
+	// repetitions would pin its median down.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Noise string `json:"noise,omitempty"`
 }
 
 // ScalingFit is the Universal Scalability Law (Gunther) fitted to one profile's throughput
@@ -191,10 +205,18 @@ type SizePrediction struct {
 	// idealMaxDevices predicted: median with a 95 % prediction interval.
 	// +optional
 	IdealMaxDevices *FigureRange `json:"idealMaxDevices,omitempty"`
-	// safeMaxDevices: the headroom rule applied to the low end, and bounded by memory when the
-	// plan knows memory per device.
+	// safeMaxDevices: the smaller of throughputSafeMaxDevices and memoryBound.
 	// +optional
 	SafeMaxDevices int64 `json:"safeMaxDevices,omitempty"`
+	// throughputSafeMaxDevices: the headroom rule applied to the low end of idealMaxDevices;
+	// it follows the push period (Little's law).
+	// +optional
+	ThroughputSafeMaxDevices int64 `json:"throughputSafeMaxDevices,omitempty"`
+	// memoryBound: the devices whose memory, at the measured profiles' median per device,
+	// fills the profile's memory at the safe percentage; it does not follow the push period.
+	// 0 when the plan knows no memory per device.
+	// +optional
+	MemoryBound int64 `json:"memoryBound,omitempty"`
 	// +optional
 	// +kubebuilder:validation:Enum=cpu;memory;latency;errors;generator;target
 	Limit string `json:"limit,omitempty"`

@@ -320,6 +320,7 @@ type CapacityRow struct {
 	TypicalMaxDevices int64 `json:"typicalMaxDevices,omitempty"`
 	// +optional
 	SafeMaxDevices int64 `json:"safeMaxDevices,omitempty"`
+	// maxSafeDevicesByMemory: the child's seed 000 figure (devices ÷ RAM utilisation).
 	// +optional
 	MaxSafeDevicesByMemory int64 `json:"maxSafeDevicesByMemory,omitempty"`
 	// +optional
@@ -343,6 +344,9 @@ type ProfileSummary struct {
 	TypicalMaxDevices int64 `json:"typicalMaxDevices,omitempty"`
 	// +optional
 	SafeMaxDevices int64 `json:"safeMaxDevices,omitempty"`
+	// maxSafeDevicesByMemory is seed 000's figure of the weakest row: the devices at which
+	// that run's RAM use, all of it taken to grow with devices, fills 100 % of the profile's
+	// memory (devices ÷ RAM utilisation). Not the memory bound the answer uses: memoryBound.
 	// +optional
 	MaxSafeDevicesByMemory int64 `json:"maxSafeDevicesByMemory,omitempty"`
 	// +optional
@@ -354,10 +358,22 @@ type ProfileSummary struct {
 	Floor *CellFigures `json:"floor,omitempty"`
 	// +optional
 	Best *CellFigures `json:"best,omitempty"`
-	// safeFleet is what the profile holds: the floor's safe count (its low end × the safe
-	// percentage), or the memory bound when smaller.
+	// safeFleet is what the profile holds at the plan's push period: the floor's safe count
+	// (its low end × the safe percentage), or memoryBound when smaller.
 	// +optional
 	SafeFleet int64 `json:"safeFleet,omitempty"`
+	// memoryBound is the devices whose memory fills the profile's memory at the safe
+	// percentage: (memory × safePercent − memory before the load) / memory per device, the
+	// source in limitMessage. It does not follow the push period, so the answer caps the safe
+	// fleet at it at any period. 0 when memory per device is unknown or did not grow.
+	// +optional
+	MemoryBound int64 `json:"memoryBound,omitempty"`
+	// droppedRepetitions says how many of the profile's finished repetitions are left out of
+	// its ranges (only PASSED ones size a deployment) and why, and whether one of them measured
+	// less than the floor's low end.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	DroppedRepetitions string `json:"droppedRepetitions,omitempty"`
 	// limit is what bounds the safe fleet.
 	// +optional
 	// +kubebuilder:validation:Enum=cpu;memory;latency;errors;generator;target
@@ -371,8 +387,9 @@ type ProfileSummary struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	SafeRule string `json:"safeRule,omitempty"`
-	// noise is set when the repetitions vary too much to trust the figures (CV above 10 %),
-	// with how many repetitions would help.
+	// noise is set when the floor's or the best setting's repetitions vary too much to trust
+	// the figures (CV above 10 %): the worse of the two, naming it, with how many repetitions
+	// would help. Each setting's own is floor.noise and best.noise.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Noise string `json:"noise,omitempty"`

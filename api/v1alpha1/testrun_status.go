@@ -519,9 +519,10 @@ type MemoryUsage struct {
 // with its 95 % confidence interval, widened for autocorrelated samples, the projected time
 // to the profile's memory, and the verdict.
 type MemoryTrend struct {
-	// verdict: leak when the slope's interval lies above zero and the projection reaches the
-	// profile's memory within the horizon; stable otherwise; insufficient when too few samples
-	// follow the warm-up.
+	// verdict: leak when the slope's intervals (least squares and Theil–Sen) lie above zero,
+	// however far the projection; stable when they do not, from a fit of at least 20 minutes
+	// and 6 effective samples; insufficient otherwise (too few samples after the warm-up, too
+	// short a fit, or samples that move together), the message saying which.
 	// +kubebuilder:validation:Enum=leak;stable;insufficient
 	Verdict string `json:"verdict"`
 	// slopeMiBPerHour is the least-squares slope; slopeLow and slopeHigh its 95 % interval.
@@ -540,7 +541,9 @@ type MemoryTrend struct {
 	// +kubebuilder:validation:MaxLength=64
 	TheilSenMiBPerHour string `json:"theilSenMiBPerHour,omitempty"`
 	// warmUpSeconds were cut from the load's start before the fit: spec.stability.leak.warmUp,
-	// or detected (warmUpDetected) as the end of the registration ramp.
+	// or, not given (warmUpDetected), the first half of the load (after a runner's settling),
+	// held out so that the cut is not picked on the samples fitted; the message says where the
+	// registration ramp ended within it.
 	// +optional
 	WarmUpSeconds int64 `json:"warmUpSeconds,omitempty"`
 	// +optional
@@ -563,7 +566,8 @@ type MemoryTrend struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	ProjectedFullIn string `json:"projectedFullIn,omitempty"`
-	// horizon is how far ahead a projection counts as a leak.
+	// horizon: a leak whose projection reaches the profile's memory further away than this is
+	// still a leak, but fails no run (spec.stability.leak.failOn).
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	Horizon string `json:"horizon,omitempty"`
@@ -611,6 +615,10 @@ type CapacityResult struct {
 	TypicalMaxDevices int64 `json:"typicalMaxDevices,omitempty"`
 	// +optional
 	SafeMaxDevices int64 `json:"safeMaxDevices,omitempty"`
+	// maxSafeDevicesByMemory is seed 000's "max safe # of devs": devices ÷ RAM utilisation,
+	// the devices at which this run's RAM use, all of it taken to grow with devices, fills
+	// 100 % of the profile's memory. A CapacityPlan's answer uses its own memory bound instead
+	// (status.summary[].memoryBound).
 	// +optional
 	MaxSafeDevicesByMemory int64 `json:"maxSafeDevicesByMemory,omitempty"`
 	// breakingPointDevices is where a peak test's stop rule fired.

@@ -789,15 +789,17 @@ type StabilitySpec struct {
 // LeakSpec says how the memory trend is judged.
 type LeakSpec struct {
 	// warmUp is cut from the load's start before the fit (the devices' registration ramp);
-	// empty detects it as the end of the steepest initial climb.
+	// empty holds the first half of the load out (the ramp must end within it) and fits the
+	// second half.
 	// +optional
 	WarmUp Duration `json:"warmUp,omitempty"`
-	// horizon: a leak is a slope significantly above zero that reaches the profile's memory
-	// within this long. Default 720h (30 days).
+	// horizon: a leak (a slope significantly above zero) fails the run under failOn only when
+	// its projection reaches the profile's memory within this long; one further away is
+	// reported as a leak with its projection. Default 720h (30 days).
 	// +optional
 	Horizon Duration `json:"horizon,omitempty"`
 	// failOn: leak fails the run's verdict (FAILED, naming the slope) when the trend is a
-	// leak. Empty reports the trend only.
+	// leak within the horizon. Empty reports the trend only.
 	// +optional
 	// +kubebuilder:validation:Enum=leak
 	FailOn string `json:"failOn,omitempty"`

@@ -174,7 +174,7 @@ func writeTestRun(w io.Writer, run *v1alpha1.TestRun, describe bool) {
 	if c := s.Capacity; c != nil {
 		rows := [][]string{
 			{"Pushes per second:", orDash(c.PushesPerSecond)},
-			{"Max devices:", fmt.Sprintf("ideal %s  typical %s  safe %s  safe by memory %s", count(c.IdealMaxDevices), count(c.TypicalMaxDevices), count(c.SafeMaxDevices), count(c.MaxSafeDevicesByMemory))},
+			{"Max devices:", fmt.Sprintf("ideal %s  typical %s  safe %s  at full RAM (seed 000) %s", count(c.IdealMaxDevices), count(c.TypicalMaxDevices), count(c.SafeMaxDevices), count(c.MaxSafeDevicesByMemory))},
 		}
 		if c.BreakingPointDevices > 0 {
 			rows = append(rows, []string{"Breaking point:", fmt.Sprintf("%d devices", c.BreakingPointDevices)})
@@ -284,7 +284,7 @@ func writePlan(w io.Writer, p *v1alpha1.CapacityPlan, describe bool) {
 	section(w, "Sizing table", rows)
 
 	if len(s.Summary) > 0 {
-		rows = [][]string{{"PROFILE", "ROWS", "PASSED", "PUSHES/S", "IDEAL MAX", "TYPICAL MAX", "SAFE MAX", "SAFE BY MEM", "BREAKING POINT"}}
+		rows = [][]string{{"PROFILE", "ROWS", "PASSED", "PUSHES/S", "IDEAL MAX", "TYPICAL MAX", "SAFE MAX", "DEVS AT FULL RAM", "BREAKING POINT"}}
 		for _, ps := range s.Summary {
 			rows = append(rows, []string{ps.Profile, fmt.Sprint(ps.Rows), fmt.Sprint(ps.Passed), orDash(ps.PushesPerSecond), count(ps.IdealMaxDevices),
 				count(ps.TypicalMaxDevices), count(ps.SafeMaxDevices), count(ps.MaxSafeDevicesByMemory), count(ps.BreakingPointDevices)})

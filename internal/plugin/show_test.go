@@ -178,7 +178,7 @@ func TestGetAndDescribeTestRun(t *testing.T) {
 		"CPU: average 0.07 peak 0.31 (cores per core)",
 		"Restarts: 1 (OOM kills 0)",
 		`Log finding: "(?i)error": 2 e.g. CFG profile sync delayed`,
-		"Max devices: ideal 25106 typical 5021 safe 20085 safe by memory 2081",
+		"Max devices: ideal 25106 typical 5021 safe 20085 at full RAM (seed 000) 2081",
 		"Pushes per second: 125.53",
 		"METRIC EXPRESSION VALUE RESULT",
 		"http_req_failed rate<0.05 0.01 pass",
@@ -245,7 +245,7 @@ func TestGetPlan(t *testing.T) {
 		}
 		header := cells(lineWith(t, res.stdout, "PROFILE WORKERS"))
 		wantHeader := []string{"PROFILE", "WORKERS", "WEB.TLS", "REP", "PHASE", "VERDICT", "ACCEPTED", "DROPPED", "DROPPED%", "RPS", "PUSHES/S", "P95",
-			"IDEAL MAX", "SAFE MAX", "SAFE BY MEM", "TESTRUN"}
+			"IDEAL MAX", "SAFE MAX", "DEVS AT FULL RAM", "TESTRUN"}
 		if !slices.Equal(header, wantHeader) {
 			t.Errorf("%v: header %q, want %q", args, header, wantHeader)
 		}

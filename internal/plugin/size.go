@@ -40,9 +40,12 @@ type SizeOptionRow struct {
 	Cores     float64 `json:"cores,omitempty"`
 	MemoryGiB float64 `json:"memoryGiB,omitempty"`
 	Predicted bool    `json:"predicted"`
-	// SafeAtPlanPeriod is the safe fleet as measured (or predicted); Safe is at the question's period.
+	// SafeAtPlanPeriod is the safe fleet as measured (or predicted); Safe is at the question's
+	// period, and Limit what bounds it there: the throughput bound rescaled, or MemoryBound,
+	// which no period changes.
 	SafeAtPlanPeriod int64  `json:"safeAtPlanPeriod,omitempty"`
 	Safe             int64  `json:"safe,omitempty"`
+	MemoryBound      int64  `json:"memoryBound,omitempty"`
 	Holds            bool   `json:"holds"`
 	Limit            string `json:"limit,omitempty"`
 	MonthlyCost      string `json:"monthlyCost,omitempty"`
@@ -67,8 +70,10 @@ devices each pushing once per --period, the headroom left, what bounds it, and, 
 Profile has a price, the cost per month and per 1,000 devices per month.
 
 The plan's safe fleets were measured at its push period (spec.capacity.pushPeriod, else the
-template's load period); they are rescaled to --period through Little's law (rate = devices /
-period): halving the period halves the devices. Without --period, the plan's own period.
+template's load period); their throughput bound is rescaled to --period through Little's law
+(rate = devices / period): halving the period halves the devices. The memory bound (devices ×
+memory per device against the profile's memory) is not rescaled: at any period the safe fleet
+is the smaller of the two. Without --period, the plan's own period.
 
 Profiles of status.model's predictions (spec.predict) are weighed too, marked predicted.
 Exit code 1 when no profile holds the fleet.`,
@@ -140,7 +145,7 @@ func (o *options) size(ctx context.Context, arg string, devices int64, period st
 	doc.Options = make([]SizeOptionRow, 0, len(at))
 	for _, a := range at {
 		r := SizeOptionRow{Profile: a.Profile, Cores: a.Cores, MemoryGiB: a.MemoryGiB, Predicted: a.Predicted, SafeAtPlanPeriod: a.SafeFleet,
-			Safe: a.Safe, Holds: a.Holds, Limit: a.Limit, MonthlyCost: a.Monthly}
+			Safe: a.Safe, MemoryBound: a.MemorySafe, Holds: a.Holds, Limit: a.Limit, MonthlyCost: a.Monthly}
 		if a.Monthly != "" {
 			r.Currency = a.Price.Currency
 		}
@@ -206,7 +211,7 @@ func writeSize(w io.Writer, doc *SizeDocument) {
 		head = append(head, []string{"Note:", oneLine(n)})
 	}
 	section(w, "", head)
-	rows := [][]string{{"PROFILE", "CPU", "MEMORY", "SOURCE", "SAFE AS RUN (" + doc.PlanPeriod + ")", "SAFE AT " + a.Period, "HOLDS", "LIMIT", "MONTHLY COST"}}
+	rows := [][]string{{"PROFILE", "CPU", "MEMORY", "SOURCE", "SAFE AS RUN (" + doc.PlanPeriod + ")", "MEMORY BOUND", "SAFE AT " + a.Period, "HOLDS", "LIMIT", "MONTHLY COST"}}
 	for _, r := range doc.Options {
 		src := "measured"
 		if r.Predicted {
@@ -216,9 +221,10 @@ func writeSize(w io.Writer, doc *SizeDocument) {
 		if r.MonthlyCost != "" {
 			cost = r.MonthlyCost + " " + r.Currency
 		}
-		rows = append(rows, []string{r.Profile, number(r.Cores), gib(r.MemoryGiB), src, devicesOrNone(r.SafeAtPlanPeriod), devicesOrNone(r.Safe), yesNo(r.Holds), orNone(r.Limit), cost})
+		rows = append(rows, []string{r.Profile, number(r.Cores), gib(r.MemoryGiB), src, devicesOrNone(r.SafeAtPlanPeriod), devicesOrNone(r.MemoryBound),
+			devicesOrNone(r.Safe), yesNo(r.Holds), orNone(r.Limit), cost})
 	}
-	section(w, "Profiles (smallest first)", rows)
+	section(w, "Profiles (smallest first; SAFE AT the question's period: the throughput bound rescaled, capped at MEMORY BOUND)", rows)
 }
 
 func predictedSuffix(p bool) string {

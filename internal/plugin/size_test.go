@@ -45,7 +45,8 @@ func sizedPlan(t *testing.T, ns string) {
 	p.Status = v1alpha1.CapacityPlanStatus{Phase: v1alpha1.PlanSucceeded, Reason: v1alpha1.ReasonPlanCompleted, Progress: "3/3",
 		Summary: []v1alpha1.ProfileSummary{
 			{Profile: "SZ1", Rows: 1, Passed: 1, SafeFleet: 20000, Limit: v1alpha1.LimitCPU},
-			{Profile: "SZ2", Rows: 1, Passed: 1, SafeFleet: 52000, Limit: v1alpha1.LimitCPU},
+			{Profile: "SZ2", Rows: 1, Passed: 1, SafeFleet: 52000, Limit: v1alpha1.LimitCPU, MemoryBound: 60000,
+				Floor: &v1alpha1.CellFigures{SafeMaxDevices: 52000, Limit: v1alpha1.LimitCPU}},
 			{Profile: "SZ4", Rows: 1, Passed: 1, SafeFleet: 100000, Limit: v1alpha1.LimitMemory},
 		},
 		Model: &v1alpha1.SizeModel{Exponent: "0.9", Scale: "21000", Points: 3,
@@ -80,11 +81,11 @@ func TestSize(t *testing.T) {
 	}
 	rows := tableRows(t, res.stdout, "PROFILE CPU")
 	want := [][]string{
-		{"PROFILE", "CPU", "MEMORY", "SOURCE", "SAFE AS RUN (260s)", "SAFE AT 260s", "HOLDS", "LIMIT", "MONTHLY COST"},
-		{"SZ1", "1", "2 GiB", "measured", "20000", "20000", "no", "cpu", "—"},
-		{"SZ2", "2", "4 GiB", "measured", "52000", "52000", "yes", "cpu", "61.32 EUR"},
-		{"SZ3", "3", "6 GiB", "predicted", "75000", "75000", "yes", "cpu", "73.00 EUR"},
-		{"SZ4", "4", "8 GiB", "measured", "100000", "100000", "yes", "memory", "87.60 EUR"},
+		{"PROFILE", "CPU", "MEMORY", "SOURCE", "SAFE AS RUN (260s)", "MEMORY BOUND", "SAFE AT 260s", "HOLDS", "LIMIT", "MONTHLY COST"},
+		{"SZ1", "1", "2 GiB", "measured", "20000", "—", "20000", "no", "cpu", "—"},
+		{"SZ2", "2", "4 GiB", "measured", "52000", "60000", "52000", "yes", "cpu", "61.32 EUR"},
+		{"SZ3", "3", "6 GiB", "predicted", "75000", "—", "75000", "yes", "cpu", "73.00 EUR"},
+		{"SZ4", "4", "8 GiB", "measured", "100000", "100000", "100000", "yes", "memory", "87.60 EUR"},
 	}
 	if !slices.EqualFunc(rows, want, slices.Equal) {
 		t.Errorf("table %q\n%s", rows, res.stdout)
@@ -117,6 +118,17 @@ func TestSize(t *testing.T) {
 	if res.code != ExitFailed || !strings.Contains(norm(res.stdout), "no measured or predicted profile holds 500,000 devices pushing every 260s (1923/s): the largest, SZ4, holds 100,000") ||
 		!slices.Contains(normLines(res.stdout), "Answer: —") {
 		t.Errorf("nothing holds: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+
+	// Twice the period doubles SZ2's throughput bound to 104,000, but its memory holds 60,000
+	// at any period: 80,000 devices need the next size, SZ3.
+	res = plugin(t, ns, "size", "fleet", "--devices", "80000", "--period", "520s", "-o", "json")
+	doc = SizeDocument{}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); res.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v:\n%s\n%s", res.code, err, res.stdout, res.stderr)
+	}
+	if sz2 := doc.Options[1]; doc.Answer.Profile != "SZ3" || sz2.Profile != "SZ2" || sz2.Safe != 60000 || sz2.Limit != v1alpha1.LimitMemory || sz2.MemoryBound != 60000 || sz2.Holds {
+		t.Errorf("answer %s, SZ2 %+v: want SZ3, SZ2 capped at its memory bound of 60000", doc.Answer.Profile, doc.Options[1])
 	}
 
 	for _, args := range [][]string{

@@ -77,14 +77,26 @@ func num(v float64) string {
 	return capacity.Format(v, 3)
 }
 
-// leakProblem is the failure a leak verdict makes when spec.stability.leak.failOn is leak.
+// leakProblem is the failure a leak verdict makes when spec.stability.leak.failOn is leak: a
+// leak whose projection reaches the profile's memory only beyond the horizon is reported (the
+// verdict says leak) but fails nothing.
 func leakProblem(t *v1alpha1.TargetUsage, st *v1alpha1.StabilitySpec) (string, bool) {
-	if st.Leak == nil || st.Leak.FailOn != FailOnLeak || t.Memory == nil || t.Memory.Trend == nil || t.Memory.Trend.Verdict != trend.Leak {
+	if st.Leak == nil || st.Leak.FailOn != FailOnLeak || t.Memory == nil || t.Memory.Trend == nil || t.Memory.Trend.Verdict != trend.Leak ||
+		beyondHorizon(t.Memory.Trend) {
 		return "", false
 	}
 	tr := t.Memory.Trend
 	return fmt.Sprintf("target memory leaks %s MiB/h (95%% CI %s to %s)%s (spec.stability.leak.failOn: leak)",
 		tr.SlopeMiBPerHour, tr.SlopeLow, tr.SlopeHigh, fullIn(tr.ProjectedFullIn)), true
+}
+
+// beyondHorizon: the trend's projection reaches the limit after its horizon. Both are
+// durations as trendStatus wrote them; one that does not parse (a status written around it)
+// is not beyond, so a leak still fails.
+func beyondHorizon(tr *v1alpha1.MemoryTrend) bool {
+	full, err1 := time.ParseDuration(tr.ProjectedFullIn)
+	horizon, err2 := time.ParseDuration(tr.Horizon)
+	return err1 == nil && err2 == nil && full > horizon
 }
 
 func fullIn(d string) string {

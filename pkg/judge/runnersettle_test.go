@@ -31,9 +31,11 @@ func settlingRunner(name string, perHour float64) measure.RunnerInfo {
 // (the first 10 minutes) and then holds; fitted from the warm-up detected (VUs starting), the
 // measured 20-minute curve was a leak of 5.35 MiB/h (CI 1.39 to 9.32), like the 7.45 MiB/h of
 // the 2-hour Stab-2-2 run's 20-minute pods. Its warm-up is now at least the collector's fill:
-// the same curve is stable, and the same curve with a true 30 MiB/h leak is still a leak. A
-// runner that ends before it settles has too few samples for a verdict. A warm-up given for
-// the target (spec.stability.leak.warmUp) shorter than the fill no longer cuts less.
+// the same curve held for 50 minutes is stable, and with a true 30 MiB/h leak still a leak. The
+// 20-minute run itself fits 10 minutes at most: too short to call it stable
+// (TestShortRunnerFitIsInsufficient), but a 30 MiB/h leak shows in them. A runner that ends
+// before it settles has too few samples for a verdict. A warm-up given for the target
+// (spec.stability.leak.warmUp) shorter than the fill no longer cuts less.
 func TestRunnerSettlingIsNoLeak(t *testing.T) {
 	stability := &v1alpha1.TestRunSpec{Type: v1alpha1.TestTypeStability, Stability: &v1alpha1.StabilitySpec{}}
 	// The target's registration ramp given as 2 minutes also cuts the runners' memory.
@@ -48,9 +50,11 @@ func TestRunnerSettlingIsNoLeak(t *testing.T) {
 		end     time.Duration
 		verdict string
 	}{
-		{"settling, then flat", stability, settlingRunner("r0", 0), 20 * time.Minute, "stable"},
-		{"settling, then flat, a 2-minute warm-up given", given, settlingRunner("r0", 0), 20 * time.Minute, "stable"},
-		{"settling, and a true leak of 30 MiB/h", stability, settlingRunner("r0", 30), 20 * time.Minute, "leak"},
+		{"settling, then flat for 50 minutes", stability, settledRunner(0, 50), 50 * time.Minute, "stable"},
+		{"settling, then flat for 50 minutes, a 2-minute warm-up given", given, settledRunner(0, 50), 50 * time.Minute, "stable"},
+		{"settling, and a true leak of 30 MiB/h over 50 minutes", stability, settledRunner(30, 50), 50 * time.Minute, "leak"},
+		{"settling, then flat for 20 minutes, a 2-minute warm-up given", given, settlingRunner("r0", 0), 20 * time.Minute, "insufficient"},
+		{"settling, and a true leak of 30 MiB/h over 20 minutes, a 2-minute warm-up given", given, settlingRunner("r0", 30), 20 * time.Minute, "leak"},
 		{"ended before it settled", stability, short, 12 * time.Minute, "insufficient"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -9,29 +8,51 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
-	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/pkg/judge/sizing"
 )
 
 // SizeOption is one profile the answer may choose: measured (from status.summary) or predicted
-// (status.model.predictions). SafeFleet is at the plan's push period; 0 means none known.
+// (status.model.predictions), with its two bounds; 0 means a bound is not known.
 type SizeOption struct {
 	Profile          string
 	Cores, MemoryGiB float64
-	SafeFleet        int64
-	Limit            string
-	Predicted        bool
-	Price            *v1alpha1.ProfilePrice
+	// ThroughputSafe is the safe fleet by throughput at the plan's push period, and
+	// ThroughputLimit what bound it (cpu, latency, errors, generator, target): the rate it
+	// holds, so the devices follow the period (Little's law).
+	ThroughputSafe  int64
+	ThroughputLimit string
+	// MemorySafe is the safe fleet by memory: devices × memory per device do not depend on
+	// how often the devices push, so it holds at every period.
+	MemorySafe int64
+	Predicted  bool
+	Price      *v1alpha1.ProfilePrice
 }
 
-// OptionAt is an option with its safe fleet rescaled to the question's period and its price.
+// SafeAt is the option's safe fleet at period and what bounds it there: the smaller of the
+// throughput bound, rescaled from planPeriod, and the memory bound, which is never rescaled. A
+// longer period stretches the first only, so a profile bound by cpu at the plan's period can be
+// bound by memory at the question's, and the other way round. 0 and "" when neither is known.
+func (o SizeOption) SafeAt(planPeriod, period time.Duration) (int64, string) {
+	throughput := sizing.Rescale(o.ThroughputSafe, planPeriod, period)
+	switch {
+	case o.MemorySafe > 0 && (throughput == 0 || o.MemorySafe < throughput):
+		return o.MemorySafe, v1alpha1.LimitMemory
+	case throughput > 0:
+		return throughput, o.ThroughputLimit
+	}
+	return 0, ""
+}
+
+// OptionAt is an option at the plan's period and at the question's, with its price.
 type OptionAt struct {
 	SizeOption
-	// Safe is SafeFleet at the question's period (Little's law); Holds: Safe ≥ the devices.
+	// SafeFleet and PlanLimit are at the plan's period, as the summary has them.
+	SafeFleet int64
+	PlanLimit string
+	// Safe and Limit are at the question's period (SafeAt); Holds: Safe ≥ the devices.
 	Safe  int64
+	Limit string
 	Holds bool
 	// Monthly is the monthly cost, "" without a price.
 	Monthly string
@@ -41,8 +62,9 @@ type OptionAt struct {
 const maxMessage = 1024
 
 // Answer says which option holds the fleet q with the plan's headroom: the smallest (fewest
-// cores, then least memory, then measured before predicted) whose safe fleet, measured at
-// planPeriod and rescaled to q.Period through Little's law, is at least q.Devices.
+// cores, then least memory, then measured before predicted) whose safe fleet at q.Period
+// (SizeOption.SafeAt: the throughput bound rescaled through Little's law, capped by the memory
+// bound) is at least q.Devices.
 func Answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOption) v1alpha1.FleetAnswer {
 	a, _ := answer(q, planPeriod, options)
 	return a
@@ -94,15 +116,9 @@ func answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOp
 	chosen, largest := -1, -1
 	for i, o := range ordered {
 		at[i] = OptionAt{SizeOption: o}
-		if o.SafeFleet > 0 {
-			at[i].Safe = sizing.Rescale(o.SafeFleet, planPeriod, period)
-			if o.Limit == v1alpha1.LimitMemory {
-				// Devices × memory per device does not depend on how often they push: a
-				// memory bound is never stretched by a longer period.
-				at[i].Safe = min(at[i].Safe, o.SafeFleet)
-			}
-			at[i].Holds = at[i].Safe >= q.Devices
-		}
+		at[i].SafeFleet, at[i].PlanLimit = o.SafeAt(planPeriod, planPeriod)
+		at[i].Safe, at[i].Limit = o.SafeAt(planPeriod, period)
+		at[i].Holds = at[i].Safe > 0 && at[i].Safe >= q.Devices
 		if m, ok := monthly(o); ok {
 			at[i].Monthly = money(m)
 		}
@@ -130,7 +146,7 @@ func answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOp
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s holds %s: safe %s (%s %% headroom)", label(c.SizeOption), fleet, Grouped(c.Safe), a.HeadroomPercent)
 	if period != planPeriod {
-		fmt.Fprintf(&b, ", rescaled from %s at the plan's %s", Grouped(c.SafeFleet), FormatPeriod(planPeriod))
+		b.WriteString(rescaled(c, planPeriod, period))
 	}
 	b.WriteString(boundBy(c.Limit))
 	if m, ok := monthly(c.SizeOption); ok {
@@ -141,6 +157,19 @@ func answer(q v1alpha1.FleetQuestion, planPeriod time.Duration, options []SizeOp
 	}
 	a.Message = truncateMessage(b.String())
 	return a, at
+}
+
+// rescaled says how the safe fleet at another period came about: the throughput bound
+// rescaled from the plan's, or the memory bound, which does not follow the period.
+func rescaled(c OptionAt, planPeriod, period time.Duration) string {
+	if c.Limit != v1alpha1.LimitMemory {
+		return fmt.Sprintf(", rescaled from %s at the plan's %s", Grouped(c.ThroughputSafe), FormatPeriod(planPeriod))
+	}
+	s := ", the memory bound, which no period changes"
+	if t := sizing.Rescale(c.ThroughputSafe, planPeriod, period); t > 0 {
+		s += fmt.Sprintf(" (throughput, rescaled from %s at the plan's %s, would allow %s)", Grouped(c.ThroughputSafe), FormatPeriod(planPeriod), Grouped(t))
+	}
+	return s
 }
 
 // compareKnown orders sizes ascending with 0 (unknown) last.
@@ -244,98 +273,4 @@ func Grouped(n int64) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// SizeOptions are a plan's options: each profile of status.summary (its safe fleet and
-// limit) and each prediction of status.model; cores and memory come from the Profile (keyed by
-// its name; looked up without case, as TestRun.spec.profile), or for a prediction whose Profile
-// is gone from the prediction itself. A Profile that is gone leaves the size unknown (0).
-func SizeOptions(p *v1alpha1.CapacityPlan, profiles map[string]v1alpha1.ProfileSpec) []SizeOption {
-	byName := make(map[string]v1alpha1.ProfileSpec, len(profiles))
-	for k, v := range profiles {
-		byName[strings.ToLower(k)] = v
-	}
-	sized := func(name string) SizeOption {
-		o := SizeOption{Profile: name}
-		if spec, ok := byName[strings.ToLower(name)]; ok {
-			o.Cores = spec.CPU.AsApproximateFloat64()
-			o.MemoryGiB = spec.Memory.AsApproximateFloat64() / (1 << 30)
-			o.Price = spec.Price
-		}
-		return o
-	}
-	var out []SizeOption
-	for _, s := range p.Status.Summary {
-		o := sized(s.Profile)
-		o.SafeFleet, o.Limit = s.SafeFleet, s.Limit
-		out = append(out, o)
-	}
-	if m := p.Status.Model; m != nil {
-		for _, pr := range m.Predictions {
-			o := sized(pr.Profile)
-			o.SafeFleet, o.Limit, o.Predicted = pr.SafeMaxDevices, pr.Limit, true
-			if o.Cores == 0 {
-				o.Cores = quantity(pr.CPU)
-			}
-			if o.MemoryGiB == 0 {
-				o.MemoryGiB = quantity(pr.Memory) / (1 << 30)
-			}
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-func quantity(s string) float64 {
-	q, err := resource.ParseQuantity(s)
-	if err != nil {
-		return 0
-	}
-	return q.AsApproximateFloat64()
-}
-
-// PlanPeriod is the push period the plan's device counts were measured at: its children's,
-// as the TestRun's capacity figures take it.
-func PlanPeriod(spec *v1alpha1.CapacityPlanSpec) (time.Duration, error) {
-	a, err := childAssumptions(spec)
-	if err != nil {
-		return 0, err
-	}
-	if a.Period <= 0 {
-		return 0, fmt.Errorf("the plan's push period %s is not a positive duration: set spec.capacity.pushPeriod or spec.template.load.period", a.Period)
-	}
-	return a.Period, nil
-}
-
-// childAssumptions are the capacity assumptions every child runs with (judge.CapacityAssumptions
-// of the child spec: the plan's spec.capacity applies only where the template has none).
-func childAssumptions(spec *v1alpha1.CapacityPlanSpec) (judge.Assumptions, error) {
-	cells := Cells(spec)
-	if len(cells) == 0 {
-		return judge.Assumptions{}, errors.New("the plan lists no profiles")
-	}
-	child, err := ChildSpec(spec, cells[0])
-	if err != nil {
-		return judge.Assumptions{}, err
-	}
-	a, err := judge.CapacityAssumptions(&child)
-	if err != nil {
-		return a, errors.New("the plan has no push period: set spec.capacity.pushPeriod or spec.template.load.period")
-	}
-	return a, nil
-}
-
-// StatusAnswer answers the plan's spec.question from its status (summary and model) and the
-// Profiles, as status.answer carries it; nil without a question.
-func StatusAnswer(p *v1alpha1.CapacityPlan, profiles map[string]v1alpha1.ProfileSpec) *v1alpha1.FleetAnswer {
-	q := p.Spec.Question
-	if q == nil {
-		return nil
-	}
-	period, err := PlanPeriod(&p.Spec)
-	if err != nil {
-		return &v1alpha1.FleetAnswer{Devices: q.Devices, Period: string(q.Period), Message: truncateMessage(err.Error())}
-	}
-	a := Answer(*q, period, SizeOptions(p, profiles))
-	return &a
 }

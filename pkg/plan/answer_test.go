@@ -15,13 +15,14 @@ func perHour(amount, currency, asOf string) *v1alpha1.ProfilePrice {
 	return &v1alpha1.ProfilePrice{PerHour: ptr.To(v1alpha1.PriceAmount(amount)), Currency: currency, AsOf: asOf}
 }
 
-// fleetOptions: C1, C2 (priced per machine), C4 (priced per vCPU and GiB), measured at 260s.
+// fleetOptions: C1, C2 (priced per machine), C4 (priced per vCPU and GiB, its throughput
+// allowing 130,000 at 260s but its memory 100,000), measured at 260s.
 func fleetOptions() []SizeOption {
 	return []SizeOption{
-		{Profile: "C4", Cores: 4, MemoryGiB: 8, SafeFleet: 100000, Limit: v1alpha1.LimitMemory,
+		{Profile: "C4", Cores: 4, MemoryGiB: 8, ThroughputSafe: 130000, ThroughputLimit: v1alpha1.LimitCPU, MemorySafe: 100000,
 			Price: &v1alpha1.ProfilePrice{PerVCPUHour: ptr.To(v1alpha1.PriceAmount("0.02")), PerGiBHour: ptr.To(v1alpha1.PriceAmount("0.005")), Currency: "EUR", AsOf: "2026-10-01"}},
-		{Profile: "C1", Cores: 1, MemoryGiB: 2, SafeFleet: 20000, Limit: v1alpha1.LimitCPU},
-		{Profile: "C2", Cores: 2, MemoryGiB: 4, SafeFleet: 52000, Limit: v1alpha1.LimitCPU, Price: perHour("0.084", "EUR", "2026-11-01")},
+		{Profile: "C1", Cores: 1, MemoryGiB: 2, ThroughputSafe: 20000, ThroughputLimit: v1alpha1.LimitCPU},
+		{Profile: "C2", Cores: 2, MemoryGiB: 4, ThroughputSafe: 52000, ThroughputLimit: v1alpha1.LimitCPU, Price: perHour("0.084", "EUR", "2026-11-01")},
 	}
 }
 
@@ -43,12 +44,13 @@ func TestAnswer(t *testing.T) {
 			Message: "C2 holds 40,000 devices pushing every 260s (153.8/s): safe 52,000 (23.1 % headroom), bound by cpu; 61.32 EUR a month, 1.53 EUR per 1,000 devices (price of 2026-11-01)"},
 	}, {
 		// Seed 000: "for a period of 100 s you need to divide the number by 2". Halving the
-		// period halves every safe fleet: C2's 52,000 become 26,000, C4's 100,000 50,000.
+		// period halves every throughput bound: C2's 52,000 become 26,000, C4's 130,000 65,000,
+		// now below its memory bound of 100,000, so cpu bounds C4 at 130s.
 		name: "half the period: C4, priced per vCPU-hour and GiB-hour",
 		q:    v1alpha1.FleetQuestion{Devices: 40000, Period: "130s"}, period: plan, options: fleetOptions(),
-		want: v1alpha1.FleetAnswer{Devices: 40000, Period: "130s", Rate: "307.7", Profile: "C4", SafeMaxDevices: 50000, HeadroomPercent: "20.0",
-			Limit: "memory", MonthlyCost: "87.60", CostPer1000Devices: "2.19", Currency: "EUR", PriceAsOf: "2026-10-01",
-			Message: "C4 holds 40,000 devices pushing every 130s (307.7/s): safe 50,000 (20.0 % headroom), rescaled from 100,000 at the plan's 260s, bound by memory; 87.60 EUR a month, 2.19 EUR per 1,000 devices (price of 2026-10-01)"},
+		want: v1alpha1.FleetAnswer{Devices: 40000, Period: "130s", Rate: "307.7", Profile: "C4", SafeMaxDevices: 65000, HeadroomPercent: "38.5",
+			Limit: "cpu", MonthlyCost: "87.60", CostPer1000Devices: "2.19", Currency: "EUR", PriceAsOf: "2026-10-01",
+			Message: "C4 holds 40,000 devices pushing every 130s (307.7/s): safe 65,000 (38.5 % headroom), rescaled from 130,000 at the plan's 260s, bound by cpu; 87.60 EUR a month, 2.19 EUR per 1,000 devices (price of 2026-10-01)"},
 	}, {
 		name: "twice the period: C1 holds it, no price",
 		q:    v1alpha1.FleetQuestion{Devices: 40000, Period: "520s"}, period: plan, options: fleetOptions(),
@@ -62,26 +64,26 @@ func TestAnswer(t *testing.T) {
 	}, {
 		name: "a smaller predicted size wins over a larger measured one",
 		q:    v1alpha1.FleetQuestion{Devices: 60000, Period: "260s"}, period: plan,
-		options: append(fleetOptions(), SizeOption{Profile: "C3", Cores: 3, MemoryGiB: 6, SafeFleet: 75000, Limit: "cpu", Predicted: true}),
+		options: append(fleetOptions(), SizeOption{Profile: "C3", Cores: 3, MemoryGiB: 6, ThroughputSafe: 75000, ThroughputLimit: "cpu", Predicted: true}),
 		want: v1alpha1.FleetAnswer{Devices: 60000, Period: "260s", Rate: "230.8", Profile: "C3", Predicted: true, SafeMaxDevices: 75000, HeadroomPercent: "20.0", Limit: "cpu",
 			Message: "C3 (predicted) holds 60,000 devices pushing every 260s (230.8/s): safe 75,000 (20.0 % headroom), bound by cpu"},
 	}, {
 		name: "the same size measured and predicted (the scoreboard): measured wins",
 		q:    v1alpha1.FleetQuestion{Devices: 30000, Period: "260s"}, period: plan,
-		options: append([]SizeOption{{Profile: "C2", Cores: 2, MemoryGiB: 4, SafeFleet: 60000, Predicted: true}}, fleetOptions()...),
+		options: append([]SizeOption{{Profile: "C2", Cores: 2, MemoryGiB: 4, ThroughputSafe: 60000, Predicted: true}}, fleetOptions()...),
 		want: v1alpha1.FleetAnswer{Devices: 30000, Period: "260s", Rate: "115.4", Profile: "C2", SafeMaxDevices: 52000, HeadroomPercent: "42.3", Limit: "cpu",
 			MonthlyCost: "61.32", CostPer1000Devices: "2.04", Currency: "EUR", PriceAsOf: "2026-11-01",
 			Message: "C2 holds 30,000 devices pushing every 260s (115.4/s): safe 52,000 (42.3 % headroom), bound by cpu; 61.32 EUR a month, 2.04 EUR per 1,000 devices (price of 2026-11-01)"},
 	}, {
 		name: "a profile of unknown size (its Profile is gone) is never the smallest",
 		q:    v1alpha1.FleetQuestion{Devices: 10000, Period: "260s"}, period: plan,
-		options: append([]SizeOption{{Profile: "gone", SafeFleet: 900000, Limit: "generator"}}, fleetOptions()...),
+		options: append([]SizeOption{{Profile: "gone", ThroughputSafe: 900000, ThroughputLimit: "generator"}}, fleetOptions()...),
 		want: v1alpha1.FleetAnswer{Devices: 10000, Period: "260s", Rate: "38.46", Profile: "C1", SafeMaxDevices: 20000, HeadroomPercent: "50.0", Limit: "cpu",
 			Message: "C1 holds 10,000 devices pushing every 260s (38.46/s): safe 20,000 (50.0 % headroom), bound by cpu"},
 	}, {
 		name: "the generators bound it: said to be a lower bound",
 		q:    v1alpha1.FleetQuestion{Devices: 10, Period: "1m"}, period: time.Minute,
-		options: []SizeOption{{Profile: "small", Cores: 0.25, MemoryGiB: 0.5, SafeFleet: 462, Limit: "generator"}},
+		options: []SizeOption{{Profile: "small", Cores: 0.25, MemoryGiB: 0.5, ThroughputSafe: 462, ThroughputLimit: "generator"}},
 		want: v1alpha1.FleetAnswer{Devices: 10, Period: "1m", Rate: "0.1667", Profile: "small", SafeMaxDevices: 462, HeadroomPercent: "97.8", Limit: "generator",
 			Message: "small holds 10 devices pushing every 1m (0.1667/s): safe 462 (97.8 % headroom), bound by the load generators (so at least that)"},
 	}, {
@@ -117,7 +119,7 @@ func TestAnswerWithOptions(t *testing.T) {
 	for _, o := range at {
 		got = append(got, strings.Join([]string{o.Profile, Grouped(o.Safe), yes(o.Holds), o.Monthly}, " "))
 	}
-	want := "C1 10,000 no |C2 26,000 no 61.32|C4 50,000 yes 87.60"
+	want := "C1 10,000 no |C2 26,000 no 61.32|C4 65,000 yes 87.60"
 	if strings.Join(got, "|") != want {
 		t.Errorf("options %q, want %q", strings.Join(got, "|"), want)
 	}
@@ -147,10 +149,10 @@ func TestSizeOptions(t *testing.T) {
 	}
 	got := SizeOptions(p, profiles)
 	want := []SizeOption{
-		{Profile: "C1", Cores: 1, MemoryGiB: 2, SafeFleet: 20000, Limit: "cpu"},
-		{Profile: "C2", Cores: 2, MemoryGiB: 4, Limit: "generator", Price: price},
-		{Profile: "C3", Cores: 3, MemoryGiB: 6, SafeFleet: 75000, Limit: "cpu", Predicted: true},
-		{Profile: "c2", Cores: 2, MemoryGiB: 4, SafeFleet: 50000, Predicted: true, Price: price},
+		{Profile: "C1", Cores: 1, MemoryGiB: 2, ThroughputSafe: 20000, ThroughputLimit: "cpu"},
+		{Profile: "C2", Cores: 2, MemoryGiB: 4, ThroughputLimit: "generator", Price: price},
+		{Profile: "C3", Cores: 3, MemoryGiB: 6, ThroughputSafe: 75000, ThroughputLimit: "cpu", Predicted: true},
+		{Profile: "c2", Cores: 2, MemoryGiB: 4, ThroughputSafe: 50000, Predicted: true, Price: price},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("options %+v", got)

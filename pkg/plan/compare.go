@@ -200,8 +200,10 @@ func parse(s string) (float64, bool) {
 }
 
 // truncateMessage cuts s to the CRD's 1024 bytes for a message, at a rune boundary.
-func truncateMessage(s string) string {
-	n := maxMessage
+func truncateMessage(s string) string { return cutTo(s, maxMessage) }
+
+// cutTo bounds s to n bytes at a rune boundary.
+func cutTo(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -114,7 +114,8 @@ func (f figures) capacityOf() float64 {
 }
 
 // cellFigures renders a cell for status; safePercent turns the low end of its ideal range
-// into its safe count.
+// into its safe count (the lowest run up to 8 repetitions, the median's lower 95 % bound from
+// 9: sizing.Spread.LowRank).
 func cellFigures(c *cell, f figures, safePercent int32) *v1alpha1.CellFigures {
 	out := &v1alpha1.CellFigures{Values: c.values, Passed: int32(len(c.rows)),
 		PushesPerSecond:      figureRange(f.pushes, 2),
@@ -123,6 +124,7 @@ func cellFigures(c *cell, f figures, safePercent int32) *v1alpha1.CellFigures {
 		BreakingPointDevices: figureRange(f.breaking, 0),
 		MemoryPerDeviceMiB:   figureRange(f.memPerDevice, 4),
 		Limit:                mostCommonLimit(c.rows),
+		Noise:                noise(f),
 	}
 	if f.ideal.N > 0 {
 		out.SafeMaxDevices = sizing.Safe(f.ideal.Low, float64(safePercent)/100)

@@ -72,17 +72,26 @@ func predict(name string, m sizing.SizeModel, profiles map[string]v1alpha1.Profi
 	}
 	out.CPU, out.Memory = spec.CPU.String(), spec.Memory.String()
 	p := m.Predict(cores(spec.CPU))
-	out.IdealMaxDevices = &v1alpha1.FigureRange{Median: format(p.Median, 0), Low: format(p.Low, 0), High: format(p.High, 0), Interval: v1alpha1.IntervalCI95, N: int32(m.Points)}
-	out.SafeMaxDevices = sizing.Safe(p.Low, float64(safePercent)/100)
+	// The range says what it is: a 95 % prediction interval from 3 profiles or more, an
+	// assumption from 2 (no residual to estimate an error from).
+	interval, rangeWords := v1alpha1.IntervalPI95, "the 95 % prediction interval"
+	if p.Assumed {
+		interval, rangeWords = v1alpha1.IntervalAssumed, fmt.Sprintf("an assumed ±%.0f %%, not measured: 2 profiles leave no error to estimate", 100*(p.High-p.Median)/p.Median)
+	}
+	out.IdealMaxDevices = &v1alpha1.FigureRange{Median: format(p.Median, 0), Low: format(p.Low, 0), High: format(p.High, 0), Interval: interval, N: int32(m.Points)}
+	out.ThroughputSafeMaxDevices = sizing.Safe(p.Low, float64(safePercent)/100)
+	out.SafeMaxDevices = out.ThroughputSafeMaxDevices
 	where := "interpolated"
 	if p.Extrapolated {
 		where = "extrapolated"
 	}
-	out.Message = fmt.Sprintf("predicted (%s) from %d measured profiles: ideal devices ∝ cores^%.2f", where, m.Points, m.Exponent)
+	out.Message = fmt.Sprintf("predicted (%s) from %d measured profiles: ideal devices ∝ cores^%.2f; its range is %s", where, m.Points, m.Exponent, rangeWords)
 	if len(mems) > 0 {
 		s := medianSample(mems)
 		s.profileMiB = float64(spec.Memory.Value()) / (1 << 20)
-		if b := boundFrom(s, safePercent, "median of the measured profiles"); b.devices > 0 && b.devices < out.SafeMaxDevices {
+		b := boundFrom(s, safePercent, "median of the measured profiles")
+		out.MemoryBound = b.devices
+		if b.devices > 0 && b.devices < out.SafeMaxDevices {
 			out.SafeMaxDevices, out.Limit = b.devices, v1alpha1.LimitMemory
 			out.Message += "; bounded by memory: " + b.message
 		}
@@ -92,8 +101,12 @@ func predict(name string, m sizing.SizeModel, profiles map[string]v1alpha1.Profi
 		out.ErrorPercent = format(100*(p.Median-got)/got, 1)
 		out.Message += fmt.Sprintf("; measured %d (held out of the model): off by %s %%", out.MeasuredIdealMaxDevices, out.ErrorPercent)
 	}
+	out.Message = cutTo(out.Message, maxPredictionMessage)
 	return out
 }
+
+// maxPredictionMessage is SizePrediction.message's MaxLength.
+const maxPredictionMessage = 512
 
 // idealMedian is a summary's floor ideal devices median, 0 when not measured.
 func idealMedian(s v1alpha1.ProfileSummary) float64 {

@@ -37,18 +37,21 @@ func TestModel(t *testing.T) {
 	// no residual: the 95 % range collapses onto the median
 	want := []v1alpha1.SizePrediction{{
 		Profile: "C3", CPU: "3", Memory: "1Gi",
-		IdealMaxDevices:         &v1alpha1.FigureRange{Median: "3000", Low: "3000", High: "3000", Interval: v1alpha1.IntervalCI95, N: 3},
-		SafeMaxDevices:          2400, // floor(3000 × 80 %)
-		Limit:                   v1alpha1.LimitTarget,
-		MeasuredIdealMaxDevices: 2980,
-		ErrorPercent:            "0.7",
-		Message:                 "predicted (interpolated) from 3 measured profiles: ideal devices ∝ cores^1.00; measured 2980 (held out of the model): off by 0.7 %",
+		IdealMaxDevices:          &v1alpha1.FigureRange{Median: "3000", Low: "3000", High: "3000", Interval: v1alpha1.IntervalPI95, N: 3},
+		SafeMaxDevices:           2400, // floor(3000 × 80 %)
+		ThroughputSafeMaxDevices: 2400,
+		Limit:                    v1alpha1.LimitTarget,
+		MeasuredIdealMaxDevices:  2980,
+		ErrorPercent:             "0.7",
+		Message: "predicted (interpolated) from 3 measured profiles: ideal devices ∝ cores^1.00; its range is the 95 % prediction interval; " +
+			"measured 2980 (held out of the model): off by 0.7 %",
 	}, {
 		Profile: "C8", CPU: "8", Memory: "4Gi",
-		IdealMaxDevices: &v1alpha1.FigureRange{Median: "8000", Low: "8000", High: "8000", Interval: v1alpha1.IntervalCI95, N: 3},
-		SafeMaxDevices:  6400, // floor(8000 × 80 %)
-		Limit:           v1alpha1.LimitTarget,
-		Message:         "predicted (extrapolated) from 3 measured profiles: ideal devices ∝ cores^1.00",
+		IdealMaxDevices:          &v1alpha1.FigureRange{Median: "8000", Low: "8000", High: "8000", Interval: v1alpha1.IntervalPI95, N: 3},
+		SafeMaxDevices:           6400, // floor(8000 × 80 %)
+		ThroughputSafeMaxDevices: 6400,
+		Limit:                    v1alpha1.LimitTarget,
+		Message:                  "predicted (extrapolated) from 3 measured profiles: ideal devices ∝ cores^1.00; its range is the 95 % prediction interval",
 	}, {
 		Profile: "C5",
 		Message: "no Profile C5: create it (kubectl get profiles) to predict its capacity",
@@ -66,10 +69,14 @@ func TestModelMemoryBound(t *testing.T) {
 	in := modelInput([]string{"C1", "C2", "C4"}, measured, []string{"C3"}, func(_ Cell, w *tw.TestRunWrapper) { withMemory(w, 100, "0.5") })
 	m := Model(in, Summarize(in), sizes)
 	p := m.Predictions[0]
-	const msg = "predicted (interpolated) from 3 measured profiles: ideal devices ∝ cores^1.00; bounded by memory: " +
+	const msg = "predicted (interpolated) from 3 measured profiles: ideal devices ∝ cores^1.00; its range is the 95 % prediction interval; bounded by memory: " +
 		"0.5000 MiB per device (median of the measured profiles) fills 80 % of 1024 MiB, from 100 MiB before the load, at 1438 devices"
 	if p.SafeMaxDevices != 1438 || p.Limit != v1alpha1.LimitMemory || p.Message != msg || p.IdealMaxDevices.Median != "3000" {
 		t.Errorf("prediction safe %d limit %q ideal %+v\n message %q\nwant 1438 memory 3000\n message %q", p.SafeMaxDevices, p.Limit, p.IdealMaxDevices, p.Message, msg)
+	}
+	// Both bounds are kept, so the answer can rescale the one and cap at the other.
+	if p.ThroughputSafeMaxDevices != 2400 || p.MemoryBound != 1438 {
+		t.Errorf("throughput bound %d, memory bound %d; want 2400 (floor(3000 × 80 %%)) and 1438", p.ThroughputSafeMaxDevices, p.MemoryBound)
 	}
 }
 

@@ -62,7 +62,7 @@ func TestSummarizeFloorAndBest(t *testing.T) {
 		t.Errorf("safe fleet %d limit %q (%q); want 760, the floor's, cpu", c1.SafeFleet, c1.Limit, c1.LimitMessage)
 	}
 	// M/M/1 at 80 %: 1 / (1 − 0.8) = 5.0× the service time.
-	for _, want := range []string{"min-max of 3 repetitions", "× 80 %", "5.0× its service time"} {
+	for _, want := range []string{"the lowest of the floor's ideal devices over 3 repetitions (the unluckiest run)", "× 80 %", "5.0× its service time"} {
 		if !strings.Contains(c1.SafeRule, want) {
 			t.Errorf("safe rule %q does not say %q", c1.SafeRule, want)
 		}
@@ -76,13 +76,16 @@ func TestSummarizeFloorAndBest(t *testing.T) {
 	}
 
 	c2 := summaryOf(t, sums, "C2")
-	if diff := cmp.Diff(v1alpha1.ProfileSummary{Profile: "C2", Rows: 6}, c2); diff != "" {
-		t.Errorf("a profile with no passing row has no figures (-want +got):\n%s", diff)
+	wantC2 := v1alpha1.ProfileSummary{Profile: "C2", Rows: 6,
+		DroppedRepetitions: "6 of 6 finished repetitions left out of the ranges, as only PASSED runs size a deployment: 6 Failed (RunnerOOMKilled)"}
+	if diff := cmp.Diff(wantC2, c2); diff != "" {
+		t.Errorf("a profile with no passing row has no figures, and says why (-want +got):\n%s", diff)
 	}
 }
 
 // TestSummarizeRanges: the range of the median by repetitions: one run has none, 2 to 5 give
-// min–max, 6 or more the order-statistic 95 % interval, whose low end sets safe.
+// min–max, 6 or more the order-statistic 95 % interval, whose low end sets safe (up to 8 runs
+// the lowest run; TestSafeRuleSaysWhichRunTheLowEndIs).
 func TestSummarizeRanges(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -104,7 +107,7 @@ func TestSummarizeRanges(t *testing.T) {
 		ideals:   []int64{1050, 900, 1010, 1100, 950, 1000},
 		want:     v1alpha1.FigureRange{Median: "1005", Low: "900", High: "1100", Interval: v1alpha1.IntervalCI95, Coverage: "96.9", CVPercent: "7.1", N: 6},
 		safe:     720, // floor(900 × 0.8)
-		ruleSays: "ci95 of 6 repetitions",
+		ruleSays: "the lowest of the floor's ideal devices over 6 repetitions (the unluckiest run)",
 	}, {
 		// 910…990 by 10: median 950. With 9 runs P(X ≤ 1) = 10/512 = 1.95 % ≤ 2.5 %, so the
 		// interval is [x(2), x(8)] = [920, 980], coverage 1 − 2·10/512 = 96.1 %. Mean 950, sd
@@ -113,7 +116,7 @@ func TestSummarizeRanges(t *testing.T) {
 		ideals:   []int64{990, 910, 980, 920, 970, 930, 960, 940, 950},
 		want:     v1alpha1.FigureRange{Median: "950", Low: "920", High: "980", Interval: v1alpha1.IntervalCI95, Coverage: "96.1", CVPercent: "2.9", N: 9},
 		safe:     736, // floor(920 × 0.8), not 910's 728
-		ruleSays: "ci95 of 9 repetitions",
+		ruleSays: "the median's lower 95 % bound of the floor's ideal devices (2nd lowest of 9 repetitions: 1 measured less)",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := sizingSpec(int32(len(tc.ideals)), []string{"4"}, "C1")
@@ -147,9 +150,9 @@ func TestSummarizeNoise(t *testing.T) {
 		want   string
 	}{
 		{"steady", map[string][]int64{"C1/1": steady, "C1/4": {3000, 2990, 3010}}, ""},
-		{"the floor is noisy", map[string][]int64{"C1/1": noisy, "C1/4": {3000, 2990, 3010}}, want},
+		{"the floor is noisy", map[string][]int64{"C1/1": noisy, "C1/4": {3000, 2990, 3010}}, "the floor (WORKERS=1): " + want},
 		// 2400, 3000, 3600: mean 3000, sd 600: CV 20.0 % as well.
-		{"the best is noisy", map[string][]int64{"C1/1": steady, "C1/4": {2400, 3000, 3600}}, want},
+		{"the best is noisy", map[string][]int64{"C1/1": steady, "C1/4": {2400, 3000, 3600}}, "the best setting (WORKERS=4): " + want},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := summaryOf(t, Summarize(inputOf(sizingSpec(3, []string{"1", "4"}, "C1"), ideals(tc.ideals, nil))), "C1")

@@ -44,9 +44,10 @@ export default function () {
 // memory holds once they are in, about 17 s into the load, within the registration ramp, and it
 // collects garbage at 20 % growth (GOGC=20): at the default 100 % its heap climbs for about 70 s
 // at this allocation rate before each collection, a rise longer than this run that no fit can
-// tell from a leak (a real soak spans many collections). The trend is sampled every 2 s, its
-// warm-up detected, and judged against a horizon of 2 h: a 90-second run can only tell a leak
-// that fills the profile's memory within hours.
+// tell from a leak (a real soak spans many collections). The trend is sampled every 2 s; the
+// first half of the load is held out as the warm-up and the second half fitted, judged against
+// a horizon of 2 h: a 90-second run can only tell a leak that fills the profile's memory
+// within hours, and can never call memory stable (that takes 20 minutes fitted).
 func leakRun(ns, name string, appEnv ...corev1.EnvVar) *v1alpha1.TestRun {
 	return tw.MakeTestRun(name, ns).
 		Type(v1alpha1.TestTypeStability).
@@ -89,14 +90,16 @@ func TestLeakVerdictLeaking(t *testing.T) {
 }
 
 // TestLeakVerdictStable: the same run without the leak grows only while devices register;
-// the warm-up is detected and the trend after it is stable, so the run PASSES.
+// after the held-out first half nothing grows significantly, but 45 seconds fitted are far
+// less than the 20 minutes that could tell a moderate leak from none (and its samples may
+// move together): the trend is insufficient, says so, and fails nothing, so the run PASSES.
 func TestLeakVerdictStable(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "e2e-noleak")
 	got := e.run(t, leakRun(ns, "stable"), 6*time.Minute)
 	tr := trendOf(t, got)
-	if tr.Verdict != "stable" {
-		t.Errorf("trend %s, want stable: %s", tr.Verdict, tr.Message)
+	if tr.Verdict != "insufficient" || !strings.Contains(tr.Message, "a longer run decides") {
+		t.Errorf("trend %s, want insufficient, saying a longer run decides: %s", tr.Verdict, tr.Message)
 	}
 	requirePassed(t, got)
 }

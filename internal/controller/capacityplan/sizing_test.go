@@ -81,9 +81,10 @@ func TestPlanSizesWithRangesMemoryAndAModel(t *testing.T) {
 		pr.IdealMaxDevices.Low != "3468" || pr.CPU != "4" || pr.MeasuredIdealMaxDevices != 0 {
 		t.Errorf("prediction %+v ideal %+v", pr, pr.IdealMaxDevices)
 	}
-	// 1500 devices every 12 s are 750 every 6 s (the plan's period): c1 holds 619 and c2
-	// 1600 at 6 s, so 1238 and 3200 at 12 s; c2 is the smallest that holds 1500, with
-	// (3200−1500)/3200 = 53.1 % headroom; no price on c2.
+	// 1500 devices every 12 s are 750 every 6 s (the plan's period): c1's throughput (800 at
+	// 6 s) would allow 1600 at 12 s, but its memory holds 619 at any period; c2 holds 1600 at
+	// 6 s, so 3200 at 12 s: the smallest that holds 1500, with (3200−1500)/3200 = 53.1 %
+	// headroom; no price on c2.
 	if a := got.Status.Answer; a == nil || a.Profile != "c2" || a.SafeMaxDevices != 3200 || a.HeadroomPercent != "53.1" || a.Predicted || a.MonthlyCost != "" {
 		t.Errorf("answer %+v", a)
 	}

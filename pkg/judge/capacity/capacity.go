@@ -24,8 +24,11 @@ type Memory struct {
 	IncreasePercent    float64
 	PerDeviceMiB       float64
 	UtilizationPercent float64
-	// MaxSafeDevices is devices / RAM utilization: how many devices would fill the RAM at
-	// the footprint this test showed.
+	// MaxSafeDevices is devices / RAM utilization: how many devices would fill all the RAM
+	// if all the memory this test used (what was there before the load too) grew with the
+	// devices. Seed 000's figure, kept as it is; it is not the memory bound a CapacityPlan's
+	// answer uses (pkg/plan: safePercent of the RAM, less the memory before the load, over
+	// the memory per device), and the two differ most for a run of few devices.
 	MaxSafeDevices int64
 }
 

@@ -57,10 +57,11 @@ func PerThousandDevices(monthly float64, devices int64) float64 {
 	return monthly * 1000 / float64(devices)
 }
 
-// Safe applies the headroom rule: the lower end of the ideal range times the utilisation cap,
-// rounded down. Taking the lower end, not the median, means a run at the unlucky end of the
-// measured spread still holds; the cap (e.g. 0.7) keeps queueing delay bounded (see MM1Stretch).
-// 0 for a utilisation outside (0, 1] or a low that is not positive.
+// Safe applies the headroom rule: the low end of the ideal range times the utilisation cap,
+// rounded down. The low end is Spread.Low: up to 8 runs the unluckiest run, so every measured
+// run holds; from 9 the lower bound of the median's 95 % confidence interval, which LowRank−1
+// runs measured less than (see Spread.LowRank). The cap (e.g. 0.7) keeps queueing delay
+// bounded (see MM1Stretch). 0 for a utilisation outside (0, 1] or a low that is not positive.
 func Safe(low float64, utilisation float64) int64 {
 	if !(utilisation > 0 && utilisation <= 1) || !(low > 0) || math.IsInf(low, 0) {
 		return 0

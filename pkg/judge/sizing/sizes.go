@@ -102,11 +102,15 @@ func FitSizes(points []SizePoint) (SizeModel, error) {
 	return m, nil
 }
 
-// Prediction is a predicted capacity with its 95 % prediction interval.
+// Prediction is a predicted capacity with its range: the 95 % prediction interval, or, from 2
+// points, an assumed one.
 type Prediction struct {
 	Median, Low, High float64
 	// Extrapolated is true outside the measured core range.
 	Extrapolated bool
+	// Assumed: the range is the assumed ±15 % of a 2-point model, not an interval estimated
+	// from the data; whoever shows it must say so.
+	Assumed bool
 }
 
 // Predict is the model's capacity at the given cores. With 3 or more points the range is the 95 %
@@ -121,7 +125,7 @@ func (m SizeModel) Predict(cores float64) Prediction {
 	med := m.Scale * math.Pow(cores, m.Exponent)
 	p := Prediction{Median: med, Extrapolated: cores < m.MinCores || cores > m.MaxCores}
 	if m.Points == 2 {
-		p.Low, p.High = med*(1-assumedTwoPointError), med*(1+assumedTwoPointError)
+		p.Low, p.High, p.Assumed = med*(1-assumedTwoPointError), med*(1+assumedTwoPointError), true
 		return p
 	}
 	n := float64(m.Points)

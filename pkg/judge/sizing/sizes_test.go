@@ -96,3 +96,16 @@ func TestFitSizesFlagsAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoPointRangeIsAssumed: 2 points leave no residual, so the ±15 % range is an assumption
+// and says so (Assumed); from 3 points it is estimated.
+func TestTwoPointRangeIsAssumed(t *testing.T) {
+	two, _ := FitSizes([]SizePoint{{Cores: 1, Capacity: 1000}, {Cores: 2, Capacity: 2000}})
+	three, _ := FitSizes([]SizePoint{{Cores: 1, Capacity: 1000}, {Cores: 2, Capacity: 1900}, {Cores: 4, Capacity: 4000}})
+	if p := two.Predict(3); !p.Assumed || !near(p.Low, 2550, 1e-9) || !near(p.High, 3450, 1e-9) {
+		t.Errorf("2 points: %+v, want 3000 ± 15 %%, assumed", p)
+	}
+	if p := three.Predict(3); p.Assumed {
+		t.Errorf("3 points: %+v, an estimated interval", p)
+	}
+}

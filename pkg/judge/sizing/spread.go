@@ -13,7 +13,8 @@ const (
 	// exists below 6 runs (all n runs cover the median with probability 1-2^(1-n) < 0.95).
 	IntervalMinMax = "min-max"
 	// IntervalCI95 is the distribution-free 95 % confidence interval of the median from order
-	// statistics, for 6 runs or more.
+	// statistics, for 6 runs or more. Up to 8 runs it is the smallest and largest; from 9 its
+	// ends are inner runs (LowRank), so it is no longer the spread of the runs.
 	IntervalCI95 = "ci95"
 )
 
@@ -122,6 +123,17 @@ func binomHalf(n, k int) float64 {
 	b, _ := math.Lgamma(float64(k + 1))
 	c, _ := math.Lgamma(float64(n - k + 1))
 	return math.Exp(a - b - c - float64(n)*math.Ln2)
+}
+
+// LowRank is the order statistic Low is, from 1 for the smallest run: 1 below 9 runs (the
+// unluckiest run), then the rank of the median's lower 95 % bound (2 at 9, 6 at 20), which
+// LowRank−1 runs measured less than. 0 for no runs.
+func (s Spread) LowRank() int {
+	if s.Interval != IntervalCI95 {
+		return min(s.N, 1)
+	}
+	lo, _, _ := MedianCIRanks(s.N, 0.95)
+	return lo
 }
 
 // NoisyAbove reports whether the runs vary more than maxCV (e.g. 0.10): too noisy to trust a

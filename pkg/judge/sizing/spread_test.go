@@ -141,3 +141,19 @@ func TestRepetitionsFor(t *testing.T) {
 		}
 	}
 }
+
+// TestLowRank: which run Low is. Below 9 runs the unluckiest (the ci95 of 6 to 8 is their
+// min–max); from 9 the median's lower 95 % bound, the published rank (Campbell & Gardner), so
+// that many runs less one measured below it.
+func TestLowRank(t *testing.T) {
+	for _, c := range []struct{ n, rank int }{{0, 0}, {1, 1}, {3, 1}, {6, 1}, {8, 1}, {9, 2}, {12, 3}, {17, 5}, {20, 6}} {
+		xs := make([]float64, c.n)
+		for i := range xs {
+			xs[i] = float64(100 + i)
+		}
+		s := SpreadOf(xs)
+		if got := s.LowRank(); got != c.rank || c.n > 0 && s.Low != float64(100+c.rank-1) {
+			t.Errorf("%d runs: low is rank %d (%v), want %d", c.n, got, s.Low, c.rank)
+		}
+	}
+}

@@ -32,16 +32,17 @@ func TestFit(t *testing.T) {
 		warmUp   [2]time.Duration
 	}{
 		{
+			// Not given, the warm-up is the first half, held out: the fit is of the second.
 			name:    "ramp then a flat plateau with noise",
 			samples: series(2*time.Hour, 30*time.Second, 3, ramp),
 			opts:    Options{LimitMiB: 512}, verdict: Stable, contains: 0,
-			warmUp: [2]time.Duration{15 * time.Minute, 25 * time.Minute},
+			warmUp: [2]time.Duration{time.Hour, time.Hour},
 		},
 		{
 			name:    "ramp then 5 MiB/h",
 			samples: series(2*time.Hour, 30*time.Second, 3, func(h float64) float64 { return ramp(h) + 5*max(h-1.0/3, 0) }),
 			opts:    Options{LimitMiB: 512}, verdict: Leak, contains: 5,
-			warmUp: [2]time.Duration{15 * time.Minute, 25 * time.Minute},
+			warmUp: [2]time.Duration{time.Hour, time.Hour},
 		},
 		{
 			name:    "ramp then 5 MiB/h, warm-up given",
@@ -50,10 +51,11 @@ func TestFit(t *testing.T) {
 			warmUp: [2]time.Duration{25 * time.Minute, 25 * time.Minute},
 		},
 		{
+			// A significant leak is a leak however far its limit (TestLeakBeyondHorizon).
 			name:    "5 MiB/h but the limit is 60 days away",
 			samples: series(2*time.Hour, 30*time.Second, 3, func(h float64) float64 { return ramp(h) + 5*max(h-1.0/3, 0) }),
-			opts:    Options{LimitMiB: 400 + 5*24*60}, verdict: Stable, contains: 5,
-			warmUp: [2]time.Duration{15 * time.Minute, 25 * time.Minute},
+			opts:    Options{LimitMiB: 400 + 5*24*60}, verdict: Leak, contains: 5,
+			warmUp: [2]time.Duration{time.Hour, time.Hour},
 		},
 		{
 			name: "GC sawtooth: 40 MiB up over 10 minutes, then collected",
@@ -67,15 +69,15 @@ func TestFit(t *testing.T) {
 			name:    "a steady leak from the start, no ramp",
 			samples: series(time.Hour, 30*time.Second, 2, func(h float64) float64 { return 200 + 30*h }),
 			opts:    Options{LimitMiB: 1024}, verdict: Leak, contains: 30,
-			warmUp: [2]time.Duration{0, 0},
+			warmUp: [2]time.Duration{30 * time.Minute, 30 * time.Minute},
 		},
 		{
 			// A process known to settle for 30 minutes (a runner's collector filling its
-			// windows): the warm-up is at least that, detected shorter or not.
+			// windows): the halves are of what follows, so the fit starts at 30 + 90/2 minutes.
 			name:    "ramp then 5 MiB/h, a minimum warm-up beyond the ramp",
 			samples: series(2*time.Hour, 30*time.Second, 3, func(h float64) float64 { return ramp(h) + 5*max(h-1.0/3, 0) }),
 			opts:    Options{LimitMiB: 512, MinWarmUp: 30 * time.Minute}, verdict: Leak, contains: 5,
-			warmUp: [2]time.Duration{30 * time.Minute, 30 * time.Minute},
+			warmUp: [2]time.Duration{75 * time.Minute, 75 * time.Minute},
 		},
 		{
 			name:    "a minimum warm-up longer than a given one",
@@ -96,10 +98,10 @@ func TestFit(t *testing.T) {
 		{
 			// One slow swing and no noise: the residuals move together (r1 0.58), so 11
 			// samples are worth fewer than 3; the interval takes 1 degree of freedom, wide but
-			// finite, and the swing is no leak.
+			// finite: the swing is no leak, and no proof of stability either.
 			name:    "samples that move together",
 			samples: series(11*time.Minute, time.Minute, 0, func(h float64) float64 { return 200 + 20*math.Sin(math.Pi*h*60/10) }),
-			opts:    Options{LimitMiB: 512, WarmUp: time.Nanosecond}, verdict: Stable, contains: 0,
+			opts:    Options{LimitMiB: 512, WarmUp: time.Nanosecond}, verdict: Insufficient, contains: 0,
 			warmUp: [2]time.Duration{time.Nanosecond, time.Nanosecond},
 		},
 	}

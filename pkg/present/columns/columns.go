@@ -139,7 +139,9 @@ var All = []Column{
 		Row: true, In: Table | CSV | HTML, Value: capacity(func(c *v1alpha1.CapacityResult) int64 { return c.IdealMaxDevices })},
 	{ID: "safeMaxDevices", Name: "Safe max devices", Short: "SAFE MAX", Seed: "Safe max devs", Unit: "devices", Path: ".status.capacity.safeMaxDevices",
 		Row: true, In: Table | CSV | HTML, Value: capacity(func(c *v1alpha1.CapacityResult) int64 { return c.SafeMaxDevices })},
-	{ID: "maxSafeDevicesByMemory", Name: "Safe by memory", Short: "SAFE BY MEM", Seed: "Max safe # of devs", Unit: "devices",
+	// Seed 000's devices ÷ RAM utilisation, named for what it is: a CapacityPlan's memory bound
+	// (what its answer uses) is another rule (status.summary[].memoryBound).
+	{ID: "maxSafeDevicesByMemory", Name: "Devices at full RAM (seed 000)", Short: "DEVS AT FULL RAM", Seed: "Max safe # of devs", Unit: "devices",
 		Path: ".status.capacity.maxSafeDevicesByMemory", Row: true, In: Table | CSV | HTML,
 		Value: capacity(func(c *v1alpha1.CapacityResult) int64 { return c.MaxSafeDevicesByMemory })},
 	{ID: "breakingPointDevices", Name: "Breaking point", Unit: "devices", Path: ".status.capacity.breakingPointDevices", Row: true, In: HTML,

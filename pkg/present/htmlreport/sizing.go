@@ -37,6 +37,10 @@ func intervalName(r *v1alpha1.FigureRange) string {
 		return "95 % CI"
 	case v1alpha1.IntervalMinMax:
 		return "min–max"
+	case v1alpha1.IntervalPI95:
+		return "95 % prediction interval"
+	case v1alpha1.IntervalAssumed:
+		return "assumed, not measured"
 	}
 	return ""
 }
@@ -87,6 +91,9 @@ type sizingProfile struct {
 	LimitMessage string
 	SafeRule     string
 	Noise        string
+	// MemoryBound holds at any push period; Dropped says which repetitions the ranges leave out.
+	MemoryBound string
+	Dropped     string
 }
 
 func valuesText(v map[string]string) string {
@@ -120,7 +127,10 @@ func sizingProfiles(p *v1alpha1.CapacityPlan) []sizingProfile {
 			continue
 		}
 		sp := sizingProfile{Profile: s.Profile, SafeFleet: devices(s.SafeFleet), Limit: orDash(s.Limit),
-			LimitMessage: s.LimitMessage, SafeRule: s.SafeRule, Noise: s.Noise}
+			LimitMessage: s.LimitMessage, SafeRule: s.SafeRule, Noise: s.Noise, Dropped: s.DroppedRepetitions}
+		if s.MemoryBound > 0 {
+			sp.MemoryBound = devices(s.MemoryBound)
+		}
 		if s.Floor != nil {
 			sp.Settings = append(sp.Settings, newSettingLine("floor", s.Floor))
 		}
