@@ -112,6 +112,10 @@ soak-2h: ## Issue 28's 2-hour Stab-2-2 run on the local cluster (root; not in CI
 soak: ## Long runs stay cheap: Stab-4-672's sample volume (80,640 target samples) in stepped time on envtest, figures at 1x, 10x, 100x; table in bin/soak/results.md (hack/soak/run.sh; SOAK_BASE, SOAK_SCALES).
 	hack/soak/run.sh
 
+.PHONY: layout
+layout: ## The TestRun controller's layout (hack/archgraph): files and lines per package, references against the stage order, file cycles.
+	cd hack/archgraph && go run . -dir $(CURDIR) -order decide,runio,runenv,admit,provision,drive,collect,testrun ./internal/controller/testrun/...
+
 ##@ Build
 
 .PHONY: build
