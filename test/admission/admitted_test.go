@@ -478,7 +478,7 @@ func componentValuesPod(run *v1alpha1.TestRun, comp *v1alpha1.Component, ns stri
 }
 
 // targetOptions, buildTarget and pullSecretCopy call pkg/target as the controller does
-// (internal/controller/testrun/scope.go, provision.go): the one place to adapt when it changes.
+// (internal/controller/testrun/load.go, runenv/env.go, provision/provision.go): the one place to adapt when it changes.
 func targetOptions(podLevelResources, shared bool) target.Options {
 	return target.Options{PodLevelResources: podLevelResources, SharedNamespace: shared}
 }
@@ -491,7 +491,7 @@ func pullSecretCopy(run *v1alpha1.TestRun, src *corev1.Secret, ns string, opts t
 	return target.PullSecret(run, src, ns, opts)
 }
 
-// jobOptions are the controller's runnerJobOptions (internal/controller/testrun/runners.go)
+// jobOptions are the controller's RunnerJobOptions (internal/controller/testrun/runenv/env.go)
 // for a run whose target is still starting.
 func jobOptions(run *v1alpha1.TestRun, objs *target.Objects, targetNS string) runners.JobOptions {
 	var targetEnv []corev1.EnvVar
@@ -513,7 +513,7 @@ func jobOptions(run *v1alpha1.TestRun, objs *target.Objects, targetNS string) ru
 	}
 }
 
-// scriptConfigMap is the ConfigMap reconcileScript makes (internal/controller/testrun/provision.go).
+// scriptConfigMap is the ConfigMap ReconcileScript makes (internal/controller/testrun/admit/script.go).
 func scriptConfigMap(run *v1alpha1.TestRun, cfg []byte) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: naming.ScriptConfigMap(run.Name), Namespace: run.Namespace,

@@ -12,7 +12,7 @@ import (
 
 // checkSplitWarnings asks the operator's own pure functions what it would warn before the run
 // at parallelism 3 (runners.ZeroVUWarnings on the pre-flight's plan, as
-// internal/controller/testrun/warnings.go does, and runners.PerRunnerNumbering on the script),
+// internal/controller/testrun/provision/preflight_warnings.go does, and runners.PerRunnerNumbering on the script),
 // and holds the corpus to them: a script marked split-differs must draw a warning that says its
 // split differs from one k6; any other script, whose split matches k6 exactly, must draw none.
 // A scenario with fewer VUs than runners leaves runners idle without changing what the test
