@@ -188,7 +188,7 @@ func setRunning(pod *corev1.Pod, i int) {
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
 }
 
-// finish ends a runner pod with an exit code and reason, as the kubelet reports it.
+// Finish ends a runner pod with an exit code and reason, as the kubelet reports it.
 func (k *kubelet) Finish(pod *corev1.Pod, exit int32, reason string) {
 	k.t.Helper()
 	if err := k.c.Get(k.ctx, client.ObjectKeyFromObject(pod), pod); err != nil {

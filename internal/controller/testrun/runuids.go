@@ -32,7 +32,7 @@ func (u *runUIDs) remember(name types.NamespacedName, uid types.UID) (replaced t
 	return replaced
 }
 
-// take returns and drops name's UID.
+// Take returns and drops name's UID.
 func (u *runUIDs) Take(name types.NamespacedName) (types.UID, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()

@@ -33,7 +33,7 @@ import (
 // another TestRun's end to this one).
 const baselinePoll = 5 * time.Second
 
-// loadBaseline resolves spec.baseline until it is pinned.
+// LoadBaseline resolves spec.baseline until it is pinned.
 func (r *Stage) LoadBaseline(ctx context.Context, s *decide.Scope) error {
 	run := s.Run
 	if run.Spec.Baseline == nil || run.Status.Comparison != nil || decide.IsFinished(run) {
@@ -125,7 +125,7 @@ func comparedRun(name, uid, source string, completion *metav1.Time) *v1alpha1.Co
 	return &v1alpha1.ComparedRun{Name: name, UID: uid, Source: source, CompletionTime: completion.DeepCopy()}
 }
 
-// reconcileBaseline pins the baseline that load found, before anything is provisioned; a
+// ReconcileBaseline pins the baseline that load found, before anything is provisioned; a
 // missing one fails the run (onMissing Fail) or is said in status.comparison and an event
 // (Warn); a baseline still running is waited for until the provisioning deadline.
 func (r *Stage) ReconcileBaseline(_ context.Context, s *decide.Scope) (ctrl.Result, error) {

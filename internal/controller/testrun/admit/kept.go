@@ -55,7 +55,7 @@ func keptRefOf(o metav1.PartialObjectMetadata) (keptRef, bool) {
 	return ref, ok
 }
 
-// keptLabels are the labels a run's kept record carries: fleetbench's kept-results label and
+// KeptLabels are the labels a run's kept record carries: fleetbench's kept-results label and
 // run name, and the TestRun's own labels (so a baseline selector matches them after the run is
 // gone) but for those under fleetbench's prefix.
 func KeptLabels(run *v1alpha1.TestRun) map[string]string {
@@ -70,7 +70,7 @@ func KeptLabels(run *v1alpha1.TestRun) map[string]string {
 	return out
 }
 
-// createKeptRecord writes the run's Record once, unowned. A ConfigMap of that name that records
+// CreateKeptRecord writes the run's Record once, unowned. A ConfigMap of that name that records
 // another UID is not the run's: it is left alone and the record is not kept (errKeptForeign).
 func (r *Stage) CreateKeptRecord(ctx context.Context, run *v1alpha1.TestRun, rec compare.Record) error {
 	data, err := compare.EncodeRecord(rec)
@@ -133,7 +133,7 @@ func (r *Stage) listKept(ctx context.Context, ns string) ([]keptRef, error) {
 	return out, nil
 }
 
-// pruneKept deletes the namespace's oldest kept records beyond the retention count; only kept
+// PruneKept deletes the namespace's oldest kept records beyond the retention count; only kept
 // records whose name matches their recorded run and UID (keptRefOf), each exactly as listed.
 func (r *Stage) PruneKept(ctx context.Context, ns string) {
 	keep := r.KeptRecords
@@ -154,7 +154,7 @@ func (r *Stage) PruneKept(ctx context.Context, ns string) {
 	}
 }
 
-// readKept reads the kept record of the run name with uid, decoding it within the process-wide
+// ReadKept reads the kept record of the run name with uid, decoding it within the process-wide
 // decode budget (measure.DecodeMemory): its bytes are whatever the namespace's tenants wrote.
 func (r *Stage) ReadKept(ctx context.Context, ns, name, uid string) (compare.Record, error) {
 	var cm corev1.ConfigMap

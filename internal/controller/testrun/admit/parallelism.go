@@ -29,7 +29,7 @@ import (
 // labelRunnerCapacity marks a kept runner capacity record.
 const labelRunnerCapacity = naming.LabelPrefix + "runner-capacity"
 
-// reconcileParallelism records the runner count once. A numeric spec.parallelism is recorded
+// ReconcileParallelism records the runner count once. A numeric spec.parallelism is recorded
 // as it is; auto is chosen from the load, the runner's CPU and the capacity given or kept, and
 // the reconcile comes back at once so the scope loads that many runners.
 func (r *Stage) ReconcileParallelism(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
@@ -99,7 +99,7 @@ func (r *Stage) readCapacityRecord(ctx context.Context, s *decide.Scope) (*runne
 	return rec, nil
 }
 
-// adviseParallelism, once the results are merged and before the run's ending is judged: a
+// AdviseParallelism, once the results are merged and before the run's ending is judged: a
 // run generator-bound on CPU says about how many runners it needs (status.parallelism.suggested,
 // and its generatorBound reason, which the ending's message repeats).
 func AdviseParallelism(s *decide.Scope, summary *measure.Summary, merged *judge.Outcome) {
@@ -126,7 +126,7 @@ func counterOf(summary *measure.Summary, name string) uint64 {
 	return 0
 }
 
-// keepCapacity keeps the runner capacity a run whose results are whole measured, for the next
+// KeepCapacity keeps the runner capacity a run whose results are whole measured, for the next
 // auto run of its script in the namespace.
 func (r *Stage) KeepCapacity(ctx context.Context, s *decide.Scope, summary *measure.Summary, merged *judge.Outcome) {
 	run := s.Run

@@ -15,7 +15,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/target"
 )
 
-// reconcileProfile waits for the Profile that sizes the target (GitOps applies in any order),
+// ReconcileProfile waits for the Profile that sizes the target (GitOps applies in any order),
 // then fixes it for the run: its copy goes into status.profile, once its namespaceSelector
 // admits the TestRun's namespace, and the run reads only that copy from then on.
 func (r *Stage) ReconcileProfile(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
@@ -59,7 +59,7 @@ func (r *Stage) fixProfile(ctx context.Context, s *decide.Scope) error {
 	return nil
 }
 
-// reconcilePermission refuses, before anything is made, a TestRun that asks the operator for
+// ReconcilePermission refuses, before anything is made, a TestRun that asks the operator for
 // more than its own namespace may have (target.NotPermitted). The namespace is read around the
 // cache: it is the user's, not fleetbench's.
 func (r *Stage) ReconcilePermission(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {

@@ -36,7 +36,7 @@ import (
 // queuePoll is how often a queued run reads its Workload when no watch reports it.
 const queuePoll = 30 * time.Second
 
-// reconcileQueue holds the run in Queued, holding no pods, until Kueue admits its Workload;
+// ReconcileQueue holds the run in Queued, holding no pods, until Kueue admits its Workload;
 // once admitted it lets the run provision, and ends it Evicted if Kueue takes the admission
 // back. The queue is decided once, while the run is Pending (queue.Choose): a run queued stays
 // queued whatever its spec or labels say later, in the queue its Workload names, and a run that
@@ -177,7 +177,7 @@ func (r *Stage) createWorkload(ctx context.Context, s *decide.Scope, lq string) 
 	return wl, nil
 }
 
-// finishWorkload marks the ended run's Workload Finished, as Kueue's job framework does for a
+// FinishWorkload marks the ended run's Workload Finished, as Kueue's job framework does for a
 // job that ended: Kueue frees its quota at once, and the next run in the queue is admitted.
 func (r *Stage) FinishWorkload(ctx context.Context, run *v1alpha1.TestRun) error {
 	if !r.Kueue || meta.FindStatusCondition(run.Status.Conditions, v1alpha1.ConditionAdmitted) == nil {

@@ -18,7 +18,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
-// reconcileScript makes the ConfigMap with the inline script and the k6 config, and checks a
+// ReconcileScript makes the ConfigMap with the inline script and the k6 config, and checks a
 // referenced script ConfigMap exists.
 func (r *Stage) ReconcileScript(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
 	run := s.Run

@@ -22,11 +22,11 @@ import (
 // A manager with --target-namespace puts every target into one namespace an admin made: it
 // never creates, labels or deletes that namespace, and removes exactly a run's own objects.
 
-// pollShared is how often what no watch reports is looked at again: the admin's namespace
+// PollShared is how often what no watch reports is looked at again: the admin's namespace
 // appearing, a shared namespace's objects of a run going.
 const PollShared = 5 * time.Second
 
-// reconcileSharedNamespace waits for the shared target namespace to exist, and refuses a target
+// ReconcileSharedNamespace waits for the shared target namespace to exist, and refuses a target
 // its Pod Security would not admit (target.SharedNamespaceRefuses), before anything is made. It
 // is read around the cache: the namespace is the admin's.
 func (r *Stage) ReconcileSharedNamespace(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
@@ -52,7 +52,7 @@ func (r *Stage) ReconcileSharedNamespace(ctx context.Context, s *decide.Scope) (
 	return ctrl.Result{}, nil
 }
 
-// releaseTarget deletes run's target: its own namespace, or in a shared one exactly its
+// ReleaseTarget deletes run's target: its own namespace, or in a shared one exactly its
 // objects, found by label (its pull Secret copies by name: the manager may not list Secrets).
 // Each is read live first and deleted only if provably the run's (target.OwnedBy), with a UID
 // precondition, so neither another tenant's namespace of a look-alike name nor one made again
@@ -109,7 +109,7 @@ func (r *Stage) deleteIfOwned(ctx context.Context, run *v1alpha1.TestRun, obj cl
 	return rc.DeleteExact(ctx, r.Client, obj)
 }
 
-// sharedConflict says that obj, named as this run's in the shared target namespace, is not.
+// SharedConflict says that obj, named as this run's in the shared target namespace, is not.
 func SharedConflict(s *decide.Scope, obj client.Object) string {
 	return fmt.Sprintf("%T %s in the shared target namespace %s exists and was not made for this TestRun (it does not carry its UID in label %s); "+
 		"nothing was touched: an earlier TestRun of this name left it (the operator removes it after a grace), create the TestRun again then",

@@ -23,7 +23,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
-// reconcileCollect reads every runner's result envelope from its log, merges them, and lets
+// ReconcileCollect reads every runner's result envelope from its log, merges them, and lets
 // outcome() decide how the run ends.
 func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
 	run := s.Run

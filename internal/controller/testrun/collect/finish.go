@@ -21,7 +21,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
-// finish acts on what the phases decided, and is the only place that stops runners and
+// Finish acts on what the phases decided, and is the only place that stops runners and
 // deletes their Jobs. A failure stops every runner still running (their results are kept) and
 // ends the run Failed; before the start a pending runner would start k6 paused later and wait
 // for a start that never comes, so its Job is deleted. A stop decision stops the runners and,
@@ -57,7 +57,7 @@ func (r *Stage) deleteActiveJobs(ctx context.Context, s *decide.Scope) {
 	}
 }
 
-// reconcileFinished deletes the TestRun when its TTL has passed and releases the target
+// ReconcileFinished deletes the TestRun when its TTL has passed and releases the target
 // per the cleanup policy.
 func (r *Stage) ReconcileFinished(ctx context.Context, run *v1alpha1.TestRun, now time.Time) (ctrl.Result, error) {
 	var completion *time.Time
@@ -100,7 +100,7 @@ func (r *Stage) ReconcileFinished(ctx context.Context, run *v1alpha1.TestRun, no
 	return ctrl.Result{RequeueAfter: left}, nil
 }
 
-// reconcileDelete removes the target (releaseTarget), which owner references cannot reach, and
+// ReconcileDelete removes the target (releaseTarget), which owner references cannot reach, and
 // the runner Jobs and script ConfigMap, which they would reach only when the garbage collector
 // gets to them: a deleted TestRun stops its load at once. Once its objects in a shared target
 // namespace are gone (their pods follow through the garbage collector), it lets the TestRun go.
@@ -138,7 +138,7 @@ func (r *Stage) ReconcileDelete(ctx context.Context, run *v1alpha1.TestRun) (ctr
 	return ctrl.Result{}, client.IgnoreNotFound(r.Update(ctx, run))
 }
 
-// deleteOwnJobs deletes the runner and pre-flight Jobs this TestRun controls; a Job that only
+// DeleteOwnJobs deletes the runner and pre-flight Jobs this TestRun controls; a Job that only
 // carries its labels is someone else's.
 func (r *Stage) DeleteOwnJobs(ctx context.Context, run *v1alpha1.TestRun) error {
 	var jobs batchv1.JobList

@@ -13,24 +13,24 @@ import (
 	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
-// runnerState is one runner as the world shows it: its Job and the Job's pod, either missing,
+// RunnerState is one runner as the world shows it: its Job and the Job's pod, either missing,
 // and the final envelope the runner answered with, if it did (finalEnvelopes).
 type RunnerState struct {
 	Index int
 	Job   *batchv1.Job
 	Pod   *corev1.Pod
 	Final *measure.Envelope
-	// pullGaveUp is the kubelet's message once the runner's image pull failed again after the
+	// PullGaveUp is the kubelet's message once the runner's image pull failed again after the
 	// first back-off (pullFailures).
 	PullGaveUp string
-	// replacement is the number of the replacement this runner is (replace.go); 0: the original.
+	// Replacement is the number of the replacement this runner is (replace.go); 0: the original.
 	Replacement int
-	// plan, set while a replacement is decided, makes createRunnerJobs build it.
+	// Plan, set while a replacement is decided, makes createRunnerJobs build it.
 	Plan *ReplacementPlan
-	// afterLoss: a runner of a Replace run lost after the start, whose loss a gap accounts for
+	// AfterLoss: a runner of a Replace run lost after the start, whose loss a gap accounts for
 	// without a replacement (too late in the load): it counts as stopped, not as a failure.
 	AfterLoss bool
-	// deleting: a Replace run's runner whose pod is being deleted after the start (kubectl
+	// Deleting: a Replace run's runner whose pod is being deleted after the start (kubectl
 	// delete, a drain's eviction, the taint manager on a lost node): lost already.
 	Deleting bool
 }
@@ -44,20 +44,20 @@ const (
 	runnerNoJob runnerClass = iota
 	// runnerNoPod: its Job has made no pod yet (a ResourceQuota may refuse it).
 	runnerNoPod
-	// runnerPending: its pod is not Ready: scheduling, pulling, reaching the target.
+	// RunnerPending: its pod is not Ready: scheduling, pulling, reaching the target.
 	RunnerPending
-	// runnerReady: Ready; paused before the start, running after it.
+	// RunnerReady: Ready; paused before the start, running after it.
 	RunnerReady
-	// runnerSucceeded: k6 ended by itself with its results: exit 0, 99 or 110.
+	// RunnerSucceeded: k6 ended by itself with its results: exit 0, 99 or 110.
 	RunnerSucceeded
 	// runnerStopped: exit 103, stopped through its REST API: the operator did that, so such a
 	// runner is never the cause of a failure, only a witness of one.
 	runnerStopped
 	// runnerFailed: k6, or the wait to reach the target before it, ended with an error of its own.
 	runnerFailed
-	// runnerOOMKilled: killed for exceeding its memory limit.
+	// RunnerOOMKilled: killed for exceeding its memory limit.
 	RunnerOOMKilled
-	// runnerLost: its pod went away or was ended from outside (evicted, deleted, signalled).
+	// RunnerLost: its pod went away or was ended from outside (evicted, deleted, signalled).
 	RunnerLost
 )
 
@@ -69,7 +69,7 @@ var runnerClassNames = map[runnerClass]string{
 
 func (c runnerClass) String() string { return runnerClassNames[c] }
 
-// ended: the runner will do nothing more.
+// Ended: the runner will do nothing more.
 func (c runnerClass) Ended() bool { return c >= RunnerSucceeded }
 
 // k6 exit codes (k6 v2.2.0, errext/exitcodes).
@@ -101,24 +101,24 @@ var k6ExitMeaning = map[int32]string{
 // imageMissing are waiting reasons that no amount of waiting fixes.
 var imageMissing = map[string]bool{"ErrImageNeverPull": true, "InvalidImageName": true}
 
-// runnerView is one classified runner.
+// RunnerView is one classified runner.
 type RunnerView struct {
 	RunnerState
 	Class runnerClass
-	// why says, for a runner not Ready or ended, what the scheduler, the kubelet or k6 said.
+	// Why says, for a runner not Ready or ended, what the scheduler, the kubelet or k6 said.
 	Why string
-	// unschedulable: the scheduler found no node for its pod.
+	// Unschedulable: the scheduler found no node for its pod.
 	Unschedulable bool
 	// imageProblem: its image is not on the node and will not be pulled.
 	imageProblem string
 	// markedFailed: the script called test.fail(); the runner's results are whole, the verdict is not PASSED.
 	markedFailed bool
-	// scriptAborted: the script called test.abort(); its results are whole up to there, the
+	// ScriptAborted: the script called test.abort(); its results are whole up to there, the
 	// verdict is not PASSED, and the rest of the fleet stops as one k6 process would.
 	ScriptAborted bool
 }
 
-// name is the pod's name, or the runner's number before it has one.
+// Name is the pod's name, or the runner's number before it has one.
 func (v RunnerView) Name() string {
 	if v.Pod != nil {
 		return v.Pod.Name
@@ -126,7 +126,7 @@ func (v RunnerView) Name() string {
 	return fmt.Sprintf("runner %d", v.Index)
 }
 
-// classifyRunner decides what one runner is doing, from its Job and pod alone.
+// ClassifyRunner decides what one runner is doing, from its Job and pod alone.
 func ClassifyRunner(rs RunnerState) RunnerView {
 	v := RunnerView{RunnerState: rs}
 	switch pod := rs.Pod; {
@@ -201,7 +201,7 @@ func classifyEnded(v *RunnerView) {
 	}
 }
 
-// runnerSummary is every runner classified once, and counted.
+// RunnerSummary is every runner classified once, and counted.
 type RunnerSummary struct {
 	Views  []RunnerView
 	Counts map[runnerClass]int
@@ -220,7 +220,7 @@ func Classify(rs []RunnerState) RunnerSummary {
 	return s
 }
 
-// active counts the runners that have not ended.
+// Active counts the runners that have not ended.
 func (s RunnerSummary) Active() int {
 	n := 0
 	for c, k := range s.Counts {
@@ -236,7 +236,7 @@ func (s RunnerSummary) first(classes ...runnerClass) (RunnerView, bool) {
 	return s.FirstWith(func(v RunnerView) bool { return slices.Contains(classes, v.Class) })
 }
 
-// notReady says, runner by runner, why the runners are not all Ready yet.
+// NotReady says, runner by runner, why the runners are not all Ready yet.
 func (s RunnerSummary) NotReady() string {
 	var parts []string
 	waiting := 0
@@ -280,10 +280,10 @@ func (s RunnerSummary) status(startSkew string) *v1alpha1.RunnerCounts {
 	return c
 }
 
-// failure is why a run ends Failed: a reason constant and a message that says what to do.
+// Failure is why a run ends Failed: a reason constant and a message that says what to do.
 type Failure = verdict.Failure
 
-// beforeStartFailure is the failure the runners show before the start, if any: a missing image
+// BeforeStartFailure is the failure the runners show before the start, if any: a missing image
 // or a runner that ended (k6 never exits 0 while paused, so exit 0 means an earlier reconcile
 // started it and its status write was lost; that one is not a failure).
 func (s RunnerSummary) BeforeStartFailure() *Failure {
@@ -296,7 +296,7 @@ func (s RunnerSummary) BeforeStartFailure() *Failure {
 	return nil
 }
 
-// notReadyFailure is the failure of runners still not Ready at their deadline.
+// NotReadyFailure is the failure of runners still not Ready at their deadline.
 func (s RunnerSummary) NotReadyFailure() *Failure {
 	reason := v1alpha1.ReasonRunnersNotReady
 	if _, ok := s.FirstWith(func(v RunnerView) bool { return v.Unschedulable }); ok {
@@ -307,7 +307,7 @@ func (s RunnerSummary) NotReadyFailure() *Failure {
 	return &Failure{Reason: reason, Message: s.NotReady() + "; raise spec.timeouts.runnersReady, free capacity or quota, or lower spec.parallelism"}
 }
 
-// separateFailure is the failure of a spec.separate run the cluster cannot place: a runner is
+// SeparateFailure is the failure of a spec.separate run the cluster cannot place: a runner is
 // unschedulable and fewer nodes can take runners than there are runners. Waiting would not help.
 func (s RunnerSummary) SeparateFailure(separate bool, schedulableNodes int) *Failure {
 	if !separate || schedulableNodes >= len(s.Views) {
@@ -322,7 +322,7 @@ func (s RunnerSummary) SeparateFailure(separate bool, schedulableNodes int) *Fai
 			"lower spec.parallelism to %d, add nodes, or unset spec.separate", len(s.Views), schedulableNodes, v.Name(), v.Why, schedulableNodes)}
 }
 
-// runFailure is the most telling failure among runners after the start: an OOM kill, a lost
+// RunFailure is the most telling failure among runners after the start: an OOM kill, a lost
 // runner, then a runner's own error. Stopped runners and exit 99 are never a cause.
 func (s RunnerSummary) RunFailure() *Failure {
 	if v, ok := s.first(RunnerOOMKilled); ok {

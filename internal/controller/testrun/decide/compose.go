@@ -19,7 +19,7 @@ import (
 // controller composes a Machine's status in updateStatus. shape_test.go holds every other
 // file of the package to that: none assigns status fields or sets conditions but through here.
 
-// composeStatus is the TestRun's status after this reconcile: the identity (testID), the
+// ComposeStatus is the TestRun's status after this reconcile: the identity (testID), the
 // Profile fixed at the first provisioning step, where the target is, the runner counts, the
 // standing the phases moved the run to, how it ended, and the summary conditions derived from
 // all that. It reads only s and its decision, and writes nothing.
@@ -89,14 +89,14 @@ func composeSummary(st *v1alpha1.TestRunStatus, generation int64) {
 	rc.SetSummaryConditions(&st.Conditions, generation, standing(st))
 }
 
-// composeFinished is the status of a run that had ended already: only what is derived.
+// ComposeFinished is the status of a run that had ended already: only what is derived.
 func ComposeFinished(run *v1alpha1.TestRun) v1alpha1.TestRunStatus {
 	st := *run.Status.DeepCopy()
 	composeSummary(&st, run.Generation)
 	return st
 }
 
-// composeRejected is what is kept of a status the API server refused even cut to the CRD's
+// ComposeRejected is what is kept of a status the API server refused even cut to the CRD's
 // bounds (statusbound.Short): the run ends Failed StatusRejected, saying why.
 func ComposeRejected(st *v1alpha1.TestRunStatus, generation int64, refusal string, now metav1.Time) v1alpha1.TestRunStatus {
 	short := statusbound.Short(st)
@@ -108,7 +108,7 @@ func ComposeRejected(st *v1alpha1.TestRunStatus, generation int64, refusal strin
 	return short
 }
 
-// announced are the standing changes of this reconcile that an event and the phase metric
+// Announced are the standing changes of this reconcile that an event and the phase metric
 // record (the act step sends them): each change of phase or reason from the one before, the
 // ending last. A Failed run, and one that succeeded without passing, are warnings.
 func Announced(before *v1alpha1.TestRunStatus, d *Decision, after *v1alpha1.TestRunStatus) []Announcement {
@@ -132,7 +132,7 @@ func Announced(before *v1alpha1.TestRunStatus, d *Decision, after *v1alpha1.Test
 	return out
 }
 
-// announcement is one standing change as an event.
+// Announcement is one standing change as an event.
 type Announcement struct {
 	EventType string
 	standingChange

@@ -14,19 +14,19 @@ import (
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
 )
 
-// decision is what one reconcile decided about its TestRun. The phases and finish record it
+// Decision is what one reconcile decided about its TestRun. The phases and finish record it
 // here instead of writing status; composeStatus turns it, with the scope, into the status.
 type Decision struct {
 	// standings are the phases, reasons and messages the run moved through, in order; the
 	// last is where it stands (none: it stays where it was). Each is announced by an event.
 	standings []standingChange
-	// ending is how the run ended in this reconcile (finish, collection); nil while it goes on.
+	// Ending is how the run ended in this reconcile (finish, collection); nil while it goes on.
 	Ending *Ending
-	// startSkew is the spread of the runners' start acknowledgements, once they were started.
+	// StartSkew is the spread of the runners' start acknowledgements, once they were started.
 	StartSkew string
-	// profile is the Profile's snapshot, fixed in this reconcile (reconcileProfile).
+	// Profile is the Profile's snapshot, fixed in this reconcile (reconcileProfile).
 	Profile *v1alpha1.ProfileSnapshot
-	// targetNamespace is the target's namespace, once proven the run's (or the admin's shared one).
+	// TargetNamespace is the target's namespace, once proven the run's (or the admin's shared one).
 	TargetNamespace string
 
 	// conditions are the conditions set in this reconcile, in order (a later one of a type
@@ -42,20 +42,20 @@ type Decision struct {
 	Peak           *v1alpha1.PeakResult
 	Target         *v1alpha1.TargetUsage
 	AbortOnFail    *v1alpha1.AbortWatch
-	// runnerMemory is status.runners.memory, decided when the results are merged.
+	// RunnerMemory is status.runners.memory, decided when the results are merged.
 	RunnerMemory *v1alpha1.RunnerMemory
-	// parallelism is status.parallelism, chosen once (reconcileParallelism); suggestedParallelism
+	// Parallelism is status.parallelism, chosen once (reconcileParallelism); suggestedParallelism
 	// the runners a generator-bound run needs (judgeParallelism).
 	Parallelism          *v1alpha1.ParallelismStatus
 	SuggestedParallelism int32
-	// gaps is status.gaps: the runners lost and replaced (replace.go).
+	// Gaps is status.gaps: the runners lost and replaced (replace.go).
 	Gaps *[]v1alpha1.RunnerGap
-	// comparison is status.comparison: the pinned baseline (reconcileBaseline), then the
+	// Comparison is status.comparison: the pinned baseline (reconcileBaseline), then the
 	// comparison with it (judgeBaseline); composeComparison writes each once.
 	Comparison *v1alpha1.Comparison
 }
 
-// generatorBound is whether the runners, not the target, limited the load, and why.
+// GeneratorBound is whether the runners, not the target, limited the load, and why.
 type GeneratorBound struct {
 	Bound  bool
 	Reason string
@@ -67,7 +67,7 @@ type standingChange struct {
 	Reason, Message string
 }
 
-// enter records that the run is in phase for reason, saying message.
+// Enter records that the run is in phase for reason, saying message.
 func (s *Scope) Enter(phase v1alpha1.TestRunPhase, reason, message string) {
 	s.Decided.standings = append(s.Decided.standings, standingChange{phase, reason, message})
 }
@@ -80,7 +80,7 @@ func (d *Decision) standing() *standingChange {
 	return &d.standings[len(d.standings)-1]
 }
 
-// phase is the run's phase as decided so far in this reconcile.
+// Phase is the run's phase as decided so far in this reconcile.
 func (s *Scope) Phase() v1alpha1.TestRunPhase {
 	switch {
 	case s.Decided.Ending != nil:
@@ -93,7 +93,7 @@ func (s *Scope) Phase() v1alpha1.TestRunPhase {
 	return s.Run.Status.Phase
 }
 
-// recordCondition records that the condition typ is now status, for reason (a constant of
+// RecordCondition records that the condition typ is now status, for reason (a constant of
 // api/v1alpha1), saying message. It is stamped now, as meta.SetStatusCondition would stamp it,
 // so that a reader in this reconcile and the composed status agree on its transition time.
 func (s *Scope) RecordCondition(typ string, status metav1.ConditionStatus, reason, message string) {
@@ -101,7 +101,7 @@ func (s *Scope) RecordCondition(typ string, status metav1.ConditionStatus, reaso
 		Message: rc.Truncate(message, rc.MaxConditionMessage), ObservedGeneration: s.Run.Generation, LastTransitionTime: metav1.Now()})
 }
 
-// conditions are the run's conditions with those decided in this reconcile applied.
+// Conditions are the run's conditions with those decided in this reconcile applied.
 func (s *Scope) Conditions() []metav1.Condition {
 	if len(s.Decided.conditions) == 0 {
 		return s.Run.Status.Conditions
@@ -111,17 +111,17 @@ func (s *Scope) Conditions() []metav1.Condition {
 	return conds
 }
 
-// condition is the condition typ as decided so far in this reconcile; nil: not set.
+// Condition is the condition typ as decided so far in this reconcile; nil: not set.
 func (s *Scope) Condition(typ string) *metav1.Condition {
 	return meta.FindStatusCondition(s.Conditions(), typ)
 }
 
-// conditionTrue says whether the condition typ is True as decided so far in this reconcile.
+// ConditionTrue says whether the condition typ is True as decided so far in this reconcile.
 func (s *Scope) ConditionTrue(typ string) bool {
 	return meta.IsStatusConditionTrue(s.Conditions(), typ)
 }
 
-// startTime is when the runners were started, as decided so far; nil before the start.
+// StartTime is when the runners were started, as decided so far; nil before the start.
 func (s *Scope) StartTime() *metav1.Time {
 	if s.Decided.StartTime != nil {
 		return s.Decided.StartTime
@@ -129,7 +129,7 @@ func (s *Scope) StartTime() *metav1.Time {
 	return s.Run.Status.StartTime
 }
 
-// results are the run's results as decided so far. Not to be changed in place: a change is a
+// Results are the run's results as decided so far. Not to be changed in place: a change is a
 // copy recorded in s.d.results.
 func (s *Scope) Results() *v1alpha1.Results {
 	if s.Decided.Results != nil {
@@ -138,7 +138,7 @@ func (s *Scope) Results() *v1alpha1.Results {
 	return s.Run.Status.Results
 }
 
-// progress is status.progress as decided so far.
+// Progress is status.progress as decided so far.
 func (s *Scope) Progress() *v1alpha1.Progress {
 	if s.Decided.Progress != nil {
 		return s.Decided.Progress
@@ -146,7 +146,7 @@ func (s *Scope) Progress() *v1alpha1.Progress {
 	return s.Run.Status.Progress
 }
 
-// capacity is status.capacity as decided so far; not to be changed in place.
+// Capacity is status.capacity as decided so far; not to be changed in place.
 func (s *Scope) Capacity() *v1alpha1.CapacityResult {
 	if s.Decided.Capacity != nil {
 		return s.Decided.Capacity
@@ -154,7 +154,7 @@ func (s *Scope) Capacity() *v1alpha1.CapacityResult {
 	return s.Run.Status.Capacity
 }
 
-// peak is status.peak as decided so far; not to be changed in place.
+// Peak is status.peak as decided so far; not to be changed in place.
 func (s *Scope) Peak() *v1alpha1.PeakResult {
 	if s.Decided.Peak != nil {
 		return s.Decided.Peak
@@ -162,7 +162,7 @@ func (s *Scope) Peak() *v1alpha1.PeakResult {
 	return s.Run.Status.Peak
 }
 
-// target is status.target as decided so far; not to be changed in place.
+// Target is status.target as decided so far; not to be changed in place.
 func (s *Scope) Target() *v1alpha1.TargetUsage {
 	if s.Decided.Target != nil {
 		return s.Decided.Target
@@ -170,7 +170,7 @@ func (s *Scope) Target() *v1alpha1.TargetUsage {
 	return s.Run.Status.Target
 }
 
-// gaps is status.gaps as decided so far; not to be changed in place.
+// Gaps is status.gaps as decided so far; not to be changed in place.
 func (s *Scope) Gaps() []v1alpha1.RunnerGap {
 	if s.Decided.Gaps != nil {
 		return *s.Decided.Gaps
@@ -178,7 +178,7 @@ func (s *Scope) Gaps() []v1alpha1.RunnerGap {
 	return s.Run.Status.Gaps
 }
 
-// abortOnFail is status.abortOnFail as decided so far; not to be changed in place.
+// AbortOnFail is status.abortOnFail as decided so far; not to be changed in place.
 func (s *Scope) AbortOnFail() *v1alpha1.AbortWatch {
 	if s.Decided.AbortOnFail != nil {
 		return s.Decided.AbortOnFail

@@ -16,25 +16,25 @@ import (
 // Collected is what the collection phase gathered once every runner ended.
 type Collected struct {
 	Runners RunnerSummary
-	// report is the merged results, nil when no runner's envelope could be read or merged.
+	// Report is the merged results, nil when no runner's envelope could be read or merged.
 	Report *judge.Outcome
-	// problems name the envelopes that could not be read or merged.
+	// Problems name the envelopes that could not be read or merged.
 	Problems []string
-	// runDeadline is when the load had to end; zero where the run never started.
+	// RunDeadline is when the load had to end; zero where the run never started.
 	RunDeadline time.Time
 	Now         time.Time
-	// targetProblems fail the verdict: restarts, memory growth, log findings.
+	// TargetProblems fail the verdict: restarts, memory growth, log findings.
 	TargetProblems []string
-	// peak is a peak test's climb, for the message.
+	// Peak is a peak test's climb, for the message.
 	Peak *v1alpha1.PeakResult
-	// abort, when it says what was aborted, fails the verdict as k6's abortOnFail does.
+	// Abort, when it says what was aborted, fails the verdict as k6's abortOnFail does.
 	Abort *v1alpha1.AbortWatch
 	// targetLost says how the target went away while the load ran; "" if it did not.
 	targetLost string
-	// gaps are the runners lost and replaced; maxGaps, when set, is how many may pass.
+	// Gaps are the runners lost and replaced; maxGaps, when set, is how many may pass.
 	Gaps    []v1alpha1.RunnerGap
 	MaxGaps *int32
-	// runnerLeak says that a runner's own memory leaks: the generator's fault, said in the
+	// RunnerLeak says that a runner's own memory leaks: the generator's fault, said in the
 	// message and never a failure of the target (judge.RunnerLeakWarning).
 	RunnerLeak string
 	// Comparison is the comparison with the pinned baseline, once decided.
@@ -89,7 +89,7 @@ func standing(st *v1alpha1.TestRunStatus) rc.Standing {
 		Failed: st.Phase == v1alpha1.PhaseFailed, Verdict: st.Verdict, Phase: string(st.Phase), Reason: st.Reason, Message: st.Message}
 }
 
-// runnerLeak is the warning of a leaking runner in the merged results; "" without one.
+// RunnerLeak is the warning of a leaking runner in the merged results; "" without one.
 func RunnerLeak(merged *judge.Outcome) string {
 	if merged == nil {
 		return ""
@@ -97,7 +97,7 @@ func RunnerLeak(merged *judge.Outcome) string {
 	return judge.RunnerLeakWarning(merged.RunnerMemory)
 }
 
-// afterEnd comes back at once to a run that just ended: reconcileFinished releases its target
+// AfterEnd comes back at once to a run that just ended: reconcileFinished releases its target
 // (no watch need report anything first) and counts its TTL down.
 func AfterEnd() ctrl.Result { return rc.After(time.Millisecond) }
 
@@ -108,7 +108,7 @@ func TargetPolicy(run *v1alpha1.TestRun) v1alpha1.TargetCleanupPolicy {
 	return run.Spec.Cleanup.Target
 }
 
-// targetLostCondition is TargetReady once it recorded the target lost, else nil.
+// TargetLostCondition is TargetReady once it recorded the target lost, else nil.
 func TargetLostCondition(s *Scope) *metav1.Condition {
 	c := s.Condition(v1alpha1.ConditionTargetReady)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonTargetLost {
@@ -117,7 +117,7 @@ func TargetLostCondition(s *Scope) *metav1.Condition {
 	return c
 }
 
-// withTargetLost adds to c what TargetReady recorded of a target lost mid-run.
+// WithTargetLost adds to c what TargetReady recorded of a target lost mid-run.
 func (c Collected) WithTargetLost(s *Scope) Collected {
 	if lost := TargetLostCondition(s); lost != nil {
 		c.targetLost = lost.Message
@@ -137,7 +137,7 @@ func refusedByPreflight(run *v1alpha1.TestRun) bool {
 	return RefusedBy(run.Status.Conditions)
 }
 
-// refusedBy: ScriptChecked holds the pre-flight's refusal (False for a reason other than
+// RefusedBy: ScriptChecked holds the pre-flight's refusal (False for a reason other than
 // still checking).
 func RefusedBy(conditions []metav1.Condition) bool {
 	c := meta.FindStatusCondition(conditions, v1alpha1.ConditionScriptChecked)

@@ -32,7 +32,7 @@ func PodReady(pod *corev1.Pod) bool {
 	return c != nil && c.Status == corev1.ConditionTrue
 }
 
-// exitOf is the k6 container's exit code and termination reason (OOMKilled, Error, …).
+// ExitOf is the k6 container's exit code and termination reason (OOMKilled, Error, …).
 func ExitOf(pod *corev1.Pod) (int32, string) {
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.Name == runners.ContainerName && cs.State.Terminated != nil {
@@ -90,7 +90,7 @@ func TerminatedMessage(pod *corev1.Pod) string {
 // maxErrorText bounds the k6 error text a message carries.
 const maxErrorText = 800
 
-// k6Errors picks k6's last error lines out of a log tail: the msg of `level=error` and
+// K6Errors picks k6's last error lines out of a log tail: the msg of `level=error` and
 // `level=fatal` lines (k6's logfmt), the last three, joined, e.g. "could not initialize
 // 'test.js': ... Line 4:35 Unexpected token ;".
 func K6Errors(log string) string {
@@ -127,7 +127,7 @@ func JobFailed(job *batchv1.Job) string {
 	return ""
 }
 
-// pendingWhy says why a pod that has not ended is not running yet, as the scheduler and the
+// PendingWhy says why a pod that has not ended is not running yet, as the scheduler and the
 // kubelet report it: no node with room, an image that will not come, a container waiting.
 // Runner and target messages both read it.
 func PendingWhy(pod *corev1.Pod) string {

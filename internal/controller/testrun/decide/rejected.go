@@ -8,7 +8,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 )
 
-// rejectResult ends the run Failed because a runner's result envelope was refused for its size
+// RejectResult ends the run Failed because a runner's result envelope was refused for its size
 // or shape (measure.ErrRejected): decoding it would have taken more of the manager's memory
 // than any run may, so its results are lost, and no other run pays for them.
 func (s *Scope) RejectResult(pod *corev1.Pod, err error) {
@@ -24,7 +24,7 @@ func (s *Scope) RejectResult(pod *corev1.Pod, err error) {
 		"custom metrics and tag values the script makes", who, Excerpt(err.Error(), 2*MaxExcerpt)))
 }
 
-// joined lists the errors errors.Join put together, or err alone.
+// Joined lists the errors errors.Join put together, or err alone.
 func Joined(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		return j.Unwrap()

@@ -13,13 +13,13 @@ import (
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
-// replacementPlan is a replacement decided in this reconcile, for createRunnerJobs.
+// ReplacementPlan is a replacement decided in this reconcile, for createRunnerJobs.
 type ReplacementPlan struct {
 	K         int
 	ConfigMap string
 }
 
-// replacementOf is the replacement number a Job or pod carries; 0 for an original runner.
+// ReplacementOf is the replacement number a Job or pod carries; 0 for an original runner.
 func ReplacementOf(o metav1.Object) int {
 	k, err := strconv.Atoi(o.GetLabels()[naming.LabelReplacement])
 	if err != nil || k < 0 || k > v1alpha1.MaxReplacementsLimit {
@@ -28,12 +28,12 @@ func ReplacementOf(o metav1.Object) int {
 	return k
 }
 
-// replaces says whether lost runners of this run are replaced.
+// Replaces says whether lost runners of this run are replaced.
 func (s *Scope) Replaces() bool {
 	return runners.LossPolicy(&s.Run.Spec, s.Run.RunnerCount()) == v1alpha1.RunnerLossReplace
 }
 
-// noteLostPod keeps the pods status.gaps names, to tell when a lost runner is gone.
+// NoteLostPod keeps the pods status.gaps names, to tell when a lost runner is gone.
 func (s *Scope) NoteLostPod(pod *corev1.Pod) {
 	for _, g := range s.Run.Status.Gaps {
 		// A pod of that name made after the loss is a look-alike, never the lost runner.
@@ -46,7 +46,7 @@ func (s *Scope) NoteLostPod(pod *corev1.Pod) {
 	}
 }
 
-// maxGaps is spec.runnerLoss.maxGaps; nil when unset.
+// MaxGaps is spec.runnerLoss.maxGaps; nil when unset.
 func MaxGaps(spec *v1alpha1.TestRunSpec) *int32 {
 	if spec.RunnerLoss == nil {
 		return nil
@@ -60,14 +60,14 @@ func (s *Scope) RecheckReplace(d time.Duration) {
 	}
 }
 
-// gapsSummary says what results with gaps cover, for the Gapless condition and the verdict
+// GapsSummary says what results with gaps cover, for the Gapless condition and the verdict
 // (judge.GapsSummary: the HTML report uses the same words).
 func GapsSummary(gaps []v1alpha1.RunnerGap) string { return judge.GapsSummary(gaps, maxNamedRunners) }
 
-// gapText is one gap in words, after a prefix taking the runner and the cause.
+// GapText is one gap in words, after a prefix taking the runner and the cause.
 func GapText(g v1alpha1.RunnerGap, prefix string) string { return judge.GapText(g, prefix) }
 
-// recordGapless records the Gapless condition of a Replace run: True while no runner was
+// RecordGapless records the Gapless condition of a Replace run: True while no runner was
 // replaced, False saying what the results cover once one was.
 func (s *Scope) RecordGapless(gaps []v1alpha1.RunnerGap) {
 	status, reason, msg := metav1.ConditionTrue, v1alpha1.ReasonNoGaps, "no runner was lost; the results cover the whole load"

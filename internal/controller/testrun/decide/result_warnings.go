@@ -10,7 +10,7 @@ const (
 	maxWarningLength  = 1024 // and its items' MaxLength
 )
 
-// addWarnings appends warnings to status.results.warnings once each, within the API's bounds.
+// AddWarnings appends warnings to status.results.warnings once each, within the API's bounds.
 func AddWarnings(s *Scope, warnings []string) {
 	if len(warnings) == 0 {
 		return
@@ -23,7 +23,7 @@ func AddWarnings(s *Scope, warnings []string) {
 	s.Decided.Results = r
 }
 
-// mergeWarnings is kept followed by the new warnings not already in it, at most
+// MergeWarnings is kept followed by the new warnings not already in it, at most
 // maxResultWarnings, each within maxWarningLength.
 func MergeWarnings(kept, more []string) []string {
 	out := make([]string, 0, min(len(kept)+len(more), maxResultWarnings))

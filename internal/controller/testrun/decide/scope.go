@@ -17,46 +17,46 @@ import (
 	"fleetbench.dev/fleetbench/pkg/target"
 )
 
-// scope is everything one reconcile knows. load() fills the world's part once; phases read it,
+// Scope is everything one reconcile knows. load() fills the world's part once; phases read it,
 // create what is missing, write run.Status and record decisions; finish() acts on them.
 type Scope struct {
-	// run is the TestRun, read live; phases write only its status.
+	// Run is the TestRun, read live; phases write only its status.
 	Run *v1alpha1.TestRun
 	Now time.Time
-	// timeouts are spec.timeouts with the operator's defaults applied.
+	// Timeouts are spec.timeouts with the operator's defaults applied.
 	Timeouts Timeouts
 
-	// profile sizes the target: status.profile's snapshot (target.FromSnapshot), or, until
+	// Profile sizes the target: status.profile's snapshot (target.FromSnapshot), or, until
 	// reconcileProfile records it, the snapshot of liveProfile; nil while there is neither.
 	Profile *v1alpha1.Profile
-	// liveProfile is the Profile as the cache has it, read only while status.profile is unset;
+	// LiveProfile is the Profile as the cache has it, read only while status.profile is unset;
 	// snapshot is its copy for status.profile, snapshotErr why it cannot be copied.
 	LiveProfile *v1alpha1.Profile
 	Snapshot    *v1alpha1.ProfileSnapshot
 	SnapshotErr error
-	// targetNS is the provisioned target's namespace; empty for an external target.
+	// TargetNS is the provisioned target's namespace; empty for an external target.
 	TargetNS string
-	// sharedTarget: targetNS holds other runs' targets too (Options.TargetNamespace).
+	// SharedTarget: targetNS holds other runs' targets too (Options.TargetNamespace).
 	SharedTarget bool
-	// desired are the target's objects, built once; nil without a profile or for an external
+	// Desired are the target's objects, built once; nil without a profile or for an external
 	// target. desiredErr says why they cannot be built.
 	Desired    *target.Objects
 	DesiredErr error
-	// script is the script's text once reconcileScript found it; empty after the start.
+	// Script is the script's text once reconcileScript found it; empty after the start.
 	Script string
-	// targetPods are the target's pods as the cache has them, this run's only.
+	// TargetPods are the target's pods as the cache has them, this run's only.
 	TargetPods []corev1.Pod
-	// runners are indexed by runner number; summary classifies them once.
+	// Runners are indexed by runner number; summary classifies them once.
 	Runners []RunnerState
 	Summary RunnerSummary
-	// pullRecheck is when a runner's failing image pull is judged again (pullFailures).
+	// PullRecheck is when a runner's failing image pull is judged again (pullFailures).
 	PullRecheck time.Duration
-	// lostPods are the lost runners' pods status.gaps names, while they exist (replace.go);
+	// LostPods are the lost runners' pods status.gaps names, while they exist (replace.go);
 	// replaceRecheck is when a replacement waiting on one is looked at again.
 	LostPods       map[string]*corev1.Pod
 	ReplaceRecheck time.Duration
 
-	// live is the runners' results so far, read at most once per reconcile (liveEnvelopes).
+	// Live is the runners' results so far, read at most once per reconcile (liveEnvelopes).
 	Live struct {
 		Read bool
 		Envs []measure.Envelope
@@ -64,38 +64,38 @@ type Scope struct {
 		At   time.Time // when the read began; zero: none this reconcile
 	}
 
-	// baseline is what load found of spec.baseline while it is not pinned; nil otherwise.
+	// Baseline is what load found of spec.baseline while it is not pinned; nil otherwise.
 	Baseline *BaselineLookup
 
-	// failure, once recorded by a phase, ends the run Failed in finish().
+	// Failure, once recorded by a phase, ends the run Failed in finish().
 	Failure *Failure
-	// stop, once recorded, has finish() stop every runner still running.
+	// Stop, once recorded, has finish() stop every runner still running.
 	Stop *StopDecision
 	// d is what this reconcile decided about the run's status; composeStatus applies it.
 	Decided Decision
 }
 
-// stopDecision is why the runners still running must stop, and whether the Jobs of those that
+// StopDecision is why the runners still running must stop, and whether the Jobs of those that
 // did not stop in time are deleted.
 type StopDecision struct {
 	Why        string
 	DeleteJobs bool
 }
 
-// fail records that the run ends Failed; finish() acts on it.
+// Fail records that the run ends Failed; finish() acts on it.
 func (s *Scope) Fail(reason, message string) { s.Failure = &Failure{Reason: reason, Message: message} }
 
 func (s *Scope) Started() bool {
 	return s.ConditionTrue(v1alpha1.ConditionStarted)
 }
 
-// provisioningDeadline bounds the waits for the profile, the target and the script; from
+// ProvisioningDeadline bounds the waits for the profile, the target and the script; from
 // Kueue's admission for a queued run (admittedAt).
 func (s *Scope) ProvisioningDeadline() time.Time {
 	return s.admittedAt().Add(s.Timeouts.Provisioning)
 }
 
-// runnersReadyDeadline counts from when the target became Ready (creation for an external one).
+// RunnersReadyDeadline counts from when the target became Ready (creation for an external one).
 func (s *Scope) RunnersReadyDeadline() time.Time {
 	from := s.admittedAt()
 	if c := s.Condition(v1alpha1.ConditionTargetReady); c != nil && c.Status == metav1.ConditionTrue {
@@ -104,7 +104,7 @@ func (s *Scope) RunnersReadyDeadline() time.Time {
 	return from.Add(s.Timeouts.RunnersReady)
 }
 
-// runDeadline is when the load must have ended; zero before the start.
+// RunDeadline is when the load must have ended; zero before the start.
 func (s *Scope) RunDeadline() time.Time {
 	if s.StartTime() == nil {
 		return time.Time{}
@@ -112,7 +112,7 @@ func (s *Scope) RunDeadline() time.Time {
 	return s.StartTime().Add(RunLength(s.Run, s.Timeouts))
 }
 
-// controlledBy says whether o's controller owner reference names the object with uid: how a
+// ControlledBy says whether o's controller owner reference names the object with uid: how a
 // runner's Job is told from a look-alike carrying the same labels (a tenant may create any pod
 // or Job with fleetbench's labels in its namespace, and make it the newest).
 func ControlledBy(o metav1.Object, uid types.UID) bool {
@@ -125,7 +125,7 @@ func RunnerIndex(o metav1.Object, n int) (int, bool) {
 	return idx, err == nil && idx >= 0 && idx < n
 }
 
-// waitOrFail waits in phase with waitReason until deadline, coming back after poll at the
+// WaitOrFail waits in phase with waitReason until deadline, coming back after poll at the
 // latest when poll > 0; past the deadline it records failReason with the message and the fix.
 func (s *Scope) WaitOrFail(deadline time.Time, poll time.Duration, phase v1alpha1.TestRunPhase,
 	waitReason, failReason, message, fix string) ctrl.Result {
@@ -147,11 +147,11 @@ func (s *Scope) admittedAt() time.Time {
 	return s.Run.CreationTimestamp.Time
 }
 
-// baselineLookup is what load found of spec.baseline; at most one of found, waiting, missing.
+// BaselineLookup is what load found of spec.baseline; at most one of found, waiting, missing.
 type BaselineLookup struct {
 	Found *v1alpha1.ComparedRun
-	// waiting names the baseline TestRun that has not finished yet.
+	// Waiting names the baseline TestRun that has not finished yet.
 	Waiting string
-	// missing says why no baseline was found, and what to do.
+	// Missing says why no baseline was found, and what to do.
 	Missing string
 }

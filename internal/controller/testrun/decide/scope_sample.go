@@ -4,7 +4,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/measure/targetstats"
 )
 
-// sampleInput is what a target sample reads, copied out of the scope for the call off the
+// SampleInput is what a target sample reads, copied out of the scope for the call off the
 // worker (the cache's pods must not be read after the reconcile).
 type SampleInput struct {
 	Source string

@@ -5,10 +5,10 @@ import (
 	"unicode"
 )
 
-// maxExcerpt bounds the part of a runner's error answer that reaches status.message.
+// MaxExcerpt bounds the part of a runner's error answer that reaches status.message.
 const MaxExcerpt = 200
 
-// excerpt is a short, printable piece of text a runner or pod wrote: control characters (terminal
+// Excerpt is a short, printable piece of text a runner or pod wrote: control characters (terminal
 // escapes, newlines) become spaces, and it is cut to n bytes on a character boundary.
 func Excerpt(s string, n int) string {
 	s = strings.Map(func(r rune) rune {

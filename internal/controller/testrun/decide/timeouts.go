@@ -33,7 +33,7 @@ func IsFinished(run *v1alpha1.TestRun) bool {
 	return run.Status.Phase == v1alpha1.PhaseSucceeded || run.Status.Phase == v1alpha1.PhaseFailed
 }
 
-// runLength is how long the load may run: spec.timeouts.run, else its expected length and a
+// RunLength is how long the load may run: spec.timeouts.run, else its expected length and a
 // grace, else the bound for a load only the script knows.
 func RunLength(run *v1alpha1.TestRun, t Timeouts) time.Duration {
 	if run.Spec.Timeouts != nil && run.Spec.Timeouts.Run != "" {
@@ -45,7 +45,7 @@ func RunLength(run *v1alpha1.TestRun, t Timeouts) time.Duration {
 	return t.RunUnknown
 }
 
-// resolveTimeouts applies the operator's defaults to spec.timeouts, once per reconcile.
+// ResolveTimeouts applies the operator's defaults to spec.timeouts, once per reconcile.
 func ResolveTimeouts(run *v1alpha1.TestRun, defaults Timeouts) Timeouts {
 	spec := v1alpha1.TimeoutsSpec{}
 	if run.Spec.Timeouts != nil {
@@ -58,7 +58,7 @@ func ResolveTimeouts(run *v1alpha1.TestRun, defaults Timeouts) Timeouts {
 	return t
 }
 
-// lastEnd is when the last runner's container ended, from pod status, or its load, from the
+// LastEnd is when the last runner's container ended, from pod status, or its load, from the
 // final envelope it handed over; creation time at worst.
 func LastEnd(s *Scope) time.Time {
 	var ends []time.Time

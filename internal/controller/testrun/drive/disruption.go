@@ -32,7 +32,7 @@ import (
 
 const roleBudget = "budget"
 
-// budgetMarks remembers, per run, that its budgets were made (so each reconcile does not ask
+// BudgetMarks remembers, per run, that its budgets were made (so each reconcile does not ask
 // again) or deleted. Memory only: after a restart each is made, or deleted, once more.
 type BudgetMarks struct {
 	mu    sync.Mutex
@@ -90,7 +90,7 @@ func (r *Stage) budgetObjects(run *v1alpha1.TestRun, targetNS string, shared boo
 	return out
 }
 
-// reconcileBudgets makes the run's budgets once the load started; it never waits.
+// ReconcileBudgets makes the run's budgets once the load started; it never waits.
 func (r *Stage) ReconcileBudgets(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
 	if !s.Started() || s.Run.Status.Reason == v1alpha1.ReasonStoppingRunners {
 		return ctrl.Result{}, nil
@@ -121,7 +121,7 @@ func (r *Stage) createDisruptionBudgets(ctx context.Context, s *decide.Scope) er
 	return nil
 }
 
-// deleteBudgets deletes the run's budgets once it ended, each only if it is the run's.
+// DeleteBudgets deletes the run's budgets once it ended, each only if it is the run's.
 func (r *Stage) DeleteBudgets(ctx context.Context, run *v1alpha1.TestRun) error {
 	if made, known := r.Budgets.Get(run.UID); known && !made {
 		return nil

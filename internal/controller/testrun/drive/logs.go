@@ -28,7 +28,7 @@ type logRead struct {
 	err error
 }
 
-// readEnvelopes reads each runner's result envelope from the end of its log, all at once, off
+// ReadEnvelopes reads each runner's result envelope from the end of its log, all at once, off
 // the worker (callLogs; errPending while in flight, its end waking the run). A read that found
 // every envelope is kept until the run ends, so collection's other waits do not read the logs
 // again; one with problems is dropped, so the next look reads again (logs can lag the exit).

@@ -102,7 +102,7 @@ const (
 	maxEndPollInterval = 5 * time.Second
 )
 
-// endPoll is when to ask runner 0 again: often at first (runner 0 usually ends within moments
+// EndPoll is when to ask runner 0 again: often at first (runner 0 usually ends within moments
 // of the others, and each moment of waiting is added to the run's end), then less and less:
 // as often as it has waited so far, up to maxEndPollInterval. A runner 0 that never ends is
 // asked a few dozen times until the run deadline, not four times a second.
@@ -181,7 +181,7 @@ func (r *Stage) release(run *v1alpha1.TestRun, first *corev1.Pod) (res runio.Cal
 	return runio.CallResult{}, false
 }
 
-// releaseOnFailure ends runner 0's linger when the run fails: teardown() does not run then.
+// ReleaseOnFailure ends runner 0's linger when the run fails: teardown() does not run then.
 func (r *Stage) ReleaseOnFailure(ctx context.Context, s *decide.Scope) {
 	if !runners.OnceForTheFleet(len(s.Runners)) || len(s.Runners) == 0 {
 		return

@@ -49,7 +49,7 @@ func findGap(gaps []v1alpha1.RunnerGap, i, k int) int {
 	return slices.IndexFunc(gaps, func(g v1alpha1.RunnerGap) bool { return int(g.Runner) == i && int(g.Replacement) == k })
 }
 
-// reconcileReplace replaces the runners lost since the start, resumes the replacements that
+// ReconcileReplace replaces the runners lost since the start, resumes the replacements that
 // are Ready, and records the gaps. It never waits: reconcileRun goes on with the fleet
 // (s.replaceRecheck says when to look again).
 func (r *Stage) ReconcileReplace(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {

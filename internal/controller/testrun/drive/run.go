@@ -13,7 +13,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
-// reconcileRun waits for every runner to end, sampling the target and judging peak steps
+// ReconcileRun waits for every runner to end, sampling the target and judging peak steps
 // meanwhile. A runner that fails stops the others (the load it carried is gone, and the rest
 // would measure something nobody asked for); so do the run deadline, a peak's breaking point,
 // an abortOnFail threshold failing on the merged data and the script's test.abort(). A runner whose own share failed a

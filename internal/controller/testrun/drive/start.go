@@ -19,7 +19,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/runio"
 )
 
-// reconcileStart samples the idle target, then un-pauses every runner at once and records the
+// ReconcileStart samples the idle target, then un-pauses every runner at once and records the
 // spread of their acknowledgements.
 func (r *Stage) ReconcileStart(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
 	if s.Started() {

@@ -133,7 +133,7 @@ func (r *Stage) scriptAbortStop(ctx context.Context, s *decide.Scope) string {
 	return fmt.Sprintf("the script called test.abort() on runner %s", first.Name)
 }
 
-// stopRunners asks every runner still running to stop, in parallel, best effort, off the worker
+// StopRunners asks every runner still running to stop, in parallel, best effort, off the worker
 // (callStop): a runner that does not answer holds its Stop to runnerCallLimit, not a worker. It
 // says whether the runners were told: none runs, or the Stop call's answers are in. A failure
 // ends the run only then (finish), so a manager restarted before the Stop went out finds the

@@ -18,7 +18,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/target"
 )
 
-// reconcileTargetPresent watches, from the start until the results are collected, that the
+// ReconcileTargetPresent watches, from the start until the results are collected, that the
 // target is still there: its own namespace neither gone nor going, its workloads neither. A
 // target lost mid-run is its own ending (TargetLost), not a verdict on what remained of the load:
 // the TargetReady condition turns False with that reason, the runners are stopped, and collection

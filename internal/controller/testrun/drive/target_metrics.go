@@ -41,7 +41,7 @@ const (
 	maxTargetLogBytes = 32 << 20
 )
 
-// sampleInterval is spec.stability.sampleInterval, else one that follows the run's length
+// SampleInterval is spec.stability.sampleInterval, else one that follows the run's length
 // (runners.SampleIntervalFor), so a short run's target still draws a curve.
 func (r *Stage) SampleInterval(run *v1alpha1.TestRun) time.Duration {
 	def := runners.SampleIntervalFor(runners.RunLength(&run.Spec))
@@ -207,7 +207,7 @@ func (r *Stage) measureDuring(ctx context.Context, s *decide.Scope) {
 	r.recordTargetPoint(ctx, s, sample)
 }
 
-// measureAfter records the target after the load: memory, average CPU, restarts, OOM kills and
+// MeasureAfter records the target after the load: memory, average CPU, restarts, OOM kills and
 // log findings, and seed 000's derived columns.
 func (r *Stage) MeasureAfter(ctx context.Context, s *decide.Scope) error {
 	run := s.Run

@@ -18,11 +18,11 @@ import (
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
-// targetPointsKey holds the target's samples in the results ConfigMap while the run runs; the
+// TargetPointsKey holds the target's samples in the results ConfigMap while the run runs; the
 // timeline takes them over when the results are stored.
 const TargetPointsKey = "target-points.json"
 
-// resultConfigMap is the TestRun's results ConfigMap as built; its data is filled by the caller.
+// ResultConfigMap is the TestRun's results ConfigMap as built; its data is filled by the caller.
 func (r *Stage) ResultConfigMap(run *v1alpha1.TestRun) (*corev1.ConfigMap, error) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: naming.ResultConfigMap(run.Name), Namespace: run.Namespace,
 		Labels: map[string]string{naming.LabelTestRun: run.Name, naming.LabelRole: naming.RoleResults}}}

@@ -19,7 +19,7 @@ import (
 // one, and no watch of TestRun status reports that.
 const pollTargetSlot = 3 * time.Second
 
-// reconcileTargetLimit holds a run Pending TargetLimitReached while its namespace already has
+// ReconcileTargetLimit holds a run Pending TargetLimitReached while its namespace already has
 // MaxTargetsPerNamespace provisioned targets, until one goes or the provisioning deadline
 // passes. It comes just before reconcileTarget, which marks the run as holding one (its
 // status.targetNamespace) in the same reconcile: who holds a target is read from the runs
@@ -64,7 +64,7 @@ func queuedBefore(other, run *v1alpha1.TestRun) bool {
 	return other.Name < run.Name
 }
 
-// targetSlots remembers the runs let through that the cache does not show holding a target yet:
+// TargetSlots remembers the runs let through that the cache does not show holding a target yet:
 // its copy of a TestRun lags the status the last reconcile wrote, and a second run must not
 // take the same slot meanwhile.
 type TargetSlots struct {
@@ -72,7 +72,7 @@ type TargetSlots struct {
 	granted map[types.NamespacedName]bool
 }
 
-// take grants run a slot when fewer than limit runs are ahead of it, and returns those. Counting
+// Take grants run a slot when fewer than limit runs are ahead of it, and returns those. Counting
 // and granting hold one lock: with several workers, two runs of a namespace reconciled at once
 // must not both take the last slot.
 func (t *TargetSlots) Take(run *v1alpha1.TestRun, cached []v1alpha1.TestRun, limit int) (map[string]bool, bool) {

@@ -135,7 +135,7 @@ func recordSkippedSteps(s *decide.Scope, report *measure.CheckReport) {
 	}
 }
 
-// reconcilePreflight has k6 run check the test, so a syntax error, a missing import, bad
+// ReconcilePreflight has k6 run check the test, so a syntax error, a missing import, bad
 // options or bad flags fail the run in seconds with k6's words. It creates the pre-flight and
 // records its verdict but does not wait for it: the target and the runners are provisioned
 // meanwhile, off the path to the first request, and awaitPreflight holds the start (setup(),

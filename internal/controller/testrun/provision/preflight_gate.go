@@ -31,7 +31,7 @@ import (
 // spec.cleanup.target says, see refusedByPreflight). The target lived only while k6 loaded the
 // script in the pre-flight pod, usually less than the target itself takes to become Ready.
 
-// awaitPreflight holds the start until k6 run accepted the test in the pre-flight. A refusal
+// AwaitPreflight holds the start until k6 run accepted the test in the pre-flight. A refusal
 // ends the run in reconcilePreflight, on the reconcile the pre-flight pod's end wakes.
 func (r *Stage) AwaitPreflight(_ context.Context, s *decide.Scope) (ctrl.Result, error) {
 	if s.Started() || s.ConditionTrue(v1alpha1.ConditionScriptChecked) {
@@ -52,7 +52,7 @@ func preflightTooLong(s *decide.Scope) string {
 		"(kubectl describe pod -l fleetbench.dev/role=preflight), or raise the timeout", s.Timeouts.Provisioning)
 }
 
-// deletePreflightUnlessRefused deletes the pre-flight Job of a run that ended before its start
+// DeletePreflightUnlessRefused deletes the pre-flight Job of a run that ended before its start
 // for another reason than the pre-flight's own refusal: one still checking (the run failed on
 // its target or a runner meanwhile) has no verdict that matters any more, and one that passed
 // in the very reconcile the run failed was never deleted by deletePassedPreflight. A refused
@@ -84,7 +84,7 @@ func (r *Stage) deletePassedPreflight(ctx context.Context, s *decide.Scope) erro
 	return r.deletePreflightJob(ctx, s.Run)
 }
 
-// preflightEnded: the pre-flight pod's k6 container has ended, with its exit code and
+// PreflightEnded: the pre-flight pod's k6 container has ended, with its exit code and
 // termination message final. The kubelet reports that about a second before the pod's phase
 // turns Succeeded or Failed (it first stops the pod's sandbox), a second the verdict, and so
 // the start, need not wait. The container never runs again: callers pass only the pod of the

@@ -23,7 +23,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/target"
 )
 
-// reconcileTarget provisions the target and waits for it to be Ready.
+// ReconcileTarget provisions the target and waits for it to be Ready.
 func (r *Stage) ReconcileTarget(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
 	run := s.Run
 	if run.Spec.Target.External != nil {

@@ -36,7 +36,7 @@ func pullFailure(pod *corev1.Pod) (key, message string) {
 	return "", ""
 }
 
-// pullFailures remembers when each container's pull failure was first seen. Pod status keeps
+// PullFailures remembers when each container's pull failure was first seen. Pod status keeps
 // no count of failures nor their times, so this in-memory record is what measures how long a
 // pull has been failing; after an operator restart it starts again, which only waits longer.
 type PullFailures struct {
@@ -60,7 +60,7 @@ func (p *PullFailures) failingFor(key string, now time.Time) time.Duration {
 	return now.Sub(first)
 }
 
-// gaveUp says whether pod's image pull has been failing for the grace, with the kubelet's
+// GaveUp says whether pod's image pull has been failing for the grace, with the kubelet's
 // message; otherwise, how long until that is known (0 when nothing fails).
 func (p *PullFailures) GaveUp(pod *corev1.Pod, now time.Time) (message string, recheck time.Duration) {
 	key, msg := pullFailure(pod)

@@ -22,7 +22,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
-// reconcileRunners creates the runner Jobs and waits until all are Ready and paused.
+// ReconcileRunners creates the runner Jobs and waits until all are Ready and paused.
 func (r *Stage) ReconcileRunners(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
 	if s.Started() {
 		return ctrl.Result{}, nil
@@ -61,7 +61,7 @@ func (r *Stage) ReconcileRunners(ctx context.Context, s *decide.Scope) (ctrl.Res
 	return rc.WaitUntil(s.Now, deadline, s.PullRecheck), nil
 }
 
-// separateFailure counts the nodes that can take a runner once a runner of a spec.separate run
+// SeparateFailure counts the nodes that can take a runner once a runner of a spec.separate run
 // is unschedulable; nodes are read around the cache (it holds none), so only then.
 func (r *Stage) SeparateFailure(ctx context.Context, s *decide.Scope) (*decide.Failure, error) {
 	if !s.Run.Spec.Separate || !slices.ContainsFunc(s.Summary.Views, func(v decide.RunnerView) bool { return v.Unschedulable }) {
@@ -104,7 +104,7 @@ func schedulableNodes(nodes []corev1.Node, runner *v1alpha1.RunnerSpec) int {
 // parallel without queueing every request at once behind the client's rate limiter.
 const jobCreators = 16
 
-// createRunnerJobs creates, in parallel, the Jobs the cache does not show yet.
+// CreateRunnerJobs creates, in parallel, the Jobs the cache does not show yet.
 func (r *Stage) CreateRunnerJobs(ctx context.Context, s *decide.Scope) error {
 	run := s.Run
 	opts := r.RunnerJobOptions(s)

@@ -28,7 +28,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/target"
 )
 
-// targetFinalizer lets the operator delete the target namespace, which owner references
+// TargetFinalizer lets the operator delete the target namespace, which owner references
 // cannot reach: a namespace cannot be owned by a namespaced TestRun.
 const TargetFinalizer = "fleetbench.dev/target-cleanup"
 
@@ -109,7 +109,7 @@ const DefaultWorkers = 4
 // strict one unless told: a namespace that enforces nothing may get a restricted target only.
 const DefaultPodSecurityLevel = "restricted"
 
-// readUnseen reads obj from the API server when CreateOrGet left it as built (the name exists,
+// ReadUnseen reads obj from the API server when CreateOrGet left it as built (the name exists,
 // the cache does not show it): a Job without fleetbench's labels is not cached, and may be a
 // tenant's under the name of a run's child.
 func (r *Env) ReadUnseen(ctx context.Context, obj client.Object) error {
@@ -119,7 +119,7 @@ func (r *Env) ReadUnseen(ctx context.Context, obj client.Object) error {
 	return client.IgnoreNotFound(r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj))
 }
 
-// controls says whether obj, as CreateOrGet left it, is controlled by run: as the cache has it,
+// Controls says whether obj, as CreateOrGet left it, is controlled by run: as the cache has it,
 // or, when the cache does not hold it (no fleetbench label, or a create a moment ago), as the
 // API server has it. Gone counts as controlled: the next reconcile makes it.
 func (r *Env) Controls(ctx context.Context, run *v1alpha1.TestRun, obj client.Object) (bool, error) {
@@ -139,10 +139,10 @@ func (r *Env) TargetOptions(shared bool) target.Options {
 	return target.Options{PodLevelResources: r.PodLevelResources && !r.PodLevelDropped.Load(), SharedNamespace: shared}
 }
 
-// maxResultBytes keeps the ConfigMap under the API server's 1 MiB object limit.
+// MaxResultBytes keeps the ConfigMap under the API server's 1 MiB object limit.
 const MaxResultBytes = 900 << 10
 
-// createConfigMap creates one of the ConfigMaps a TestRun owns (its script and k6 config, the
+// CreateConfigMap creates one of the ConfigMaps a TestRun owns (its script and k6 config, the
 // copy of its script ConfigMap, its results), controlled by it, or loads the one of that name
 // (rc.CreateOrGetCreated); created says whether it was made now. Every owned ConfigMap is made
 // here; whether one found is the run's is the caller's check (controls).
@@ -153,7 +153,7 @@ func (r *Env) CreateConfigMap(ctx context.Context, run *v1alpha1.TestRun, cm *co
 	return rc.CreateOrGetCreated(ctx, r.Client, cm)
 }
 
-// runnerJobOptions is what every runner Job, and the pre-flight, is built with.
+// RunnerJobOptions is what every runner Job, and the pre-flight, is built with.
 func (r *Env) RunnerJobOptions(s *decide.Scope) runners.JobOptions {
 	run := s.Run
 	var targetStarting time.Duration
@@ -185,7 +185,7 @@ func (r *Env) RunnerJobOptions(s *decide.Scope) runners.JobOptions {
 	}
 }
 
-// targetHome is where run's target is, or goes (controller.Namespaces.TargetHome).
+// TargetHome is where run's target is, or goes (controller.Namespaces.TargetHome).
 func (r *Env) TargetHome(run *v1alpha1.TestRun) (ns string, shared bool) {
 	return controller.Namespaces{Target: r.TargetNamespace}.TargetHome(run)
 }

@@ -31,7 +31,7 @@ var (
 	})
 )
 
-// phases is registered once per process; the latest manager points it at its cache (tests
+// Phases is registered once per process; the latest manager points it at its cache (tests
 // restart managers in one process).
 var Phases = &phaseCollector{desc: prometheus.NewDesc("fleetbench_testruns", "TestRuns by phase.", []string{"phase"}, nil)}
 
@@ -49,7 +49,7 @@ type phaseCollector struct {
 	desc    *prometheus.Desc
 }
 
-// readWhileRunning has the collector count from reader while its manager runs.
+// ReadWhileRunning has the collector count from reader while its manager runs.
 func (c *phaseCollector) ReadWhileRunning(reader client.Reader) ctrlmanager.Runnable {
 	return phaseReader(func(ctx context.Context) error {
 		// Compared by address: a client's dynamic type need not be comparable.

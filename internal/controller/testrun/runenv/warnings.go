@@ -16,7 +16,7 @@ const (
 	EventZeroVUSegment      = "ZeroVUSegment"
 	EventPerRunnerNumbering = "PerRunnerNumbering"
 	EventThresholdNoData    = "ThresholdOnNoData"
-	// eventRunnerMemoryLeak: a runner's own memory leaks (status.runners.memory.trend).
+	// EventRunnerMemoryLeak: a runner's own memory leaks (status.runners.memory.trend).
 	EventRunnerMemoryLeak = "RunnerMemoryLeak"
 	maxEventNote          = 1000 // events.k8s.io refuses a note of 1 KiB or more
 	PreflightLogLines     = 2000
@@ -26,7 +26,7 @@ const (
 		"exec.scenario.iterationInTest (import exec from 'k6/execution') for numbers unique in the whole test"
 )
 
-// warn records warnings of one kind as one Warning event on the TestRun (status has each whole).
+// Warn records warnings of one kind as one Warning event on the TestRun (status has each whole).
 func (r *Env) Warn(run *v1alpha1.TestRun, reason, action string, warnings []string) {
 	if len(warnings) > 0 {
 		r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, reason, action, "%s", statusbound.Cut(strings.Join(warnings, "; "), maxEventNote))

@@ -13,42 +13,42 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 )
 
-// callKind names one kind of long call a run makes; a run has at most one of each in flight.
+// CallKind names one kind of long call a run makes; a run has at most one of each in flight.
 type CallKind string
 
 // The long calls made off the reconcile workers, with the deadline each gets. A deadline covers
 // the call's own timeouts (RunnerAPI's, the kubelet proxy's) with room to spare: a fake or a
 // RunnerAPI without its own timeout is still bounded.
 const (
-	// callLive reads every running runner's live envelope (progress, peak steps, abortOnFail).
+	// CallLive reads every running runner's live envelope (progress, peak steps, abortOnFail).
 	CallLive CallKind = "live"
-	// callEnded asks runner 0 whether its load ended (before teardown()).
+	// CallEnded asks runner 0 whether its load ended (before teardown()).
 	CallEnded CallKind = "ended"
-	// callInterrupted asks runner 0 whether its load ended interrupted (the script's test.abort()).
+	// CallInterrupted asks runner 0 whether its load ended interrupted (the script's test.abort()).
 	CallInterrupted CallKind = "interrupted"
-	// callK6Up asks runners not yet Ready whether k6 is up, before the start.
+	// CallK6Up asks runners not yet Ready whether k6 is up, before the start.
 	CallK6Up CallKind = "k6up"
-	// callStop stops every runner still running.
+	// CallStop stops every runner still running.
 	CallStop CallKind = "stop"
-	// callRelease ends runner 0's linger.
+	// CallRelease ends runner 0's linger.
 	CallRelease CallKind = "release"
-	// callSample samples the target from the kubelet summary or metrics.k8s.io.
+	// CallSample samples the target from the kubelet summary or metrics.k8s.io.
 	CallSample CallKind = "sample"
-	// callAfter samples the target after the load and reads its containers' logs.
+	// CallAfter samples the target after the load and reads its containers' logs.
 	CallAfter CallKind = "after"
-	// callLogs reads every ended runner's result envelope from its log.
+	// CallLogs reads every ended runner's result envelope from its log.
 	CallLogs CallKind = "logs"
 )
 
 const (
-	// runnerCallLimit bounds one REST call to each runner, made to all at once (callTimeout each).
+	// RunnerCallLimit bounds one REST call to each runner, made to all at once (callTimeout each).
 	RunnerCallLimit = 2 * CallTimeout
-	// liveLimit bounds the live read (2*callTimeout each, and wireMemory's wait).
+	// LiveLimit bounds the live read (2*callTimeout each, and wireMemory's wait).
 	LiveLimit = 3 * CallTimeout
-	// sampleLimit bounds one target sample: a kubelet summary per node (10 s each) and the
+	// SampleLimit bounds one target sample: a kubelet summary per node (10 s each) and the
 	// metrics.k8s.io fallback.
 	SampleLimit = 30 * time.Second
-	// logsLimit bounds reading every runner's log (two reads each, a few at a time within
+	// LogsLimit bounds reading every runner's log (two reads each, a few at a time within
 	// wireMemory) and the target's logs after the load.
 	LogsLimit = time.Minute
 	// keepUnread is how long a result nobody read is kept: its run was deleted without a
@@ -56,10 +56,10 @@ const (
 	keepUnread = 10 * time.Minute
 )
 
-// errPending says a long call is in flight: its end wakes the run, which then reads the result.
+// ErrPending says a long call is in flight: its end wakes the run, which then reads the result.
 var ErrPending = errors.New("a call to the fleet is in flight")
 
-// callResult is what a finished call returned, and when it was started.
+// CallResult is what a finished call returned, and when it was started.
 type CallResult struct {
 	Val any
 	Err error
@@ -76,7 +76,7 @@ type asyncCall struct {
 	expire *time.Timer
 }
 
-// asyncCalls runs the fleet's long calls (runner REST and live calls, kubelet summaries, log
+// AsyncCalls runs the fleet's long calls (runner REST and live calls, kubelet summaries, log
 // reads) off the reconcile workers, as scriptCalls runs setup() and teardown(): each is up to
 // seconds against a runner or kubelet a tenant's load may slow down, and a worker waiting on
 // it holds up every other run. A reconcile starts a call (one per run and kind in flight), its
@@ -152,7 +152,7 @@ func (c *AsyncCalls) Begin(run *v1alpha1.TestRun, kind CallKind, limit time.Dura
 	}()
 }
 
-// take returns the finished call of kind for run and forgets it; false while none finished.
+// Take returns the finished call of kind for run and forgets it; false while none finished.
 func (c *AsyncCalls) Take(run types.UID, kind CallKind) (CallResult, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -164,7 +164,7 @@ func (c *AsyncCalls) Take(run types.UID, kind CallKind) (CallResult, bool) {
 	return call.res, true
 }
 
-// peek returns the finished call of kind for run and keeps it, for a step that may need it on
+// Peek returns the finished call of kind for run and keeps it, for a step that may need it on
 // its next reconcile too (collection: read once, kept until the run ends or drop).
 func (c *AsyncCalls) Peek(run types.UID, kind CallKind) (CallResult, bool) {
 	c.mu.Lock()
@@ -176,7 +176,7 @@ func (c *AsyncCalls) Peek(run types.UID, kind CallKind) (CallResult, bool) {
 	return call.res, true
 }
 
-// busy says whether a call of kind is in flight for run.
+// Busy says whether a call of kind is in flight for run.
 func (c *AsyncCalls) Busy(run types.UID, kind CallKind) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -184,7 +184,7 @@ func (c *AsyncCalls) Busy(run types.UID, kind CallKind) bool {
 	return call != nil && !call.done
 }
 
-// discard forgets the finished call of kind for run, so the next poll makes it again.
+// Discard forgets the finished call of kind for run, so the next poll makes it again.
 func (c *AsyncCalls) Discard(run types.UID, kind CallKind) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -193,7 +193,7 @@ func (c *AsyncCalls) Discard(run types.UID, kind CallKind) {
 	}
 }
 
-// drop forgets call if it is still the one kept for run and kind.
+// Drop forgets call if it is still the one kept for run and kind.
 func (c *AsyncCalls) Drop(run types.UID, kind CallKind, call *asyncCall) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -212,7 +212,7 @@ func (c *AsyncCalls) deleteLocked(run types.UID, kind CallKind) {
 	}
 }
 
-// forget ends the reads of a finished or deleted TestRun and drops every result it has; its
+// Forget ends the reads of a finished or deleted TestRun and drops every result it has; its
 // actions in flight reach the runners within their deadline, their results unread.
 func (c *AsyncCalls) Forget(run types.UID) {
 	c.mu.Lock()
@@ -228,7 +228,7 @@ func (c *AsyncCalls) Forget(run types.UID) {
 	delete(c.calls, run)
 }
 
-// pending counts the calls held for run, in flight or unread (tests: memory is bounded).
+// Pending counts the calls held for run, in flight or unread (tests: memory is bounded).
 func (c *AsyncCalls) Pending(run types.UID) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -242,7 +242,7 @@ type typed[T any] struct {
 	Err error
 }
 
-// poll returns the finished call of kind for run (forgetting it) with done; otherwise it starts
+// Poll returns the finished call of kind for run (forgetting it) with done; otherwise it starts
 // fn unless one is in flight, and done is false: the call's end wakes the run.
 func Poll[T any](c *AsyncCalls, run *v1alpha1.TestRun, kind CallKind, limit time.Duration, fn func(ctx context.Context) (T, error)) (res typed[T], done bool) {
 	if r, ok := c.Take(run.UID, kind); ok {

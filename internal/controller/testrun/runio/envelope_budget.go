@@ -22,7 +22,7 @@ const (
 	minEnvelopeCost   = 128 << 10
 )
 
-// envelopeLimits are the limits of one envelope of a run of n runners.
+// EnvelopeLimits are the limits of one envelope of a run of n runners.
 func EnvelopeLimits(n int) measure.Limits {
 	l := measure.DefaultLimits
 	l.MaxHeld = min(l.MaxCost, max(minEnvelopeCost, runEnvelopeBudget/int64(max(n, 1))))
@@ -31,7 +31,7 @@ func EnvelopeLimits(n int) measure.Limits {
 
 type limitsKey struct{}
 
-// withEnvelopeLimits has RunnerAPI calls under ctx decode envelopes within l.
+// WithEnvelopeLimits has RunnerAPI calls under ctx decode envelopes within l.
 func WithEnvelopeLimits(ctx context.Context, l measure.Limits) context.Context {
 	return context.WithValue(ctx, limitsKey{}, l)
 }

@@ -15,7 +15,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
-// finalEnvelopes holds one request per running runner for its final envelope (FinalPath),
+// FinalEnvelopes holds one request per running runner for its final envelope (FinalPath),
 // answered the moment the runner's k6 stops its outputs. A runner whose clean final envelope
 // arrived has ended with its results, although its exit reaches pod status a second or two
 // later (the kubelet's relist and status sync): collecting from these, the run ends within
@@ -23,7 +23,7 @@ import (
 // runner whose answer never came, the pod's exit and its log say the same, later.
 type FinalEnvelopes struct {
 	api RunnerAPI
-	// wake enqueues a TestRun whose runner answered.
+	// Wake enqueues a TestRun whose runner answered.
 	Wake chan event.TypedGenericEvent[*v1alpha1.TestRun]
 
 	mu sync.Mutex
@@ -67,7 +67,7 @@ const (
 	finalAttempts = 30
 )
 
-// hold asks pod for its final envelope until it answers or deadline passes; once per pod.
+// Hold asks pod for its final envelope until it answers or deadline passes; once per pod.
 func (f *FinalEnvelopes) Hold(run *v1alpha1.TestRun, pod *corev1.Pod, deadline time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -133,14 +133,14 @@ func (f *FinalEnvelopes) keep(ctx context.Context, uid types.UID, env *measure.E
 	}
 }
 
-// final is a pod's final envelope, nil until it answered.
+// Final is a pod's final envelope, nil until it answered.
 func (f *FinalEnvelopes) Final(uid types.UID) *measure.Envelope {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.got[uid]
 }
 
-// drop forgets one pod's hold and envelope.
+// Drop forgets one pod's hold and envelope.
 func (f *FinalEnvelopes) Drop(run, pod types.UID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -154,7 +154,7 @@ func (f *FinalEnvelopes) Drop(run, pod types.UID) {
 	}
 }
 
-// forget ends the held requests of a finished or deleted TestRun and drops what they brought.
+// Forget ends the held requests of a finished or deleted TestRun and drops what they brought.
 func (f *FinalEnvelopes) Forget(run types.UID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

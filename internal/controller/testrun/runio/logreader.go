@@ -46,6 +46,6 @@ func (a *APILogReader) Tail(ctx context.Context, pod *corev1.Pod, container stri
 // again of other lines around it.
 const maxLogBytes = 2 * measure.MaxWireBytes
 
-// logLimit is what a read of a log's last lines may take: 512 bytes a line, at most maxLogBytes
+// LogLimit is what a read of a log's last lines may take: 512 bytes a line, at most maxLogBytes
 // (a tail cut short misses the envelope at its end; the longer read that follows finds it).
 func LogLimit(lines int64) int64 { return min(maxLogBytes, max(lines*512, maxSmallAnswer)) }

@@ -64,7 +64,7 @@ type RunnerAPI interface {
 	Final(ctx context.Context, pod *corev1.Pod) (measure.Envelope, error)
 }
 
-// onRunners makes call for every pod at once and waits for all: runner calls are independent,
+// OnRunners makes call for every pod at once and waits for all: runner calls are independent,
 // and one slow runner must not hold up the others. A nil pod is skipped.
 func OnRunners(pods []*corev1.Pod, call func(i int, pod *corev1.Pod)) {
 	var wg sync.WaitGroup
@@ -184,11 +184,11 @@ func doHTTP(ctx context.Context, client *http.Client, method, url string, body [
 // bodyTimeout bounds the read of an answer's body, after its headers.
 const bodyTimeout = 10 * time.Second
 
-// wireMemory bounds the large answers (envelopes, logs) the manager holds at once, with what
+// WireMemory bounds the large answers (envelopes, logs) the manager holds at once, with what
 // they decode into: a fleet's answers are read a few at a time when they are large.
 var WireMemory = measure.NewBudget(32 << 20)
 
-// maxSetupData bounds setup()'s data, which every runner gets a copy of.
+// MaxSetupData bounds setup()'s data, which every runner gets a copy of.
 const MaxSetupData = 1 << 20
 
 // do makes one call whose answer is small; a zero timeout leaves the bound to ctx.

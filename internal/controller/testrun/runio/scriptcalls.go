@@ -12,7 +12,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 )
 
-// scriptCallLimit bounds one setup() or teardown() call with its hand-over: the runner's own
+// ScriptCallLimit bounds one setup() or teardown() call with its hand-over: the runner's own
 // answer is bounded by scriptTimeout, the rest by a few short calls.
 const ScriptCallLimit = scriptTimeout + 30*time.Second
 
@@ -25,7 +25,7 @@ type scriptCall struct {
 	note string
 }
 
-// scriptCalls runs setup() and teardown() off the reconcile worker: a call takes as long as
+// ScriptCalls runs setup() and teardown() off the reconcile worker: a call takes as long as
 // the script makes it (up to scriptTimeout, 2 minutes), and a worker waiting on it would hold
 // up every other run. A reconcile starts the call, and the next one (woken through wake when
 // it returns) records its result; the result is kept until the run ends, so a status write
@@ -56,7 +56,7 @@ func (c *ScriptCalls) Start(ctx context.Context) error {
 	return nil
 }
 
-// call starts what (setup, teardown) for run with fn when it was not started, and says once
+// Call starts what (setup, teardown) for run with fn when it was not started, and says once
 // it returned: done, with what it did (note) or why it failed. fn gets a context that ends at
 // scriptCallLimit, so every call, and the wait for it, ends.
 func (c *ScriptCalls) Call(run *v1alpha1.TestRun, what string, fn func(ctx context.Context) (note string, fail *decide.Failure)) (note string, fail *decide.Failure, done bool) {
@@ -92,14 +92,14 @@ func (c *ScriptCalls) Call(run *v1alpha1.TestRun, what string, fn func(ctx conte
 	return "", nil, false
 }
 
-// started says whether what was started for the run (and not forgotten since).
+// Started says whether what was started for the run (and not forgotten since).
 func (c *ScriptCalls) Started(run types.UID, what string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.calls[run][what] != nil
 }
 
-// forget ends the calls of a finished or deleted TestRun and drops their results.
+// Forget ends the calls of a finished or deleted TestRun and drops their results.
 func (c *ScriptCalls) Forget(run types.UID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -9,7 +9,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
-// lastSeen keeps, for runs that replace lost runners, each runner's envelope from the last live
+// LastSeen keeps, for runs that replace lost runners, each runner's envelope from the last live
 // read: what a runner measured until then is all that is left of it once its pod is deleted
 // with its log. Memory only: after a manager restart a runner lost before the next live read
 // has no results kept, and its gap starts at the start.
@@ -66,7 +66,7 @@ const (
 	seenNoBudget seenPut = "budget exceeded" // the envelope does not fit the budget now
 )
 
-// open lets run, with runners runners, keep entries.
+// Open lets run, with runners runners, keep entries.
 func (l *LastSeen) Open(run types.UID, runners int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -83,7 +83,7 @@ func (l *LastSeen) Open(run types.UID, runners int) {
 	}
 }
 
-// put keeps runner index's envelope (of its replacement number replacement, 0 for the
+// Put keeps runner index's envelope (of its replacement number replacement, 0 for the
 // original) as read at; the end of its windows, when it says, is when it covers to. That end
 // is the runner's own clock: one past the read would hide a gap, so it is not taken.
 func (l *LastSeen) Put(run types.UID, index, replacement int, env measure.Envelope, at time.Time) seenPut {
@@ -119,7 +119,7 @@ func (l *LastSeen) Put(run types.UID, index, replacement int, env measure.Envelo
 	return seenKept
 }
 
-// peek returns runner index's last envelope while it is that of its replacement number
+// Peek returns runner index's last envelope while it is that of its replacement number
 // replacement, and keeps it: it is dropped only once the record that keeps it is written.
 func (l *LastSeen) Peek(run types.UID, index, replacement int) (measure.Envelope, time.Time, bool) {
 	l.mu.Lock()
@@ -135,7 +135,7 @@ func (l *LastSeen) Peek(run types.UID, index, replacement int) (measure.Envelope
 	return e.env, e.at, true
 }
 
-// drop forgets runner index's envelope if it is that of replacement: the record keeps it now.
+// Drop forgets runner index's envelope if it is that of replacement: the record keeps it now.
 func (l *LastSeen) Drop(run types.UID, index, replacement int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -146,7 +146,7 @@ func (l *LastSeen) Drop(run types.UID, index, replacement int) {
 	}
 }
 
-// forget closes run and drops its entries.
+// Forget closes run and drops its entries.
 func (l *LastSeen) Forget(run types.UID) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
