@@ -183,3 +183,39 @@ func TestEachChildKindIsCreatedInOneFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// verdictDeciders are the only non-test files that may name a verdict constant: the verdict
+// itself, and the composer (a status refused by the API server ends FAILED; a verdict other than
+// PASSED is announced as a warning).
+var verdictDeciders = []string{"pkg/judge/verdict/verdict.go", "internal/controller/testrun/decide/compose.go"}
+
+// TestOnlyTheVerdictNamesAVerdict: no other file of the controller or of pkg/judge names
+// v1alpha1.VerdictPassed, …Failed, …Inconclusive or …Regressed; they gather facts for
+// verdict.Decide, and read a verdict through its helpers (verdict.Passed, Ending.Regressed).
+func TestOnlyTheVerdictNamesAVerdict(t *testing.T) {
+	const root = "../../.."
+	for _, dir := range []string{"internal/controller/testrun", "pkg/judge"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				return err
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if ok && isIdent(sel.X, "v1alpha1") && strings.HasPrefix(sel.Sel.Name, "Verdict") && sel.Sel.Name != "Verdict" &&
+					!slices.Contains(verdictDeciders, rel) {
+					t.Errorf("%s names %s: gather a fact for verdict.Decide instead", rel, sel.Sel.Name)
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
