@@ -17,6 +17,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/measure"
+	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
 // inspectLog is what `k6 inspect --execution-requirements` prints for the issue's script: a
@@ -186,4 +187,52 @@ func waitEvent(t *testing.T, ns, reason string, parts ...string) {
 		}
 		return fmt.Errorf("%d events, none %s saying %q", len(list.Items), reason, parts)
 	})
+}
+
+// A script from a ConfigMap, as k6-operator's users write them, is warned of like an inline
+// one: the copy the runners mount exists long before the pre-flight ends, and the cache keeps
+// no ConfigMap's data, so the warning must not depend on the reconcile that made the copy.
+func TestConfigMapScriptWarnsOfPerRunnerNumbering(t *testing.T) {
+	ns := setup(t)
+	script := "import http from 'k6/http';\n" +
+		"export default function () { if (__VU === 1) { http.get(`${__ENV.TARGET_WEB_URL}/setup-once`); } }\n"
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "k6-test", Namespace: ns}, Data: map[string]string{"test.js": script}}
+	if err := env.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	run := tw.MakeTestRun("from-cm", ns).Parallelism(3).Script(v1alpha1.ScriptSpec{ConfigMap: &v1alpha1.ConfigMapScript{Name: "k6-test", File: "test.js"}}).
+		Annotation(manualPreflight, "true").Obj()
+	create(t, run)
+	k := newKubelet(t, run)
+	job := k.preflightJob()
+	// Reconciles after the copy was made, before the pre-flight ends: the copy is in the cache.
+	eventually(t, "the script's copy", func() error {
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.ScriptCopyConfigMap(run.Name)}, &corev1.ConfigMap{})
+	})
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+		t.Fatal(err)
+	}
+	run.Annotations["touch"] = "a reconcile with the copy already there"
+	if err := env.Client.Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := preflightPod(ctx, env.Client, job, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	numbering := []string{"the script reads __VU:", "exec.vu.idInTest"}
+	got := &v1alpha1.TestRun{}
+	eventually(t, "the numbering warning", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionScriptChecked)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("ScriptChecked %+v", c)
+		}
+		return saysAll(c.Message, numbering)
+	})
+	if r := got.Status.Results; r == nil || len(r.Warnings) != 1 || saysAll(r.Warnings[0], numbering) != nil {
+		t.Fatalf("status.results = %+v, want the numbering warning", r)
+	}
+	waitEvent(t, ns, runenv.EventPerRunnerNumbering, numbering...)
 }
