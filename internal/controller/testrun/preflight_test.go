@@ -66,6 +66,43 @@ func TestBadFlagIsRefusedBeforeTheLoad(t *testing.T) {
 	})
 }
 
+// Runners given a flag k6 refuses end at once, as the pre-flight does; whichever pod ends first,
+// the run waits for the pre-flight's verdict, which names the fix, instead of failing on the
+// runner's exit code.
+func TestPreflightVerdictOutranksARunnerThatEndedFirst(t *testing.T) {
+	ns := setup(t)
+	run := tw.MakeTestRun("bad-args", ns).Parallelism(2).Args("--vuz", "3").Annotation(manualPreflight, "true").Obj()
+	create(t, run)
+	k := newKubelet(t, run)
+	job := k.preflightJob()
+	k.targetReady()
+	pods := k.runnersReady(2)
+	k.Finish(pods[0], 255, "Error")
+	// The runner's end wakes a reconcile, which says so and waits for the pre-flight.
+	eventually(t, "the runner's end seen", func() error {
+		got := &v1alpha1.TestRun{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			return err
+		}
+		if got.Status.Phase == v1alpha1.PhaseFailed {
+			t.Fatalf("failed on the runner's exit before the pre-flight's verdict: %s", got.Status.Message)
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionRunnersReady)
+		if c == nil || !strings.Contains(c.Message, "waiting for the script pre-flight's verdict") {
+			return fmt.Errorf("RunnersReady %+v", c)
+		}
+		return nil
+	})
+	waitCheckingScript(t, run)
+	if err := preflightPod(k.ctx, env.Client, job, 255, tw.K6Log("unknown flag: --vuz")); err != nil {
+		t.Fatal(err)
+	}
+	got := waitPhase(t, run, v1alpha1.PhaseFailed, v1alpha1.ReasonScriptInvalid)
+	if err := saysAll(got.Status.Message, []string{"unknown flag: --vuz", "fix spec.args"}); err != nil {
+		t.Error(err)
+	}
+}
+
 // A script importing what the image does not have is ScriptInvalid, naming the module, and
 // the ScriptChecked condition says so instead of staying at "checking". k6 is told not to
 // try to build itself a binary from its vendor's service (a read-only pod, maybe no egress).

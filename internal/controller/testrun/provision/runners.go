@@ -34,6 +34,14 @@ func (r *Stage) ReconcileRunners(ctx context.Context, s *decide.Scope) (ctrl.Res
 		return ctrl.Result{}, err
 	}
 	if f := s.Summary.BeforeStartFailure(); f != nil {
+		if f.Reason == v1alpha1.ReasonRunnerFailedBeforeStart && !s.ConditionTrue(v1alpha1.ConditionScriptChecked) {
+			// The pre-flight runs the same k6 on the same script and arguments: its verdict names
+			// the fix (spec.args, the script) where a runner's exit only shows the symptom, and
+			// whichever pod ends first is a race. AwaitPreflight waits for it, within its deadline.
+			s.RecordCondition(v1alpha1.ConditionRunnersReady, metav1.ConditionFalse, v1alpha1.ReasonNotReady,
+				f.Message+"; waiting for the script pre-flight's verdict")
+			return ctrl.Result{}, nil
+		}
 		s.Failure = f
 		return ctrl.Result{}, nil
 	}
