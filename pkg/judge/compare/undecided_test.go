@@ -1,7 +1,10 @@
 package compare
 
 import (
+	"fmt"
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"fleetbench.dev/fleetbench/api/v1alpha1"
@@ -41,5 +44,29 @@ func TestUndecidedRowsOfARealComparison(t *testing.T) {
 	c := Compare(v1alpha1.BaselineSpec{}, rec("v1"), rec("v2"))
 	if c.Decision != v1alpha1.ComparisonTooFewSamples || len(Undecided(c)) != 1 {
 		t.Fatalf("3 windows a side: decision %s, undecided %q; want TooFewSamples and one row", c.Decision, Undecided(c))
+	}
+}
+
+// TestPlanAdmissionAsksForWhatTheRankTestNeeds: the CapacityPlan's admission rule refuses a
+// compared plan below the repetitions with which the one-sided rank test over repetitions can
+// reach p < Alpha at all (every sample of one side below every one of the other). If Alpha or
+// the test changes, the rule and its message must follow.
+func TestPlanAdmissionAsksForWhatTheRankTestNeeds(t *testing.T) {
+	n := samplesNeeded(Alpha)
+	if n != 4 || smallestP(n-1, n-1) < Alpha || smallestP(n, n) >= Alpha {
+		t.Fatalf("samplesNeeded(%.2f) = %d (smallest p %g at %d a side, %g at %d)", Alpha, n, smallestP(n-1, n-1), n-1, smallestP(n, n), n)
+	}
+	src, err := os.ReadFile("../../../api/v1alpha1/capacityplan_types.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf(`rule="!has(self.baseline) || (has(self.repetitions) ? self.repetitions : 1) >= %d"`, n),
+		fmt.Sprintf("needs %d repetitions a side to reach p < %.2f", n, Alpha),
+		fmt.Sprintf("spec.repetitions: %d or more", n),
+	} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("CapacityPlanSpec's admission rule lacks %q", want)
+		}
 	}
 }
