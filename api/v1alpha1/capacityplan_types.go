@@ -10,6 +10,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.sweep) || self.sweep.all(s, !has(s.component) || (has(self.template.target.components) && self.template.target.components.exists(c, c.name == s.component)))",message="spec.sweep[].component must name a component of spec.template.target.components"
 // +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !self.sweep.exists(s, has(s.field) && s.field == 'devices') || (has(self.template.load) && has(self.template.load.period))",message="spec.sweep[].field: devices needs spec.template.load.period (how often each device acts)"
 // +kubebuilder:validation:XValidation:rule="size(self.profiles) * (has(self.sweep) && size(self.sweep) > 0 ? size(self.sweep[0].values) : 1) * (has(self.sweep) && size(self.sweep) > 1 ? size(self.sweep[1].values) : 1) * (has(self.sweep) && size(self.sweep) > 2 ? size(self.sweep[2].values) : 1) * (has(self.sweep) && size(self.sweep) > 3 ? size(self.sweep[3].values) : 1) * (has(self.repetitions) ? self.repetitions : 1) <= 256",message="the plan has more than 256 cells: the number of spec.profiles × the number of values of each spec.sweep dimension × spec.repetitions must be at most 256; split it into several plans"
+// +kubebuilder:validation:XValidation:rule="!has(self.baseline) || (has(self.repetitions) ? self.repetitions : 1) >= 4",message="spec.baseline compares each cell over its repetitions with a one-sided rank test, which needs 4 repetitions a side to reach p < 0.05 (3 a side give at best p = 1/20 = 0.05): set spec.repetitions: 4 or more, here and on the baseline plan"
 // +kubebuilder:validation:XValidation:rule="!has(self.maxParallel) || self.concurrency == 'Parallel'",message="spec.maxParallel applies only with spec.concurrency: Parallel"
 // +kubebuilder:validation:XValidation:rule="!has(self.template.ttlSecondsAfterFinished)",message="spec.template.ttlSecondsAfterFinished must be empty: the plan's table is rebuilt from its children, so they live as long as the plan; delete the plan to remove them"
 // +kubebuilder:validation:XValidation:rule="self.concurrency != 'Serial' || !has(self.template.cleanup) || !has(self.template.cleanup.target) || self.template.cleanup.target != 'KeepUntilDeleted'",message="spec.template.cleanup.target: KeepUntilDeleted keeps every child's target, and Serial starts the next child only once the previous target is gone: use DeleteAfterRun, or spec.concurrency: Parallel"
@@ -75,7 +76,8 @@ type CapacityPlanSpec struct {
 	// cell is done: per cell (profile and sweep values) memory peak, memory per device,
 	// pushes/s (or req/s) and safe max devices, in % of the baseline's, with seed 000's bands
 	// and a rank test over the repetitions (4 or more a side decide). A regression ends the
-	// plan Ready=False, Stalled=True VerdictRegressed.
+	// plan Ready=False, Stalled=True VerdictRegressed. Admission refuses it with fewer than 4
+	// spec.repetitions: the comparison could then never decide, and would always pass.
 	// +optional
 	Baseline *PlanBaselineSpec `json:"baseline,omitempty"`
 

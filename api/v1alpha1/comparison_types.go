@@ -16,6 +16,19 @@ const (
 	BaselineMissingWarn BaselineOnMissing = "Warn"
 )
 
+// BaselineOnUndecided says how a run ends when its comparison could not judge a row.
+// +kubebuilder:validation:Enum=Pass;Inconclusive;Fail
+type BaselineOnUndecided string
+
+const (
+	// BaselineUndecidedInconclusive ends a run that would otherwise pass INCONCLUSIVE.
+	BaselineUndecidedInconclusive BaselineOnUndecided = "Inconclusive"
+	// BaselineUndecidedFail ends it FAILED.
+	BaselineUndecidedFail BaselineOnUndecided = "Fail"
+	// BaselineUndecidedPass leaves it PASSED; the message still names the rows.
+	BaselineUndecidedPass BaselineOnUndecided = "Pass"
+)
+
 // Direction says which way a compared metric gets better.
 // +kubebuilder:validation:Enum=LowerIsBetter;HigherIsBetter
 type Direction string
@@ -49,6 +62,16 @@ type BaselineSpec struct {
 	// +optional
 	// +kubebuilder:default=Fail
 	OnMissing BaselineOnMissing `json:"onMissing,omitempty"`
+
+	// onUndecided is what a run that would otherwise be PASSED becomes when its comparison
+	// could not judge a row: TooFewSamples (too few windows for the rank test to reach
+	// p < 0.05) or NoData (a metric missing from a side, a baseline of 0, the pinned
+	// baseline's kept record deleted or unreadable). Inconclusive (the default) ends it
+	// INCONCLUSIVE, Fail FAILED, Pass leaves it PASSED; the message names the rows either way.
+	// A regression still ends the run REGRESSED, and a run that failed stays FAILED.
+	// +optional
+	// +kubebuilder:default=Inconclusive
+	OnUndecided BaselineOnUndecided `json:"onUndecided,omitempty"`
 
 	// metrics are compared in addition to the built-in ones, or replace a built-in's bands
 	// when they name it. Built-ins: throughput, latencyP95, latencyP99, targetMemory,

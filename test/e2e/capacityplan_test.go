@@ -81,10 +81,11 @@ func (e *env) runPlan(t *testing.T, plan *v1alpha1.CapacityPlan, timeout time.Du
 
 // TestPlanComparedWithAnEarlierPlan is seed 000's "Comparison of some data with later versions"
 // made by the operator: a plan of the device backend at C1, twice (repetitions 2, seed 001's
-// 1st and 2nd run), then the same plan again naming the first as its baseline. Its status gets
-// the seed's table for the cell: memory peak, KiB per device, pushes/s and safe max devices as
-// % of the first plan, each with seed 000's band; 2 repetitions a side are too few for the rank
-// test, which the rows say instead of deciding.
+// 1st and 2nd run), then the same plan again, 4 times (admission's minimum for a compared
+// plan), naming the first as its baseline. Its status gets the seed's table for the cell: memory
+// peak, KiB per device, pushes/s and safe max devices as % of the first plan, each with seed
+// 000's band; the baseline's 2 repetitions are too few for the rank test, which the rows say
+// instead of deciding.
 func TestPlanComparedWithAnEarlierPlan(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "e2e-plan-compare")
@@ -96,7 +97,8 @@ func TestPlanComparedWithAnEarlierPlan(t *testing.T) {
 	if first.Status.Phase != v1alpha1.PlanSucceeded || len(first.Status.Table) != 2 {
 		t.Fatalf("first plan %s with %d rows: %s", first.Status.Phase, len(first.Status.Table), first.Status.Message)
 	}
-	second := tw.MakeCapacityPlan("release-v2", ns, template.DeepCopy(), "C1").Repetitions(2).Obj()
+	// A compared plan needs 4 repetitions (admission); the baseline plan's 2 are still too few.
+	second := tw.MakeCapacityPlan("release-v2", ns, template.DeepCopy(), "C1").Repetitions(4).Obj()
 	second.Spec.Baseline = &v1alpha1.PlanBaselineSpec{Name: "release-v1"}
 	got := e.runPlan(t, second, 5*time.Minute)
 	c := got.Status.Comparison
@@ -110,11 +112,11 @@ func TestPlanComparedWithAnEarlierPlan(t *testing.T) {
 		t.Logf("  %-16s %10s → %10s %-8s %7s %%  %-28s n %d/%d  %s  %s", m.Name, m.Baseline, m.Current, m.Unit, m.RatioPercent, m.Band,
 			m.BaselineSamples, m.CurrentSamples, m.Decision, m.Note)
 		names[m.Name] = true
-		if m.RatioPercent == "" || m.Band == "" || m.BaselineSamples != 2 || m.CurrentSamples != 2 {
-			t.Errorf("row %+v: want a ratio and a band over 2 repetitions a side", m)
+		if m.RatioPercent == "" || m.Band == "" || m.BaselineSamples != 2 || m.CurrentSamples != 4 {
+			t.Errorf("row %+v: want a ratio and a band over 2 repetitions against 4", m)
 		}
 		if m.Decision != v1alpha1.ComparisonTooFewSamples || m.Note == "" {
-			t.Errorf("row %s decided %s (%q) on 2 repetitions a side, want TooFewSamples saying why", m.Name, m.Decision, m.Note)
+			t.Errorf("row %s decided %s (%q) on 2 repetitions against 4, want TooFewSamples saying why", m.Name, m.Decision, m.Note)
 		}
 	}
 	if len(names) != 4 {

@@ -164,6 +164,41 @@ func TestBaselineKeptAfterDelete(t *testing.T) {
 	}
 }
 
+// TestBaselineRecordGoneIsInconclusive: the pinned baseline's kept record deleted (retention, a
+// prune) before this run's results are merged leaves nothing to compare with. The run that
+// passed its thresholds ends INCONCLUSIVE (spec.baseline.onUndecided's default), saying the
+// record is gone and what to do, not PASSED as before issue 39; with onUndecided Pass it
+// passes and still says so.
+func TestBaselineRecordGoneIsInconclusive(t *testing.T) {
+	ns := setup(t)
+	for _, tc := range []struct {
+		name    string
+		policy  v1alpha1.BaselineOnUndecided
+		verdict v1alpha1.Verdict
+	}{
+		{"default", "", v1alpha1.VerdictInconclusive},
+		{"pass", v1alpha1.BaselineUndecidedPass, v1alpha1.VerdictPassed},
+	} {
+		// A baseline each: resolving one needs its kept record, which the case deletes once pinned.
+		base := runThrough(t, compared("pinned-"+tc.name, ns, nil, nil), 3000)
+		run := compared("after-"+tc.name, ns, nil, &v1alpha1.BaselineSpec{Name: base.Name, OnUndecided: tc.policy})
+		k, pods := startRunning(t, run, 1)
+		kept := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: naming.KeptResults(base.Name, string(base.UID)), Namespace: ns}}
+		if err := env.Client.Delete(ctx, kept); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		start := time.Now().Add(-300 * time.Second)
+		logs.set(pods[0], tw.EnvelopeLog(tw.RunnerLoad{Runner: pods[0].Name, Requests: 3000, Start: start, Duration: 300 * time.Second, CPUSeconds: 0.5}), nil)
+		k.Finish(pods[0], 0, "Completed")
+		got := waitPhase(t, run, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
+		c := got.Status.Comparison
+		if got.Status.Verdict != tc.verdict || c == nil || c.Decision != v1alpha1.ComparisonNoData ||
+			!strings.Contains(got.Status.Message, "could not judge") || !strings.Contains(got.Status.Message, "is gone") {
+			t.Errorf("onUndecided %q: verdict %s, message %q, comparison %+v; want %s naming the record gone", tc.policy, got.Status.Verdict, got.Status.Message, c, tc.verdict)
+		}
+	}
+}
+
 // keptCM is a kept record's metadata as the controller writes it, completed at.
 func keptCM(ns, run, uid string, at time.Time) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: naming.KeptResults(run, uid), Namespace: ns,

@@ -3,7 +3,10 @@ package compare
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 
 	"fleetbench.dev/fleetbench/api/v1alpha1"
 )
@@ -42,27 +45,38 @@ type scenario struct {
 // simulate runs trials comparisons and returns the share decided OK or Regressed (an alarm),
 // and the share decided Regressed.
 func simulate(sc scenario, trials int, seed uint64) (alarm, regressed float64) {
+	r := simulateRates(Builtins()[0], sc, trials, seed) // throughput, seed 000's bands
+	return r.ok + r.regressed, r.regressed
+}
+
+// rates are the shares of trials by decision.
+type rates struct{ regressed, ok, undecided float64 }
+
+// simulateRates runs trials comparisons of metric m (its direction and bands) and returns the
+// share of each decision: Regressed (the verdict REGRESSED), OK, and TooFewSamples or NoData
+// (undecided: INCONCLUSIVE under spec.baseline.onUndecided's default).
+func simulateRates(m Metric, sc scenario, trials int, seed uint64) rates {
 	rng := rand.New(rand.NewPCG(seed, 26))
-	m := Builtins()[0] // throughput, seed 000's bands
-	var nAlarm, nReg int
+	var nReg, nOK, nUnd int
 	for range trials {
-		var base, cur []float64
-		if sc.kind == Windows {
-			base, cur = ar1(rng, sc.n, 1000, sc.cv, sc.phi), ar1(rng, sc.n, 1000*sc.ratio, sc.cv, sc.phi)
-		} else {
-			base, cur = ar1(rng, sc.n, 1000, sc.cv, 0), ar1(rng, sc.n, 1000*sc.ratio, sc.cv, 0)
+		phi := sc.phi
+		if sc.kind != Windows {
+			phi = 0
 		}
+		base, cur := ar1(rng, sc.n, 1000, sc.cv, phi), ar1(rng, sc.n, 1000*sc.ratio, sc.cv, phi)
 		row := Row(m, Side{Present: true, Whole: meanOf(base), Values: base},
 			Side{Present: true, Whole: meanOf(cur), Values: cur}, sc.kind)
 		switch row.Decision {
 		case v1alpha1.ComparisonRegressed:
 			nReg++
-			nAlarm++
 		case v1alpha1.ComparisonOK:
-			nAlarm++
+			nOK++
+		case v1alpha1.ComparisonTooFewSamples, v1alpha1.ComparisonNoData:
+			nUnd++
 		}
 	}
-	return float64(nAlarm) / float64(trials), float64(nReg) / float64(trials)
+	n := float64(trials)
+	return rates{regressed: float64(nReg) / n, ok: float64(nOK) / n, undecided: float64(nUnd) / n}
 }
 
 // BenchmarkDecisionRates measures the decision, not its speed: false alarms on A/A
@@ -82,6 +96,15 @@ func BenchmarkDecisionRates(b *testing.B) {
 		{"windows30_cv5_ar0", scenario{kind: Windows, n: 30, cv: 0.05}},
 		{"windows30_cv5_ar0.8", scenario{kind: Windows, n: 30, cv: 0.05, phi: 0.8}},
 		{"repetitions5_cv9", scenario{kind: Repetitions, n: 5, cv: 0.09}},
+	}
+	// Bounds a change may not worsen (seeded: the rates are exact for this code; the bounds
+	// leave about a point for a change of seed or of the simulation's draws). A false-alarm
+	// bound is a maximum, a detection bound a minimum.
+	bounds := map[string]struct{ maxAA, min10, min20, minR30 float64 }{
+		"windows30_cv5_ar0.5": {maxAA: 5.5, min10: 97, min20: 99.5, minR30: 99},
+		"windows30_cv5_ar0":   {maxAA: 5.5, min10: 99, min20: 99.5, minR30: 99.5},
+		"windows30_cv5_ar0.8": {maxAA: 6.5, min10: 58, min20: 71, minR30: 67},
+		"repetitions5_cv9":    {maxAA: 5.5, min10: 46, min20: 93, minR30: 63},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -103,7 +126,111 @@ func BenchmarkDecisionRates(b *testing.B) {
 			// A true 20 % drop sits on the ok edge: Regressed is the edge test's false alarm.
 			b.ReportMetric(100*r20, "%regressed-20%drop")
 			b.ReportMetric(100*r30, "%regressed-30%drop")
+			want := bounds[c.name]
+			if 100*aa > want.maxAA || 100*d10 < want.min10 || 100*d20 < want.min20 || 100*r30 < want.minR30 {
+				b.Fatalf("decision rates worsened: A/A alarms %.2f %% (at most %.1f), 10 %% drop detected %.2f %% (at least %.0f), "+
+					"20 %% drop %.2f %% (at least %.1f), 30 %% drop Regressed %.2f %% (at least %.0f)",
+					100*aa, want.maxAA, 100*d10, want.min10, 100*d20, want.min20, 100*r30, want.minR30)
+			}
 		})
+	}
+}
+
+// releaseGateThroughput is the throughput metric as examples/gitops/release-gate.yaml's
+// spec.baseline compares it: read from the shipped file, so the benchmark measures the bands
+// users copy.
+func releaseGateThroughput(tb testing.TB) Metric {
+	tb.Helper()
+	raw, err := os.ReadFile("../../../examples/gitops/release-gate.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var run v1alpha1.TestRun
+	if err := yaml.Unmarshal(raw, &run); err != nil || run.Spec.Baseline == nil {
+		tb.Fatalf("release-gate.yaml: %v (baseline %v)", err, run.Spec.Baseline)
+	}
+	rec := Record{Series: []Series{{Name: SeriesThroughput}}}
+	for _, m := range resolve(*run.Spec.Baseline, rec, rec) {
+		if m.Name == SeriesThroughput {
+			return m
+		}
+	}
+	tb.Fatal("release-gate.yaml compares no throughput")
+	return Metric{}
+}
+
+// BenchmarkVerdictBlockRates measures what the gate does, not what the row reads: how often
+// the verdict is blocked (REGRESSED) by a throughput drop of 10, 20, 30 and 50 %, and on A/A
+// comparisons (a false block), with seed 000's bands (ok ≥ 80 %) and with those of
+// examples/gitops/release-gate.yaml (ok ≥ 85 %); and how often the row is undecided
+// (TooFewSamples: INCONCLUSIVE by default, never PASSED). An OK row does not change the
+// verdict. Seeded: the same numbers on every machine. It fails when a rate worsens past the
+// bounds below.
+//
+//	go test -run '^$' -bench BenchmarkVerdictBlockRates ./pkg/judge/compare
+func BenchmarkVerdictBlockRates(b *testing.B) {
+	const trials = 10000
+	scenarios := []struct {
+		name string
+		sc   scenario
+	}{
+		{"windows30_cv5_ar0.5", scenario{kind: Windows, n: 30, cv: 0.05, phi: 0.5}},
+		{"windows30_cv5_ar0.8", scenario{kind: Windows, n: 30, cv: 0.05, phi: 0.8}},
+		{"repetitions5_cv9", scenario{kind: Repetitions, n: 5, cv: 0.09}},
+	}
+	bands := []struct {
+		name   string
+		metric Metric
+	}{
+		{"default", Builtins()[0]},
+		{"releasegate", releaseGateThroughput(b)},
+	}
+	changes := []float64{1, 0.9, 0.8, 0.7, 0.5}
+	// Bounds a change may not worsen: the most A/A blocks, the fewest blocks of each drop, in %.
+	// Seeded, so the rates are exact for this code; the bounds leave about a point (more where a
+	// rate is near 50 %, whose sampling error is largest) for a change of seed or of the draws.
+	type bound struct{ maxAA, min10, min20, min30, min50 float64 }
+	bounds := map[string]bound{
+		"windows30_cv5_ar0.5/default":     {maxAA: 0.5, min10: 0, min20: 4, min30: 99.5, min50: 99.5},
+		"windows30_cv5_ar0.5/releasegate": {maxAA: 0.5, min10: 0, min20: 74, min30: 99.5, min50: 99.5},
+		"windows30_cv5_ar0.8/default":     {maxAA: 0.5, min10: 0, min20: 4, min30: 69, min50: 73},
+		"windows30_cv5_ar0.8/releasegate": {maxAA: 0.5, min10: 0, min20: 33, min30: 73, min50: 73},
+		"repetitions5_cv9/default":        {maxAA: 0.5, min10: 0, min20: 4, min30: 63, min50: 99.5},
+		"repetitions5_cv9/releasegate":    {maxAA: 0.5, min10: 0, min20: 21, min30: 88, min50: 99.5},
+	}
+	for _, sc := range scenarios {
+		for _, band := range bands {
+			name := sc.name + "/" + band.name
+			b.Run(name, func(b *testing.B) {
+				got := make([]rates, len(changes))
+				for b.Loop() {
+					for i, ratio := range changes {
+						s := sc.sc
+						s.ratio = ratio
+						got[i] = simulateRates(band.metric, s, trials, uint64(40+i))
+					}
+				}
+				b.ReportMetric(100*got[0].regressed, "%blocked-AA")
+				for i, label := range []string{"10", "20", "30", "50"} {
+					b.ReportMetric(100*got[i+1].regressed, "%blocked-"+label+"%drop")
+				}
+				b.ReportMetric(100*got[2].undecided, "%undecided-20%drop")
+				b.ReportMetric(100*got[4].undecided, "%undecided-50%drop")
+				want, ok := bounds[name]
+				if !ok {
+					b.Fatalf("no bounds for %s", name)
+				}
+				mins := []float64{want.min10, want.min20, want.min30, want.min50}
+				if 100*got[0].regressed > want.maxAA {
+					b.Errorf("A/A blocked %.2f %%, at most %.1f %%", 100*got[0].regressed, want.maxAA)
+				}
+				for i, label := range []string{"10", "20", "30", "50"} {
+					if r := 100 * got[i+1].regressed; r < mins[i] {
+						b.Errorf("a %s %% drop blocked %.2f %%, at least %.1f %%", label, r, mins[i])
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -58,6 +58,11 @@ type Facts struct {
 
 	// Comparison is the comparison with a baseline, once decided; nil without one.
 	Comparison *v1alpha1.Comparison
+	// Undecided names what the comparison could not judge (compare.Undecided): rows that are
+	// TooFewSamples or NoData, or the whole comparison when it had no row (the baseline's
+	// record unreadable). OnUndecided is spec.baseline.onUndecided ("" is Inconclusive).
+	Undecided   []string
+	OnUndecided v1alpha1.BaselineOnUndecided
 }
 
 // Results are the facts of the merged results that the verdict reads.
@@ -100,7 +105,9 @@ func Passed(v v1alpha1.Verdict) bool { return v == v1alpha1.VerdictPassed }
 // otherwise the run Succeeded and the merged results give the verdict: FAILED when a threshold,
 // the target, abortOnFail or the script failed it, INCONCLUSIVE when the results are partial, the
 // generator was the limit, or more runners were lost than spec.runnerLoss.maxGaps allows,
-// REGRESSED when the comparison regressed, else PASSED.
+// REGRESSED when the comparison regressed, else PASSED; but a run that would pass while its
+// comparison could not judge a row ends as spec.baseline.onUndecided says (INCONCLUSIVE by
+// default): what was not judged never passes silently.
 func Decide(f Facts) Ending {
 	if f.Failed != nil {
 		return failed(*f.Failed)
@@ -132,6 +139,10 @@ func Decide(f Facts) Ending {
 		notes = append(notes, fmt.Sprintf("%d gaps, more than spec.runnerLoss.maxGaps %d", f.Gaps, *f.MaxGaps))
 	case f.Comparison != nil && f.Comparison.Decision == v1alpha1.ComparisonRegressed:
 		e.Verdict = v1alpha1.VerdictRegressed
+	case len(f.Undecided) > 0:
+		var note string
+		e.Verdict, note = undecided(f.Undecided, f.OnUndecided)
+		notes = append(notes, note)
 	}
 
 	e.Message = headline(e.Verdict, r)
@@ -160,6 +171,29 @@ func Decide(f Facts) Ending {
 		e.Message += fmt.Sprintf("; regressed against baseline%s: %s", name, f.Comparison.Worst)
 	}
 	return e
+}
+
+// maxUndecidedNamed bounds the rows the message names (it is cut at 32 KiB, and 32 rows of
+// notes would fill it); the rest are counted.
+const maxUndecidedNamed = 5
+
+// undecided is the verdict of a run that would pass but whose comparison could not judge
+// rows, and the note that names them and what to do.
+func undecided(rows []string, policy v1alpha1.BaselineOnUndecided) (v1alpha1.Verdict, string) {
+	named := rows[:min(len(rows), maxUndecidedNamed)]
+	note := fmt.Sprintf("the comparison with the baseline could not judge %d: %s", len(rows), strings.Join(named, "; "))
+	if len(rows) > len(named) {
+		note += fmt.Sprintf("; and %d more (status.comparison.metrics)", len(rows)-len(named))
+	}
+	const todo = "run longer (more windows), name the metric in the baseline run too, or judge it with a threshold"
+	switch policy {
+	case v1alpha1.BaselineUndecidedPass:
+		return v1alpha1.VerdictPassed, note + "; passed as spec.baseline.onUndecided: Pass says"
+	case v1alpha1.BaselineUndecidedFail:
+		return v1alpha1.VerdictFailed, note + "; failed as spec.baseline.onUndecided: Fail says: " + todo
+	}
+	return v1alpha1.VerdictInconclusive, note + "; not judged is not passed: " + todo +
+		" (spec.baseline.onUndecided: Pass accepts it)"
 }
 
 // failed ends a run Failed: whatever results exist are kept, but the verdict is FAILED.

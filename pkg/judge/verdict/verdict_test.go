@@ -15,6 +15,11 @@ func TestDecide(t *testing.T) {
 	two := int32(2)
 	regressed := &v1alpha1.Comparison{Decision: v1alpha1.ComparisonRegressed, Worst: "p95 +31%", Baseline: &v1alpha1.ComparedRun{Name: "v1"}}
 	with := func(mod func(*Results)) Results { r := passing; mod(&r); return r }
+	// A comparison that judged one row and could not judge another (compare.Undecided).
+	partlyJudged := &v1alpha1.Comparison{Decision: v1alpha1.ComparisonSuccess, Baseline: &v1alpha1.ComparedRun{Name: "v1"}}
+	tooFew := []string{"latencyP99 TooFewSamples (6 vs 6 windows in blocks of 3 cannot reach p < 0.05)"}
+	gone := []string{"the whole comparison NoData (the baseline's results could not be read: the kept record of v1 is gone)"}
+	many := []string{"a NoData", "b NoData", "c NoData", "d NoData", "e NoData", "f NoData", "g NoData"}
 
 	cases := []struct {
 		name       string
@@ -76,6 +81,27 @@ func TestDecide(t *testing.T) {
 			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictFailed, reason: v1alpha1.ReasonCompleted, thresholds: "False", never: "regressed against"},
 		{name: "no regression", facts: Facts{Merged: true, Results: passing, Comparison: &v1alpha1.Comparison{Decision: v1alpha1.ComparisonOK}},
 			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictPassed, reason: v1alpha1.ReasonCompleted, thresholds: "True"},
+		// Issue 39: what the comparison could not judge never passes silently (b9fbc85: PASSED).
+		{name: "a row with too few samples is inconclusive by default", facts: Facts{Merged: true, Results: passing, Comparison: partlyJudged, Undecided: tooFew},
+			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictInconclusive, reason: v1alpha1.ReasonCompleted, thresholds: "True",
+			says: []string{"verdict INCONCLUSIVE", "could not judge 1: latencyP99 TooFewSamples (6 vs 6 windows", "run longer", "spec.baseline.onUndecided: Pass accepts it"}},
+		{name: "a baseline record gone is inconclusive", facts: Facts{Merged: true, Results: passing, Comparison: &v1alpha1.Comparison{Decision: v1alpha1.ComparisonNoData}, Undecided: gone, OnUndecided: v1alpha1.BaselineUndecidedInconclusive},
+			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictInconclusive, reason: v1alpha1.ReasonCompleted, thresholds: "True",
+			says: []string{"the kept record of v1 is gone"}},
+		{name: "onUndecided Fail", facts: Facts{Merged: true, Results: passing, Comparison: partlyJudged, Undecided: tooFew, OnUndecided: v1alpha1.BaselineUndecidedFail},
+			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictFailed, reason: v1alpha1.ReasonCompleted, thresholds: "True",
+			says: []string{"verdict FAILED", "latencyP99 TooFewSamples", "failed as spec.baseline.onUndecided: Fail says"}},
+		{name: "onUndecided Pass still names the rows", facts: Facts{Merged: true, Results: passing, Comparison: partlyJudged, Undecided: tooFew, OnUndecided: v1alpha1.BaselineUndecidedPass},
+			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictPassed, reason: v1alpha1.ReasonCompleted, thresholds: "True",
+			says: []string{"verdict PASSED", "could not judge 1: latencyP99 TooFewSamples", "passed as spec.baseline.onUndecided: Pass says"}},
+		{name: "many undecided rows are counted, not all named", facts: Facts{Merged: true, Results: passing, Comparison: partlyJudged, Undecided: many},
+			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictInconclusive, reason: v1alpha1.ReasonCompleted, thresholds: "True",
+			says: []string{"could not judge 7: a NoData", "e NoData; and 2 more"}, never: "f NoData"},
+		{name: "a regression outranks undecided rows", facts: Facts{Merged: true, Results: passing, Comparison: regressed, Undecided: tooFew, OnUndecided: v1alpha1.BaselineUndecidedFail},
+			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictRegressed, reason: v1alpha1.ReasonCompleted, thresholds: "True",
+			says: []string{"regressed against baseline v1"}, never: "could not judge"},
+		{name: "a threshold failure outranks undecided rows", facts: Facts{Merged: true, Results: with(func(r *Results) { r.FailedThresholds = []string{"checks rate>0.99"} }), Comparison: partlyJudged, Undecided: tooFew},
+			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictFailed, reason: v1alpha1.ReasonCompleted, thresholds: "False", never: "could not judge"},
 		{name: "iterations where no HTTP is spoken", facts: Facts{Merged: true, Results: Results{Iterations: 40, Checks: true, ChecksPassed: 39, ChecksFailed: 1}},
 			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictPassed, reason: v1alpha1.ReasonCompleted, thresholds: "True",
 			says: []string{"verdict PASSED: 40 iterations, no HTTP requests, checks 39 passed / 1 failed"}},

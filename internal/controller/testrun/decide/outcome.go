@@ -10,6 +10,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
 	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/judge/compare"
 	"fleetbench.dev/fleetbench/pkg/judge/verdict"
 )
 
@@ -37,8 +38,10 @@ type Collected struct {
 	// RunnerLeak says that a runner's own memory leaks: the generator's fault, said in the
 	// message and never a failure of the target (judge.RunnerLeakWarning).
 	RunnerLeak string
-	// Comparison is the comparison with the pinned baseline, once decided.
-	Comparison *v1alpha1.Comparison
+	// Comparison is the comparison with the pinned baseline, once decided; OnUndecided is
+	// spec.baseline.onUndecided, what its rows that decided nothing make of a passing run.
+	Comparison  *v1alpha1.Comparison
+	OnUndecided v1alpha1.BaselineOnUndecided
 }
 
 // Ending is how a run ends, as verdict.Decide decided it.
@@ -60,6 +63,9 @@ func Outcome(c Collected) Ending {
 	if c.Report != nil {
 		f.Merged, f.Results = true, c.Report.Facts()
 	}
+	if c.Comparison != nil {
+		f.Undecided, f.OnUndecided = compare.Undecided(*c.Comparison), c.OnUndecided
+	}
 	if c.Abort != nil {
 		f.Aborted = c.Abort.Aborted
 	}
@@ -75,6 +81,14 @@ func Outcome(c Collected) Ending {
 		f.GapsSummary = GapsSummary(c.Gaps)
 	}
 	return verdict.Decide(f)
+}
+
+// OnUndecided is spec.baseline.onUndecided; "" (Inconclusive, as its default) without a baseline.
+func OnUndecided(spec *v1alpha1.TestRunSpec) v1alpha1.BaselineOnUndecided {
+	if spec.Baseline == nil {
+		return ""
+	}
+	return spec.Baseline.OnUndecided
 }
 
 // Partial says whether the results of the run will not cover the whole load: the load was

@@ -39,6 +39,9 @@ func TestOutcome(t *testing.T) {
 	load := tw.RunnerLoad{Runner: "r0", Requests: 100, Start: start, Duration: 10 * time.Second}
 	fast := map[string]v1alpha1.ThresholdList{"http_req_duration": {"p(95)<200"}}
 	tooFast := map[string]v1alpha1.ThresholdList{"http_req_duration": {"p(95)<5"}}
+	undecided := &v1alpha1.Comparison{Decision: v1alpha1.ComparisonSuccess, Baseline: &v1alpha1.ComparedRun{Name: "v1"}, Metrics: []v1alpha1.MetricComparison{
+		{Name: "throughput", Decision: v1alpha1.ComparisonSuccess},
+		{Name: "latencyP99", Decision: v1alpha1.ComparisonTooFewSamples, Note: "3 vs 3 windows"}}}
 
 	cases := []struct {
 		name    string
@@ -78,6 +81,16 @@ func TestOutcome(t *testing.T) {
 		{name: "stopped at the run deadline", in: Collected{Runners: runnersOf(runnerPod().Terminated(103, "Error")), Report: mergedReport(t, fast, 1, load),
 			RunDeadline: now.Add(-time.Second), Now: now},
 			phase: v1alpha1.PhaseFailed, reason: v1alpha1.ReasonRunTimeout, verdict: v1alpha1.VerdictFailed, partial: true, says: "raise spec.timeouts.run"},
+		// Issue 39: the policy is gathered with the comparison, and a row it could not judge
+		// does not pass (b9fbc85: PASSED).
+		{name: "a comparison row with too few samples", in: Collected{Runners: runnersOf(done), Report: mergedReport(t, fast, 1, load), Comparison: undecided},
+			phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: v1alpha1.VerdictInconclusive, says: "could not judge 1: latencyP99 TooFewSamples (3 vs 3 windows)"},
+		{name: "onUndecided Fail", in: Collected{Runners: runnersOf(done), Report: mergedReport(t, fast, 1, load), Comparison: undecided,
+			OnUndecided: OnUndecided(&v1alpha1.TestRunSpec{Baseline: &v1alpha1.BaselineSpec{OnUndecided: v1alpha1.BaselineUndecidedFail}})},
+			phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: v1alpha1.VerdictFailed, says: "spec.baseline.onUndecided: Fail"},
+		{name: "onUndecided Pass", in: Collected{Runners: runnersOf(done), Report: mergedReport(t, fast, 1, load), Comparison: undecided,
+			OnUndecided: v1alpha1.BaselineUndecidedPass},
+			phase: v1alpha1.PhaseSucceeded, reason: v1alpha1.ReasonCompleted, verdict: v1alpha1.VerdictPassed, says: "latencyP99 TooFewSamples"},
 		{name: "no envelope at all", in: Collected{Runners: runnersOf(done), Problems: []string{"runner r0: no envelope in the log"}},
 			phase: v1alpha1.PhaseFailed, reason: v1alpha1.ReasonNoResults, verdict: v1alpha1.VerdictFailed, says: "no envelope in the log"},
 	}
