@@ -44,7 +44,7 @@ func TestRunnerLeakIsTheGenerators(t *testing.T) {
 			}
 			m, tr := rs.Memory, rs.Memory.Trend
 			t.Logf("runner memory %+v, trend %+v; verdict %s: %s", *m, *tr, got.Status.Verdict, got.Status.Message)
-			if tr.Verdict != tc.trend || m.Runner != pods[0].Name || m.Fitted != 1 || tr.Samples < 20 {
+			if tr.Verdict != tc.trend || m.Runner != pods[0].Name || m.Fitted != 1 || tr.Samples < 15 {
 				t.Errorf("runner trend %s of %q over %d samples (%d fitted), want %s of %s", tr.Verdict, m.Runner, tr.Samples, m.Fitted, tc.trend, pods[0].Name)
 			}
 			if got.Status.Verdict == v1alpha1.VerdictFailed || strings.Contains(got.Status.Message, "target memory leaks") {
