@@ -21,12 +21,12 @@ type phaseFunc func(ctx context.Context, s *decide.Scope) (ctrl.Result, error)
 
 // Reconcile
 //  1. loads the TestRun live; deletion ends here;
-//  2. composes the status once, deferred (composeStatus: from the scope and the decision), and
+//  2. composes the status once, deferred (decide.ComposeStatus: from the scope and the decision), and
 //     patches it;
 //  3. leaves finished runs alone but for TTL and target cleanup;
 //  4. loads the world into the scope, runs the phases in order until one waits or fails; they
 //     create what is missing and record what they decided;
-//  5. acts on a failure or stop decision in finish.
+//  5. acts on a failure or stop decision in Finish.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	// 1. From the API server rather than the cache: the status records what this operator did
 	// (started the runners, when), and a reconcile woken by a pod event must not decide on a
@@ -34,7 +34,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	run := &v1alpha1.TestRun{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
-			if uid, ok := r.uids.Take(req.NamespacedName); ok {
+			if uid, ok := r.uids.take(req.NamespacedName); ok {
 				r.forgetGone(uid) // deleted, maybe without a finalizer: no reconcile saw it go
 			}
 		}

@@ -32,8 +32,8 @@ func (u *runUIDs) remember(name types.NamespacedName, uid types.UID) (replaced t
 	return replaced
 }
 
-// Take returns and drops name's UID.
-func (u *runUIDs) Take(name types.NamespacedName) (types.UID, bool) {
+// take returns and drops name's UID.
+func (u *runUIDs) take(name types.NamespacedName) (types.UID, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	uid, ok := u.byName[name]

@@ -24,13 +24,13 @@ func TestRunUIDsFindWhatAGoneRunLeft(t *testing.T) {
 	if got := u.remember(name, "b"); got != "a" {
 		t.Errorf("made again under its name: replaced %q, want a", got)
 	}
-	if uid, ok := u.Take(name); !ok || uid != "b" {
+	if uid, ok := u.take(name); !ok || uid != "b" {
 		t.Errorf("found gone: took %q %v, want b", uid, ok)
 	}
-	if uid, ok := u.Take(name); ok {
+	if uid, ok := u.take(name); ok {
 		t.Errorf("taken twice: got %q", uid)
 	}
-	if uid, ok := u.Take(other); !ok || uid != "c" {
+	if uid, ok := u.take(other); !ok || uid != "c" {
 		t.Errorf("the other namespace's: took %q %v, want c", uid, ok)
 	}
 }
