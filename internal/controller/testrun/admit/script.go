@@ -127,10 +127,10 @@ func (r *Stage) copyScript(ctx context.Context, s *decide.Scope, ref *v1alpha1.C
 			"fleetbench keeps the copy of the run's script under that name: delete that ConfigMap or rename the TestRun", cp.Name))
 		return ctrl.Result{}, nil
 	}
-	if cp.Data == nil && !s.Started() {
-		// The cache keeps no ConfigMap's data (controller.Slim): until the start, the warnings,
-		// the pre-flight's handleSummary check and the capacity record read the script, so the
-		// copy is read live, at most 1 MiB as the API server stores it.
+	if cp.Data == nil && !s.Started() && !s.ConditionTrue(v1alpha1.ConditionScriptChecked) {
+		// The cache keeps no ConfigMap's data (controller.Slim): until the pre-flight's verdict,
+		// the runner count, the warnings and the handleSummary check read the script, so the
+		// copy (what the runners mount) is read live, at most 1 MiB as the API server stores it.
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cp), cp); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
