@@ -21,6 +21,13 @@ done
 if grep -nE "^ *- ['\"]?\*['\"]?\$" <<<"$all"; then echo "chart: a rendered rule holds a wildcard; name each verb and resource"; exit 1; fi
 ! grep -q "fleetbench-edit" <<<"$("$helm" template fb "$chart" --set rbac.userRoles=false)" || { echo "chart: rbac.userRoles=false still renders the user roles"; exit 1; }
 
+# The record key: a Secret of the chart's by default, mounted; a named one is mounted instead.
+grep -q '^  name: fb-fleetbench-record-key$' <<<"$all" || { echo "chart: no record key Secret by default"; exit 1; }
+grep -q 'secretName: fb-fleetbench-record-key' <<<"$all" || { echo "chart: the record key is not mounted"; exit 1; }
+own=$("$helm" template fb "$chart" --set recordKey.existingSecret=my-key)
+! grep -q 'name: fb-fleetbench-record-key$' <<<"$own" || { echo "chart: recordKey.existingSecret still renders the chart's Secret"; exit 1; }
+grep -q 'secretName: my-key' <<<"$own" || { echo "chart: recordKey.existingSecret is not mounted"; exit 1; }
+
 bare=$("$helm" template fb "$chart" --set crds.install=false --set builtinProfiles.install=false)
 [ "$(count CustomResourceDefinition <<<"$bare")" = 0 ] || { echo "chart: crds.install=false still renders CRDs"; exit 1; }
 [ "$(count Profile <<<"$bare")" = 0 ] || { echo "chart: builtinProfiles.install=false still renders Profiles"; exit 1; }

@@ -104,6 +104,10 @@ const (
 	// it would take more memory than the operator allows one envelope (too many metrics, series
 	// or windows, or a hostile pod): the run's results are lost, other runs are unaffected.
 	ReasonRunnerResultRejected = "RunnerResultRejected"
+	// ReasonRecordTampered: a record the operator keeps in the run's namespace (its results,
+	// a replaced runner's results, the kept record its baseline names) failed its seal: it was
+	// changed, or copied, by someone other than the operator. Nothing in it was read.
+	ReasonRecordTampered = "RecordTampered"
 )
 
 // FailureReasons lists every reason a TestRun can end Failed with.
@@ -113,7 +117,7 @@ var FailureReasons = []string{
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerNotReplaceable, ReasonRunnerFailed,
-	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound,
+	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound, ReasonRecordTampered,
 }
 
 // Reasons of a TestRun still in progress (status.reason while not ended) and of its end.

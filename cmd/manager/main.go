@@ -2,7 +2,10 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"time"
@@ -26,6 +29,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/runio"
 	"fleetbench.dev/fleetbench/pkg/memlimit"
+	"fleetbench.dev/fleetbench/pkg/seal"
 )
 
 func envOr(key, fallback string) string {
@@ -37,7 +41,7 @@ func envOr(key, fallback string) string {
 
 func main() {
 	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics, defaultPodSecurity, watchNamespaces, targetNamespace string
-	var metricsCertDir, pprofAddr string
+	var metricsCertDir, pprofAddr, recordKeyFile string
 	var leaderElect, podLevelResources, metricsSecure bool
 	var apiQPS float64
 	var orphanGrace time.Duration
@@ -74,6 +78,9 @@ func main() {
 	flag.IntVar(&apiBurst, "kube-api-burst", 400, "Burst of queries the manager's client may send above --kube-api-qps.")
 	flag.IntVar(&workers, "max-concurrent-reconciles", runenv.DefaultWorkers, "TestRuns reconciled at once: a reconcile may "+
 		"wait up to 2 minutes on a runner's setup() or teardown(), and other runs must not wait behind it.")
+	flag.StringVar(&recordKeyFile, "record-key-file", "/etc/fleetbench/record-key/key", "File holding the key (at least 32 bytes) that seals the "+
+		"records the manager keeps in tenants' namespaces (results, kept records) so that it reads back only its own; the chart mounts it "+
+		"from a Secret. Missing: a random key for this process, and records sealed by an earlier one are refused as RecordTampered.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -91,6 +98,15 @@ func main() {
 	default:
 		log.Error(nil, "--default-pod-security must be restricted, baseline or privileged", "got", defaultPodSecurity)
 		os.Exit(2)
+	}
+	recordKey, err := loadRecordKey(recordKeyFile)
+	if err != nil {
+		log.Error(err, "--record-key-file")
+		os.Exit(2)
+	}
+	if recordKey == nil {
+		log.Info("no record key file: records are sealed with a key of this process only", "file", recordKeyFile)
+		recordKey = seal.NewKey()
 	}
 	namespaces, err := controller.ParseNamespaces(watchNamespaces, targetNamespace)
 	if err != nil {
@@ -176,6 +192,7 @@ func main() {
 		KeptRecords:            keptResults,
 		Workers:                workers,
 		Kueue:                  kueue,
+		RecordKey:              recordKey,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)
@@ -197,4 +214,16 @@ func main() {
 		log.Error(err, "running manager")
 		os.Exit(1)
 	}
+}
+
+// loadRecordKey reads the record key; nil without error when the file does not exist.
+func loadRecordKey(path string) (seal.Key, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return seal.ParseKey(bytes.TrimSpace(raw))
 }

@@ -36,3 +36,8 @@ target namespace, comma-separated. */}}
 {{- end -}}
 {{- concat .Values.watchNamespaces (list .Values.targetNamespace) | uniq | join "," -}}
 {{- end -}}
+
+{{/* The Secret holding the record key (recordKey). */}}
+{{- define "fleetbench.recordKeySecret" -}}
+{{- .Values.recordKey.existingSecret | default (printf "%s-record-key" (include "fleetbench.fullname" .)) -}}
+{{- end -}}

@@ -29,6 +29,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/runio"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/seal"
 )
 
 // Reconciler drives a TestRun from Pending to Succeeded or Failed.
@@ -53,6 +54,9 @@ func New(mgr ctrl.Manager, opts runenv.Options) *Reconciler {
 	}
 	if opts.DefaultPodSecurity == "" {
 		opts.DefaultPodSecurity = runenv.DefaultPodSecurityLevel
+	}
+	if opts.RecordKey == nil {
+		opts.RecordKey = seal.NewKey()
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runenv.DefaultWorkers

@@ -85,6 +85,7 @@ func (r *Stage) CreateKeptRecord(ctx context.Context, run *v1alpha1.TestRun, rec
 			naming.AnnotationKeptVerdict:    rec.Run.Verdict,
 		}},
 		BinaryData: map[string][]byte{naming.KeptRecordKey: data}}
+	r.Seal(cm)
 	err = r.Create(ctx, cm)
 	if !apierrors.IsAlreadyExists(err) {
 		return err
@@ -162,6 +163,9 @@ func (r *Stage) ReadKept(ctx context.Context, ns, name, uid string) (compare.Rec
 		if apierrors.IsNotFound(err) {
 			return compare.Record{}, fmt.Errorf("the kept record of %s is gone (deleted, or beyond the retention count)", name)
 		}
+		return compare.Record{}, err
+	}
+	if err := r.Unseal(&cm); err != nil {
 		return compare.Record{}, err
 	}
 	release, err := measure.DecodeMemory.Acquire(ctx, compare.RecordDecodeCost)

@@ -91,7 +91,11 @@ func (r *Stage) readCapacityRecord(ctx context.Context, s *decide.Scope) (*runne
 	if cm.Labels[labelRunnerCapacity] != "true" {
 		return nil, nil
 	}
-	rec, err := runners.DecodeCapacityRecord([]byte(cm.Data[runners.CapacityRecordKey]))
+	err := r.Unseal(&cm)
+	var rec *runners.CapacityRecord
+	if err == nil {
+		rec, err = runners.DecodeCapacityRecord([]byte(cm.Data[runners.CapacityRecordKey]))
+	}
 	if err != nil {
 		r.Recorder.Eventf(s.Run, nil, corev1.EventTypeWarning, "CapacityRecordUnused", "Parallelism", "ConfigMap %s: %s", key.Name, err.Error())
 		return nil, nil
@@ -154,6 +158,7 @@ func (r *Stage) createCapacityRecord(ctx context.Context, run *v1alpha1.TestRun,
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace,
 		Labels: map[string]string{labelRunnerCapacity: "true"}}, Data: map[string]string{runners.CapacityRecordKey: string(data)}}
+	r.Seal(cm)
 	err = r.Create(ctx, cm)
 	if !apierrors.IsAlreadyExists(err) {
 		return err
@@ -166,6 +171,7 @@ func (r *Stage) createCapacityRecord(ctx context.Context, run *v1alpha1.TestRun,
 		return errCapacityForeign
 	}
 	have.Data = cm.Data
+	r.Seal(&have)
 	return r.Update(ctx, &have)
 }
 

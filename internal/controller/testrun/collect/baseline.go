@@ -13,6 +13,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/admit"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	"fleetbench.dev/fleetbench/pkg/judge/compare"
+	"fleetbench.dev/fleetbench/pkg/seal"
 )
 
 // compareWithBaseline compares the run's record with the pinned baseline, once: a decided
@@ -29,8 +30,8 @@ func (r *Stage) compareWithBaseline(ctx context.Context, s *decide.Scope, cur co
 	c := v1alpha1.Comparison{Decision: v1alpha1.ComparisonNoData}
 	base, err := r.ReadKept(ctx, run.Namespace, pinned.Baseline.Name, pinned.Baseline.UID)
 	switch {
-	case err != nil && (ctx.Err() != nil || isAPIError(err)):
-		return nil, err // the API server's, or the budget's wait cut short: retried
+	case err != nil && (ctx.Err() != nil || isAPIError(err) || seal.Refused(err)):
+		return nil, err // the API server's, or the budget's wait cut short: retried; a tampered record fails the run
 	case err != nil:
 		c.Message = "the baseline's results could not be read: " + err.Error()
 	default:

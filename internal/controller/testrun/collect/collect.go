@@ -21,6 +21,7 @@ import (
 	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/pkg/judge/compare"
 	"fleetbench.dev/fleetbench/pkg/measure"
+	"fleetbench.dev/fleetbench/pkg/seal"
 )
 
 // ReconcileCollect reads every runner's result envelope from its log, merges them, and lets
@@ -96,12 +97,19 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 		s.Decided.RunnerMemory = merged.RunnerMemory
 		s.Decided.GeneratorBound = &decide.GeneratorBound{Bound: merged.GeneratorBound, Reason: merged.GeneratorBoundReason}
 		tl, err := r.storeResult(ctx, run, &summary, merged)
+		if seal.Refused(err) {
+			s.Fail(v1alpha1.ReasonRecordTampered, "the run's results: "+err.Error())
+			return ctrl.Result{}, nil
+		}
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		record = compare.BuildRecord(compare.RunRef{Name: run.Name, UID: string(run.UID), CompletionTime: s.Now, Labels: admit.KeptLabels(run)},
 			merged.Results, &summary, tl, compare.SubMetricsOf(&run.Spec))
-		if facts.Comparison, err = r.compareWithBaseline(ctx, s, record); err != nil {
+		if facts.Comparison, err = r.compareWithBaseline(ctx, s, record); seal.Refused(err) {
+			s.Fail(v1alpha1.ReasonRecordTampered, "the baseline's kept record: "+err.Error())
+			return ctrl.Result{}, nil
+		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -36,6 +36,11 @@ func (r *Stage) storeResult(ctx context.Context, run *v1alpha1.TestRun, merged *
 		tl.RunnerMemory = judge.RunnerMemoryPoints(merged, outcome.RunnerMemory)
 		return &tl, nil
 	}
+	if exists {
+		if err := r.Unseal(cm); err != nil {
+			return nil, err // collect fails the run RecordTampered
+		}
+	}
 	tl := judge.BuildTimeline(merged, drive.TargetPoints(cm))
 	tl.RunnerMemory = judge.RunnerMemoryPoints(merged, outcome.RunnerMemory)
 	if stored, ok := cm.BinaryData[judge.TimelineKey]; ok {
@@ -59,6 +64,7 @@ func (r *Stage) storeResult(ctx context.Context, run *v1alpha1.TestRun, merged *
 		delete(cm.Data, drive.TargetPointsKey)
 		// Collection runs once per run; a repeat after a lost status write finds the result kept.
 		if exists {
+			r.Seal(cm)
 			err = r.Update(ctx, cm)
 		} else {
 			var created bool

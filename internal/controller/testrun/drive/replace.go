@@ -348,6 +348,10 @@ func (r *Stage) keptEnvelopes(ctx context.Context, s *decide.Scope) ([]measure.E
 			problems = append(problems, fmt.Sprintf("the results runner %d kept before its loss: %v", g.Runner, err))
 			continue
 		}
+		if err := r.Unseal(cm); err != nil {
+			s.Fail(v1alpha1.ReasonRecordTampered, fmt.Sprintf("the results runner %d kept before its loss: %v", g.Runner, err))
+			continue
+		}
 		env, err := measure.ExtractEnvelopeWithin([]byte(cm.Data[LostEnvelopeKey]), limits)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("the results runner %d kept before its loss: %v", g.Runner, err))

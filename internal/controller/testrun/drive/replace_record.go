@@ -56,6 +56,9 @@ func (r *Stage) recordedGap(ctx context.Context, run *v1alpha1.TestRun, name str
 		return g, false, true, nil
 	}
 	g = v1alpha1.RunnerGap{Runner: int32(i), Replacement: int32(k), Cause: "Unknown", LostAt: cm.CreationTimestamp}
+	if r.Unseal(cm) != nil {
+		return g, true, false, nil // what a tenant wrote says nothing: the gap keeps no results
+	}
 	if _, replaced := cm.Data[runners.ConfigKey]; replaced {
 		g.Job = name
 	}

@@ -53,12 +53,17 @@ func (r *Stage) recordTargetPoint(ctx context.Context, s *decide.Scope, sample t
 	case err == nil && !decide.ControlledBy(cm, s.Run.UID):
 		return nil // someone else's ConfigMap of that name: storeResult warns
 	case err == nil:
+		if err := r.Unseal(cm); err != nil {
+			s.Fail(v1alpha1.ReasonRecordTampered, "the run's results: "+err.Error())
+			return nil
+		}
 		points = TargetPoints(cm)
 		if n := len(points); n > 0 && !points[n-1].At.Before(point.At) {
 			return points // this sample is already kept (a repeated reconcile)
 		}
 		points = judge.ThinTargetPoints(append(points, point))
-		err = r.Update(ctx, withTargetPoints(cm, points))
+		r.Seal(withTargetPoints(cm, points))
+		err = r.Update(ctx, cm)
 	}
 	if err != nil {
 		logf.FromContext(ctx).Info("keeping a target sample for the timeline failed", "error", err.Error())

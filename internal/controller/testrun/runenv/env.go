@@ -25,6 +25,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/runio"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/runners"
+	"fleetbench.dev/fleetbench/pkg/seal"
 	"fleetbench.dev/fleetbench/pkg/target"
 )
 
@@ -94,6 +95,9 @@ type Options struct {
 	// DefaultWorkers when zero. The reconciler's shared state (finals, pulls,
 	// podLevelDropped, the metrics) is safe for that; one TestRun is never reconciled twice at once.
 	Workers int
+	// RecordKey seals the records kept in tenants' namespaces (records.go); New makes a random
+	// one when none is given, which cannot verify what an earlier process sealed.
+	RecordKey seal.Key
 	// Kueue: Kueue's API was served when the manager started (controller.KueueServed, asked
 	// once; controller.WithKueue gave the cache the same answer). Runs are queued (queue.go)
 	// and Workloads watched only then; never asked again, so the watches match the cache.
@@ -150,6 +154,7 @@ func (r *Env) CreateConfigMap(ctx context.Context, run *v1alpha1.TestRun, cm *co
 	if err := controllerutil.SetControllerReference(run, cm, r.Scheme); err != nil {
 		return false, err
 	}
+	r.Seal(cm)
 	return rc.CreateOrGetCreated(ctx, r.Client, cm)
 }
 
