@@ -39,6 +39,8 @@ type Reconciler struct {
 	*collect.Stage
 	// uids finds what the runner I/O holds for a run found gone, by its name.
 	uids *runUIDs
+	// queue is the work queue, fair by namespace, with deletions first.
+	queue *fairQueue
 }
 
 // New builds the reconciler from the manager; main and the envtest suite both use it.
@@ -66,7 +68,7 @@ func New(mgr ctrl.Manager, opts runenv.Options) *Reconciler {
 		APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("fleetbench"),
 		Finals: runio.NewFinalEnvelopes(opts.RunnerAPI), Scripts: runio.NewScriptCalls(), Calls: runio.NewAsyncCalls(opts.Clock), Seen: runio.NewLastSeen(),
 	}
-	return &Reconciler{Stage: collect.New(env), uids: newRunUIDs()}
+	return &Reconciler{Stage: collect.New(env), uids: newRunUIDs(), queue: &fairQueue{workers: opts.Workers}}
 }
 
 // SetupWithManager watches TestRuns, what they own, runner pods (owned by Jobs, found by
@@ -101,12 +103,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(byTestRunLabels))
 	}
 	return b.
+		Watches(&v1alpha1.TestRun{}, r.queue.deletions()).
 		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.waitingOnProfile)).
 		WatchesRawSource(source.Channel(r.Finals.Wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
 		WatchesRawSource(source.Channel(r.Scripts.Wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
 		WatchesRawSource(source.Channel(r.Calls.Wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
 		Named("testrun").
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers, NewQueue: r.queue.newQueue}).
 		Complete(r)
 }
 
