@@ -475,7 +475,7 @@ func decodeBody(lines []string, lim Limits) (Envelope, error) {
 		return Envelope{}, err
 	}
 	// The JSON and what it decodes into, within the process-wide budget.
-	release, err := DecodeMemory.Acquire(context.Background(), int64(h.bytes)+cost)
+	release, err := DecodeMemory.Acquire(WithTenant(context.Background(), lim.Tenant), int64(h.bytes)+cost)
 	if err != nil {
 		return Envelope{}, err
 	}
@@ -511,7 +511,7 @@ func decodeBody(lines []string, lim Limits) (Envelope, error) {
 // scanWithin scans the JSON open gives (at most h.bytes of it) for its decoded cost, holding
 // as much of DecodeMemory as the scan's buffers take (gunzip's window, the read buffer).
 func scanWithin(open func() (io.Reader, error), h header, lim Limits) (int64, error) {
-	release, err := DecodeMemory.Acquire(context.Background(), scanMemory)
+	release, err := DecodeMemory.Acquire(WithTenant(context.Background(), lim.Tenant), scanMemory)
 	if err != nil {
 		return 0, err
 	}

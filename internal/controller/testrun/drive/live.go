@@ -51,7 +51,7 @@ func (r *Stage) startLive(s *decide.Scope) error {
 	if len(running) == 0 {
 		return errors.New("no runner is running")
 	}
-	limits := runio.EnvelopeLimits(len(s.Runners))
+	limits := runio.EnvelopeLimits(len(s.Runners), s.Run.Namespace)
 	run, keep := s.Run.UID, s.Replaces()
 	r.Calls.Begin(s.Run, runio.CallLive, runio.LiveLimit, false, func(ctx context.Context) (any, error) {
 		envs := make([]measure.Envelope, len(running))

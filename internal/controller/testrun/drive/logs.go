@@ -26,6 +26,20 @@ const runnerLogLinesAll = 100000
 type logRead struct {
 	env *measure.Envelope
 	err error
+	// release gives back what env holds of runio.HeldEnvelopes.
+	release func()
+}
+
+// logReads are a collection's reads by pod; they hold their envelopes' part of
+// runio.HeldEnvelopes until the call is forgotten (runio.Holding).
+type logReads map[types.UID]logRead
+
+func (l logReads) Release() {
+	for _, r := range l {
+		if r.release != nil {
+			r.release()
+		}
+	}
 }
 
 // ReadEnvelopes reads each runner's result envelope from the end of its log, all at once, off
@@ -39,7 +53,7 @@ func (r *Stage) ReadEnvelopes(ctx context.Context, s *decide.Scope) ([]measure.E
 		r.startAfter(s) // the target's after-sample comes back with the logs
 		return nil, nil, runio.ErrPending
 	}
-	read, _ := res.Val.(map[types.UID]logRead)
+	read, _ := res.Val.(logReads)
 	var out []measure.Envelope
 	var problems []string
 	for _, rs := range s.Runners {
@@ -79,11 +93,11 @@ func (r *Stage) startLogs(s *decide.Scope) {
 			pods = append(pods, rs.Pod.DeepCopy()) // the cache's pods must not be read after this reconcile
 		}
 	}
-	limits := runio.EnvelopeLimits(len(s.Runners))
+	limits := runio.EnvelopeLimits(len(s.Runners), s.Run.Namespace)
 	r.Calls.Begin(s.Run, runio.CallLogs, runio.LogsLimit, false, func(ctx context.Context) (any, error) {
 		reads := make([]logRead, len(pods))
 		runio.OnRunners(pods, func(i int, pod *corev1.Pod) { reads[i] = r.readEnvelope(ctx, pod, limits) })
-		out := make(map[types.UID]logRead, len(pods))
+		out := make(logReads, len(pods))
 		for i, pod := range pods {
 			out[pod.UID] = reads[i]
 		}
@@ -110,7 +124,7 @@ func (r *Stage) readEnvelope(ctx context.Context, pod *corev1.Pod, limits measur
 			var env measure.Envelope
 			if env, err = measure.ExtractEnvelopeWithin(tail, limits); err == nil {
 				release()
-				return logRead{env: &env}
+				return holdEnvelope(ctx, env)
 			}
 		}
 		release()
@@ -120,3 +134,16 @@ func (r *Stage) readEnvelope(ctx context.Context, pod *corev1.Pod, limits measur
 	}
 	return logRead{err: err}
 }
+
+// holdEnvelope keeps a decoded envelope for collection within its namespace's share of
+// runio.HeldEnvelopes, waiting for it at most callTimeout.
+func holdEnvelope(ctx context.Context, env measure.Envelope) logRead {
+	waitCtx, cancel := context.WithTimeout(ctx, runio.CallTimeout)
+	defer cancel()
+	release, err := runio.HeldEnvelopes.Acquire(waitCtx, measure.SizeOf(&env))
+	if err != nil {
+		return logRead{err: fmt.Errorf("no memory free to hold its envelope until collection yet (other runs of this namespace hold its share): %w", err)}
+	}
+	return logRead{env: &env, release: release}
+}
+

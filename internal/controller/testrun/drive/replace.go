@@ -57,7 +57,7 @@ func (r *Stage) ReconcileReplace(ctx context.Context, s *decide.Scope) (ctrl.Res
 	if !s.Started() || !s.Replaces() || run.Status.Reason == v1alpha1.ReasonStoppingRunners {
 		return ctrl.Result{}, nil
 	}
-	r.Seen.Open(run.UID, len(s.Runners))
+	r.Seen.Open(run.UID, run.Namespace, len(s.Runners))
 	gaps := slices.Clone(s.Gaps())
 	changed := false
 	// Gaps decided here are kept in status even when a later step fails: the next reconcile
@@ -329,7 +329,7 @@ func lostPodWait(pod *corev1.Pod, now time.Time) time.Duration {
 func (r *Stage) keptEnvelopes(ctx context.Context, s *decide.Scope) ([]measure.Envelope, []string) {
 	var out []measure.Envelope
 	var problems []string
-	limits := runio.EnvelopeLimits(len(s.Runners))
+	limits := runio.EnvelopeLimits(len(s.Runners), s.Run.Namespace)
 	for _, g := range s.Gaps() {
 		if g.ObservedUntil == nil {
 			continue

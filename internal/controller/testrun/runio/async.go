@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // CallKind names one kind of long call a run makes; a run has at most one of each in flight.
@@ -119,7 +120,8 @@ func (c *AsyncCalls) Begin(run *v1alpha1.TestRun, kind CallKind, limit time.Dura
 	if base == nil {
 		base = context.Background()
 	}
-	ctx, cancel := context.WithTimeout(base, limit)
+	// What the call holds of the process-wide budgets is charged to the run's namespace.
+	ctx, cancel := context.WithTimeout(measure.WithTenant(base, run.Namespace), limit)
 	call := &asyncCall{}
 	if !action {
 		call.cancel = cancel
@@ -140,6 +142,7 @@ func (c *AsyncCalls) Begin(run *v1alpha1.TestRun, kind CallKind, limit time.Dura
 		c.mu.Lock()
 		if c.calls[uid][kind] != call {
 			c.mu.Unlock()
+			release(val)
 			return // forgotten meanwhile: nobody reads it
 		}
 		call.done, call.res = true, CallResult{Val: val, Err: err, At: at}
@@ -203,8 +206,11 @@ func (c *AsyncCalls) Drop(run types.UID, kind CallKind, call *asyncCall) {
 }
 
 func (c *AsyncCalls) deleteLocked(run types.UID, kind CallKind) {
-	if call := c.calls[run][kind]; call != nil && call.expire != nil {
-		call.expire.Stop()
+	if call := c.calls[run][kind]; call != nil {
+		if call.expire != nil {
+			call.expire.Stop()
+		}
+		release(call.res.Val)
 	}
 	delete(c.calls[run], kind)
 	if len(c.calls[run]) == 0 {
@@ -224,8 +230,20 @@ func (c *AsyncCalls) Forget(run types.UID) {
 		if call.expire != nil {
 			call.expire.Stop()
 		}
+		release(call.res.Val)
 	}
 	delete(c.calls, run)
+}
+
+// Holding is a call's result that holds part of a process-wide budget (decoded envelopes):
+// it is released when the call is forgotten (taken, discarded, expired, its run forgotten),
+// so a result nobody reads holds nothing.
+type Holding interface{ Release() }
+
+func release(val any) {
+	if h, ok := val.(Holding); ok {
+		h.Release()
+	}
 }
 
 // Pending counts the calls held for run, in flight or unread (tests: memory is bounded).

@@ -22,9 +22,11 @@ const (
 	minEnvelopeCost   = 128 << 10
 )
 
-// EnvelopeLimits are the limits of one envelope of a run of n runners.
-func EnvelopeLimits(n int) measure.Limits {
+// EnvelopeLimits are the limits of one envelope of a run of n runners in namespace tenant,
+// whose decodes are charged to it.
+func EnvelopeLimits(n int, tenant string) measure.Limits {
 	l := measure.DefaultLimits
+	l.Tenant = tenant
 	l.MaxHeld = min(l.MaxCost, max(minEnvelopeCost, runEnvelopeBudget/int64(max(n, 1))))
 	return l
 }
@@ -43,7 +45,9 @@ func envelopeLimitsOf(ctx context.Context) measure.Limits {
 	return measure.DefaultLimits
 }
 
-// retainedFinals bounds the final envelopes kept in memory between their arrival and their
-// run's collection, over every run: one that does not fit is not kept, and its run reads it
-// from the runner's log instead (within that run's own budget).
-var retainedFinals = measure.NewBudget(runEnvelopeBudget)
+// HeldEnvelopes bounds the decoded envelopes kept in memory until their run's collection, over
+// every run and fair by namespace: the final envelopes runners hand over (one that does not
+// fit is not kept, and its run reads it from the runner's log instead) and those read from the
+// runners' logs (a read waits for its namespace's share). Without it, runs of many namespaces
+// collected at once each held up to runEnvelopeBudget.
+var HeldEnvelopes = measure.NewHeldBudget(runEnvelopeBudget)

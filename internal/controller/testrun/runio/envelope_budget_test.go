@@ -61,7 +61,7 @@ func TestEnvelopeLimitsFitLegitimateFleets(t *testing.T) {
 		{"20,000 windows of wide histograms, 64 runners", tw.HostileEnvelopeLog("runner", 20000), 64, true},
 		{"4,000 windows of wide histograms, 1,000 runners", tw.HostileEnvelopeLog("runner", 4000), 1000, true},
 	} {
-		e, err := measure.ExtractEnvelopeWithin(c.log, EnvelopeLimits(c.runners))
+		e, err := measure.ExtractEnvelopeWithin(c.log, EnvelopeLimits(c.runners, "tenant"))
 		if c.refused != errors.Is(err, measure.ErrRejected) || !c.refused && err != nil {
 			t.Errorf("%s: %v, want refused %v", c.name, err, c.refused)
 			continue

@@ -31,7 +31,7 @@ type FinalEnvelopes struct {
 	base context.Context
 	// got are the final envelopes by pod UID, clean or with a test error.
 	got map[types.UID]*measure.Envelope
-	// released gives back what each kept envelope holds of retainedFinals.
+	// released gives back what each kept envelope holds of HeldEnvelopes.
 	released map[types.UID]func()
 	// held cancels the request held for a pod; byRun lists a TestRun's pods for forget.
 	held  map[types.UID]context.CancelFunc
@@ -78,7 +78,7 @@ func (f *FinalEnvelopes) Hold(run *v1alpha1.TestRun, pod *corev1.Pod, deadline t
 	if base == nil {
 		base = context.Background()
 	}
-	ctx, cancel := context.WithDeadline(WithEnvelopeLimits(base, EnvelopeLimits(run.RunnerCount())), deadline)
+	ctx, cancel := context.WithDeadline(WithEnvelopeLimits(measure.WithTenant(base, run.Namespace), EnvelopeLimits(run.RunnerCount(), run.Namespace)), deadline)
 	f.held[pod.UID] = cancel
 	f.byRun[run.UID] = append(f.byRun[run.UID], pod.UID)
 	// Past its deadline the run has failed or finished: drop what the hold kept, also for a
@@ -114,7 +114,7 @@ func (f *FinalEnvelopes) keep(ctx context.Context, uid types.UID, env *measure.E
 	if !env.Final {
 		return
 	}
-	release, ok := retainedFinals.TryAcquire(measure.SizeOf(env))
+	release, ok := HeldEnvelopes.TryAcquire(ctx, measure.SizeOf(env))
 	if !ok {
 		return // the finals kept for every run fill their budget: the log has it too
 	}
@@ -168,7 +168,7 @@ func (f *FinalEnvelopes) Forget(run types.UID) {
 	delete(f.byRun, run)
 }
 
-// unkeep drops a pod's envelope and what it held of retainedFinals; f.mu is held.
+// unkeep drops a pod's envelope and what it held of HeldEnvelopes; f.mu is held.
 func (f *FinalEnvelopes) unkeep(pod types.UID) {
 	if release := f.released[pod]; release != nil {
 		release()

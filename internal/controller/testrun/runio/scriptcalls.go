@@ -10,6 +10,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
+	"fleetbench.dev/fleetbench/pkg/measure"
 )
 
 // ScriptCallLimit bounds one setup() or teardown() call with its hand-over: the runner's own
@@ -69,7 +70,7 @@ func (c *ScriptCalls) Call(run *v1alpha1.TestRun, what string, fn func(ctx conte
 	if base == nil {
 		base = context.Background()
 	}
-	ctx, cancel := context.WithTimeout(base, ScriptCallLimit)
+	ctx, cancel := context.WithTimeout(measure.WithTenant(base, run.Namespace), ScriptCallLimit)
 	if c.calls[run.UID] == nil {
 		c.calls[run.UID] = map[string]*scriptCall{}
 	}

@@ -1,6 +1,7 @@
 package runio
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -33,6 +34,7 @@ type LastSeen struct {
 
 type seenRun struct {
 	runners int
+	tenant  string
 	byIndex map[int]seenEnvelope
 }
 
@@ -66,13 +68,13 @@ const (
 	seenNoBudget seenPut = "budget exceeded" // the envelope does not fit the budget now
 )
 
-// Open lets run, with runners runners, keep entries.
-func (l *LastSeen) Open(run types.UID, runners int) {
+// Open lets run, of namespace tenant (charged for what it keeps), with runners runners, keep entries.
+func (l *LastSeen) Open(run types.UID, tenant string, runners int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r := l.byRun[run]
 	if r == nil {
-		r = &seenRun{byIndex: map[int]seenEnvelope{}}
+		r = &seenRun{byIndex: map[int]seenEnvelope{}, tenant: tenant}
 		l.byRun[run] = r
 	}
 	r.runners = runners
@@ -106,7 +108,7 @@ func (l *LastSeen) Put(run types.UID, index, replacement int, env measure.Envelo
 	if !had && l.entries >= l.maxEntries {
 		return seenFull
 	}
-	release, ok := l.budget.TryAcquire(measure.SizeOf(&env))
+	release, ok := l.budget.TryAcquire(measure.WithTenant(context.Background(), r.tenant), measure.SizeOf(&env))
 	if !ok {
 		return seenNoBudget
 	}

@@ -21,7 +21,7 @@ func TestLastSeenIsBounded(t *testing.T) {
 		return func(l *LastSeen) (any, any) { return l.Put(run, i, k, env, at), want }
 	}
 	open := func(run types.UID, runners int) step {
-		return func(l *LastSeen) (any, any) { l.Open(run, runners); return nil, nil }
+		return func(l *LastSeen) (any, any) { l.Open(run, "tenant", runners); return nil, nil }
 	}
 	has := func(run types.UID, i, k int, want bool) step {
 		return func(l *LastSeen) (any, any) { _, _, ok := l.Peek(run, i, k); return ok, want }
