@@ -116,8 +116,8 @@ func (s *Summaries) Summary(ctx context.Context, node string) ([]byte, error) {
 		if resp.StatusCode == http.StatusUnauthorized {
 			s.forget(token) // e.g. the ServiceAccount was made again: the next read asks anew
 		}
-		return nil, fmt.Errorf("the kubelet of node %s answered %d to ServiceAccount %s: it needs get on nodes/stats "+
-			"(the kubelet-stats ClusterRole of config/rbac and the chart) and the kubelet webhook authentication and authorization", node, resp.StatusCode, s.identity)
+		return nil, fmt.Errorf("the kubelet of node %s answered %d to ServiceAccount %s: that ServiceAccount needs get on nodes/stats "+
+			"(the kubelet-stats ClusterRole of config/rbac and the chart), and the kubelet webhook authentication and authorization", node, resp.StatusCode, s.identity)
 	default:
 		return nil, fmt.Errorf("the kubelet of node %s (%s) answered %d to /stats/summary", node, host, resp.StatusCode)
 	}
