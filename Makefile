@@ -40,7 +40,8 @@ manifests: tool-controller-gen ## Generate CRDs and RBAC into config/, and the c
 	$(BIN)/controller-gen rbac:roleName=manager-role paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
 	@# What only some installs need: a role each (internal/rbac/*), so the chart can leave it out.
 	$(BIN)/controller-gen rbac:roleName=manager-leader-election paths=./internal/rbac/leaderelection output:rbac:artifacts:config=config/rbac/leader_election
-	$(BIN)/controller-gen rbac:roleName=manager-kubelet-stats paths=./internal/rbac/kubeletstats output:rbac:artifacts:config=config/rbac/kubelet_stats
+	$(BIN)/controller-gen rbac:roleName=kubelet-stats paths=./internal/rbac/kubeletstats output:rbac:artifacts:config=config/rbac/kubelet_stats
+	$(BIN)/controller-gen rbac:roleName=manager-kubelet-token paths=./internal/rbac/kubelettoken output:rbac:artifacts:config=config/rbac/kubelet_token
 	$(BIN)/controller-gen rbac:roleName=manager-runner-proxy paths=./internal/rbac/runnerproxy output:rbac:artifacts:config=config/rbac/runner_proxy
 	go run ./hack/rbacsplit config/rbac/role.yaml config/rbac/namespaced
 	hack/gen-chart.sh

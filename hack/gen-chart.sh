@@ -36,8 +36,8 @@ done
 
 rules() { sed -n '/^rules:/,$p' "$1"; }
 ns="$root/config/rbac/namespaced"
-binding() { # binding <kind> <name suffix> <roleRef kind> [namespace expression]
-  local namespace=""
+binding() { # binding <kind> <name suffix> <roleRef kind> [namespace expression] [ServiceAccount name expression]
+  local namespace="" subject=${5:-'include "fleetbench.serviceAccountName" $'}
   [ -z "${4:-}" ] || namespace=$'\n'"  namespace: {{ $4 }}"
   cat <<TPL
 ---
@@ -53,7 +53,7 @@ roleRef:
   name: {{ include "fleetbench.fullname" \$ }}-$2
 subjects:
   - kind: ServiceAccount
-    name: {{ include "fleetbench.serviceAccountName" \$ }}
+    name: {{ $subject }}
     namespace: {{ \$.Release.Namespace }}
 TPL
 }
@@ -84,11 +84,11 @@ TPL
   echo '{{- else }}'
   rules "$root/config/rbac/role.yaml"
   echo '{{- end }}'
-  # The kubelet summary through nodes/proxy (get only), unless target metrics come from
-  # metrics.k8s.io alone.
+  # The kubelet summary (nodes/stats get), for the kubelet-stats ServiceAccount whose tokens the
+  # manager requests, not for the manager; none when target metrics come from metrics.k8s.io alone.
   echo '{{- if ne .Values.targetMetrics "metrics-api" }}'
-  clusterrole manager-kubelet-stats "$root/config/rbac/kubelet_stats/role.yaml"
-  binding ClusterRoleBinding manager-kubelet-stats ClusterRole
+  clusterrole kubelet-stats "$root/config/rbac/kubelet_stats/role.yaml"
+  binding ClusterRoleBinding kubelet-stats ClusterRole "" 'include "fleetbench.fullname" $ | printf "%s-kubelet-stats"'
   echo '{{- end }}'
   # The runners' API through the API server's pod proxy, only for runnerAccess: proxy (in the
   # cluster the manager reaches pod IPs): cluster-wide, or in the watched namespaces.
@@ -130,7 +130,23 @@ TPL
   echo '{{- if .Values.leaderElect }}'
   role leader-election '$.Release.Namespace' "$root/config/rbac/leader_election/role.yaml"
   echo '{{- end }}'
+  # Tokens of the kubelet-stats ServiceAccount only, named as the chart names it.
+  echo '{{- if ne .Values.targetMetrics "metrics-api" }}'
+  role manager-kubelet-token '$.Release.Namespace' "$root/config/rbac/kubelet_token/role.yaml" |
+    sed 's/^  - fleetbench-kubelet-stats$/  - {{ include "fleetbench.fullname" $ }}-kubelet-stats/'
+  echo '{{- end }}'
 } >"$tpl/roles.yaml"
+
+# The manager's Secret writes confined (config/rbac/secrets_policy.yaml): the chart's
+# ServiceAccount, and its targetNamespace as the shared one.
+{
+  echo "$header"
+  sed -e "s/'system:serviceaccount:fleetbench-system:fleetbench-manager'/'system:serviceaccount:{{ .Release.Namespace }}:{{ include \"fleetbench.serviceAccountName\" . }}'/" \
+    -e "s/^      expression: \"''\"$/      expression: \"'{{ .Values.targetNamespace }}'\"/" \
+    -e 's/^  name: fleetbench-manager-secrets$/  name: {{ include "fleetbench.fullname" . }}-manager-secrets\n  labels:\n    {{- include "fleetbench.labels" . | nindent 4 }}/' \
+    -e 's/^  policyName: fleetbench-manager-secrets$/  policyName: {{ include "fleetbench.fullname" . }}-manager-secrets/' \
+    "$root/config/rbac/secrets_policy.yaml" | grep -v '^#'
+} >"$tpl/secrets-policy.yaml"
 
 {
   echo "$header"

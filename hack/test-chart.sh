@@ -52,11 +52,19 @@ cat >"$inspector/templates/facts.yaml" <<'TPL'
 #: annotation {{ $o.kind }} {{ $k }}={{ $v }}
 {{- end }}
 {{- if has $o.kind (list "Role" "ClusterRole") }}{{ range $o.rules }}
-#: rule {{ $o.kind }} {{ $o.metadata.name }} {{ $o.metadata.namespace }} resources={{ join "," (default list .resources) }}{{ with .nonResourceURLs }} urls={{ join "," . }}{{ end }} verbs={{ join "," .verbs }}
+#: rule {{ $o.kind }} {{ $o.metadata.name }} {{ $o.metadata.namespace }} resources={{ join "," (default list .resources) }}{{ with .nonResourceURLs }} urls={{ join "," . }}{{ end }}{{ with .resourceNames }} names={{ join "," . }}{{ end }} verbs={{ join "," .verbs }}
 {{- end }}{{ end }}
 {{- if has $o.kind (list "RoleBinding" "ClusterRoleBinding") }}
 #: binding {{ $o.kind }} {{ $o.metadata.name }} {{ $o.metadata.namespace }} role={{ $o.roleRef.kind }}/{{ $o.roleRef.name }}
+{{- range $o.subjects }}
+#: subject {{ $o.kind }} {{ $o.metadata.name }} {{ .kind }}/{{ .name }}
 {{- end }}
+{{- end }}
+{{- if eq $o.kind "ValidatingAdmissionPolicy" }}{{ range $o.spec.matchConditions }}
+#: match {{ $o.metadata.name }} {{ .expression }}
+{{- end }}{{ range $o.spec.variables }}
+#: variable {{ $o.metadata.name }} {{ .name }}={{ .expression }}
+{{- end }}{{ end }}
 {{- if eq $o.kind "ConfigMap" }}{{ range $k, $v := $o.data }}{{ if hasSuffix ".json" $k }}
 {{- $j := fromJson $v }}
 {{- if hasKey $j "Error" }}{{ fail (printf "ConfigMap %s: %s is not JSON: %s" $o.metadata.name $k $j.Error) }}{{ end }}
@@ -169,8 +177,9 @@ done
 want prometheusRule "$f" "alert FleetbenchRunnerLost expr=set severity=critical"
 
 # The manager's RBAC by mode: leases only in the release's namespace, the kubelet summary
-# (nodes/proxy get) unless targetMetrics is metrics-api, the runners' pod proxy only with
-# runnerAccess proxy (cluster-wide, or in the watched namespaces of a namespaced install).
+# (nodes/stats get, for the kubelet-stats ServiceAccount only, whose tokens alone the manager may
+# request) unless targetMetrics is metrics-api, never nodes/proxy, the runners' pod proxy only
+# with runnerAccess proxy (cluster-wide, or in the watched namespaces of a namespaced install).
 f=$defaults
 grep -q -- '- --runner-access=direct$' <<<"$all" || { echo "chart: runnerAccess direct by default"; exit 1; }
 if grep -E '^rule ClusterRole .*resources=([^ ]*,)?(leases|pods/proxy|statefulsets)(,[^ ]*)? ' <<<"$f"; then
@@ -179,14 +188,38 @@ fi
 if grep -E '^rule .*resources=([^ ]*,)?pods(,[^ ]*)? verbs=.*(create|update|patch|delete)' <<<"$f"; then echo "chart: the manager may write pods"; exit 1; fi
 want "leader election" "$f" "rule Role fb-fleetbench-leader-election fleetbench-system resources=leases verbs=create,get,update"
 want "leader election" "$f" "binding RoleBinding fb-fleetbench-leader-election fleetbench-system role=Role/fb-fleetbench-leader-election"
-want "kubelet summary" "$f" "rule ClusterRole fb-fleetbench-manager-kubelet-stats  resources=nodes/proxy verbs=get"
-want "kubelet summary" "$f" "binding ClusterRoleBinding fb-fleetbench-manager-kubelet-stats  role=ClusterRole/fb-fleetbench-manager-kubelet-stats"
-[ "$(grep -c 'nodes/proxy' <<<"$f")" = 1 ] || { echo "chart: nodes/proxy granted more than once:"; grep nodes/proxy <<<"$f"; exit 1; }
-! grep -q 'kind Role ' <<<"$(facts < <("$helm" template fb "$chart" --set leaderElect=false))" || { echo "chart: leaderElect=false still renders a Role"; exit 1; }
+want "kubelet summary" "$f" "kind ServiceAccount fb-fleetbench-kubelet-stats fleetbench-system"
+want "kubelet summary" "$f" "rule ClusterRole fb-fleetbench-kubelet-stats  resources=nodes/stats verbs=get"
+want "kubelet summary" "$f" "binding ClusterRoleBinding fb-fleetbench-kubelet-stats  role=ClusterRole/fb-fleetbench-kubelet-stats"
+want "kubelet summary" "$f" "subject ClusterRoleBinding fb-fleetbench-kubelet-stats ServiceAccount/fb-fleetbench-kubelet-stats"
+want "kubelet token" "$f" "rule Role fb-fleetbench-manager-kubelet-token fleetbench-system resources=serviceaccounts/token names=fb-fleetbench-kubelet-stats verbs=create"
+want "kubelet token" "$f" "subject RoleBinding fb-fleetbench-manager-kubelet-token ServiceAccount/fb-fleetbench"
+grep -q -- '- --kubelet-stats-identity=fleetbench-system/fb-fleetbench-kubelet-stats$' <<<"$all" || { echo "chart: no --kubelet-stats-identity"; exit 1; }
+! grep -q 'nodes/proxy' <<<"$f" || { echo "chart: nodes/proxy granted (it opens the kubelet's exec)"; exit 1; }
+[ "$(grep -c 'nodes/stats' <<<"$f")" = 1 ] || { echo "chart: nodes/stats granted more than once:"; grep nodes/stats <<<"$f"; exit 1; }
+! grep -E '^subject .* ServiceAccount/fb-fleetbench-kubelet-stats$' <<<"$f" | grep -qv '^subject ClusterRoleBinding fb-fleetbench-kubelet-stats ' || { echo "chart: the kubelet-stats ServiceAccount is bound to more than its ClusterRole"; exit 1; }
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set kubeletCA.configMap=kubelet-ca)
+grep -q -- '- --kubelet-ca-file=/etc/fleetbench/kubelet-ca/ca.crt$' <<<"$f" && grep -q 'configMap: {name: kubelet-ca}' <<<"$f" || { echo "chart: kubeletCA.configMap mounts no CA"; exit 1; }
+! "$helm" template fb "$chart" --set targetMetrics=nodes-proxy >/dev/null 2>&1 || { echo "chart: an unknown targetMetrics must fail"; exit 1; }
+# The manager's Secret writes are confined by a ValidatingAdmissionPolicy naming its ServiceAccount.
+f=$defaults
+want "secrets policy" "$f" "kind ValidatingAdmissionPolicy fb-fleetbench-manager-secrets "
+want "secrets policy" "$f" "kind ValidatingAdmissionPolicyBinding fb-fleetbench-manager-secrets "
+want "secrets policy" "$f" "match fb-fleetbench-manager-secrets request.userInfo.username == 'system:serviceaccount:fleetbench-system:fb-fleetbench'"
+want "secrets policy" "$f" "variable fb-fleetbench-manager-secrets sharedTarget=''"
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set targetNamespace=fb-targets | facts)
+want "secrets policy" "$f" "variable fb-fleetbench-manager-secrets sharedTarget='fb-targets'"
+# The chart's policy is config/'s but for the names it substitutes.
+diff <(grep -v '^#' "$root/config/rbac/secrets_policy.yaml" | sed -e 's/fleetbench-system:fleetbench-manager/NS:SA/' -e 's/^  \(policyN\|n\)ame: fleetbench-manager-secrets$/  \1ame: NAME/') \
+  <(grep -vE '^#|^    \{\{- include "fleetbench.labels"|^  labels:$' "$chart/templates/secrets-policy.yaml" \
+    | sed -e 's/{{ .Release.Namespace }}:{{ include "fleetbench.serviceAccountName" . }}/NS:SA/' -e 's/{{ .Values.targetNamespace }}//' \
+      -e 's/^  \(policyN\|n\)ame: {{ include "fleetbench.fullname" . }}-manager-secrets$/  \1ame: NAME/') >/dev/null \
+  || { echo "chart: templates/secrets-policy.yaml differs from config/rbac/secrets_policy.yaml: run make manifests"; exit 1; }
+! grep -q 'kind Role fb-fleetbench-leader-election' <<<"$(facts < <("$helm" template fb "$chart" --set leaderElect=false))" || { echo "chart: leaderElect=false still renders leader election's Role"; exit 1; }
 for ns_flags in "" "--set watchNamespaces={team-a} --set targetNamespace=fb-targets"; do
   # shellcheck disable=SC2086
   f=$("$helm" template fb "$chart" --namespace fleetbench-system --set targetMetrics=metrics-api $ns_flags | facts)
-  ! grep -q 'nodes/proxy' <<<"$f" || { echo "chart: targetMetrics=metrics-api ($ns_flags) still grants nodes/proxy"; exit 1; }
+  ! grep -qE 'nodes/(proxy|stats)|serviceaccounts/token|kubelet-stats' <<<"$f" || { echo "chart: targetMetrics=metrics-api ($ns_flags) still grants node stats"; exit 1; }
 done
 f=$("$helm" template fb "$chart" --namespace fleetbench-system --set runnerAccess=proxy)
 grep -q -- '- --runner-access=proxy$' <<<"$f" || { echo "chart: no --runner-access=proxy"; exit 1; }
@@ -203,7 +236,7 @@ done
 # A namespaced install: Roles in each watched namespace and the target namespace (and leader
 # election in the release's), a ClusterRole that only reads, and never a namespace written.
 f=$defaults
-! grep '^kind Role ' <<<"$f" | grep -qv '^kind Role fb-fleetbench-leader-election fleetbench-system$' || { echo "chart: Roles but leader election's rendered without watchNamespaces"; exit 1; }
+! grep '^kind Role ' <<<"$f" | grep -qvE '^kind Role fb-fleetbench-(leader-election|manager-kubelet-token) fleetbench-system$' || { echo "chart: Roles but leader election's and kubelet tokens' rendered without watchNamespaces"; exit 1; }
 grep -qE '^rule ClusterRole fb-fleetbench-manager  resources=([^ ]*,)?namespaces(,[^ ]*)? verbs=.*create' <<<"$f" \
   || { echo "chart: by default the manager creates a namespace per TestRun"; exit 1; }
 namespaced=$("$helm" template fb "$chart" --namespace fleetbench-system --set 'watchNamespaces={team-a,team-b,fb-targets}' --set targetNamespace=fb-targets)
@@ -216,9 +249,9 @@ for ns in team-a team-b fb-targets; do
   want "namespaced RoleBinding" "$f" "kind RoleBinding fb-fleetbench-manager $ns"
 done
 want "leader election Role" "$f" "kind Role fb-fleetbench-leader-election fleetbench-system"
-[ "$(grep -c '^kind Role ' <<<"$f")" = 4 ] || { echo "chart: want 4 Roles (3 namespaces, leader election):"; grep '^kind Role' <<<"$f"; exit 1; }
+[ "$(grep -c '^kind Role ' <<<"$f")" = 5 ] || { echo "chart: want 5 Roles (3 namespaces, leader election, kubelet tokens):"; grep '^kind Role' <<<"$f"; exit 1; }
 want "namespaced Role" "$f" "rule Role fb-fleetbench-manager fb-targets resources=deployments verbs=create,delete,get,list,patch,watch"
-want "namespaced ClusterRole" "$f" "rule ClusterRole fb-fleetbench-manager  resources=profiles verbs=get,list,watch"
+want "namespaced ClusterRole" "$f" "rule ClusterRole fb-fleetbench-manager  resources=profiles verbs=list,watch"
 if grep -E '^rule .* resources=([^ ]*,)?namespaces(,[^ ]*)? verbs=.*(create|delete|update|patch)' <<<"$f"; then
   echo "chart: a namespaced install may not write namespaces"; exit 1
 fi

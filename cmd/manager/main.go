@@ -41,7 +41,7 @@ func envOr(key, fallback string) string {
 
 func main() {
 	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics, defaultPodSecurity, watchNamespaces, targetNamespace string
-	var metricsCertDir, pprofAddr, recordKeyFile string
+	var metricsCertDir, pprofAddr, recordKeyFile, kubeletIdentity, kubeletCAFile string
 	var leaderElect, podLevelResources, metricsSecure bool
 	var apiQPS float64
 	var orphanGrace time.Duration
@@ -56,8 +56,12 @@ func main() {
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so only one replica reconciles at a time.")
 	flag.StringVar(&runnerImage, "runner-image", envOr("FLEETBENCH_RUNNER_IMAGE", "fleetbench/runner:dev"), "Runner image for TestRuns that name none.")
 	flag.StringVar(&runnerAccess, "runner-access", "auto", "How to reach runners' k6 API: direct (pod IPs, in-cluster), proxy (through the API server), or auto.")
-	flag.StringVar(&targetMetrics, "target-metrics", runio.TargetMetricsAuto, "Where target CPU and memory come from: kubelet (the summary API "+
-		"through the node proxy: RSS, exact CPU time), metrics-api (metrics.k8s.io: working set, CPU rates), or auto (kubelet, else metrics-api).")
+	flag.StringVar(&targetMetrics, "target-metrics", runio.TargetMetricsAuto, "Where target CPU and memory come from: kubelet (each node's "+
+		"kubelet summary, read from the kubelet: RSS, exact CPU time), metrics-api (metrics.k8s.io: working set, CPU rates), or auto (kubelet, else metrics-api).")
+	flag.StringVar(&kubeletIdentity, "kubelet-stats-identity", "fleetbench-system/fleetbench-kubelet-stats", "namespace/name of the "+
+		"ServiceAccount kubelet summaries are read as (it may get nodes/stats; the manager may create its tokens); not the manager's own.")
+	flag.StringVar(&kubeletCAFile, "kubelet-ca-file", "", "PEM bundle of the CA that signs kubelets' serving certificates; empty: "+
+		"the API server's CA. A kubelet whose certificate does not verify is not read (auto falls back to metrics-api).")
 	flag.BoolVar(&podLevelResources, "pod-level-resources", true, "Size one-machine targets with pod-level resources (Kubernetes 1.34+); "+
 		"where the API server drops them, targets fall back to splitting the profile among containers.")
 	flag.StringVar(&defaultPodSecurity, "default-pod-security", runenv.DefaultPodSecurityLevel, "The Pod Security level the API server enforces in "+
@@ -168,6 +172,11 @@ func main() {
 		log.Error(err, "creating clientset")
 		os.Exit(1)
 	}
+	kubeletStats, err := kubeletSummaries(targetMetrics, kubeletIdentity, kubeletCAFile, cfg, clientset)
+	if err != nil {
+		log.Error(err, "reading kubelet summaries")
+		os.Exit(2)
+	}
 	api := runio.NewDirectRunnerAPI()
 	if runnerAccess == "proxy" || (runnerAccess == "auto" && os.Getenv("KUBERNETES_SERVICE_HOST") == "") {
 		// Outside the cluster pod IPs are usually unreachable; the API server's proxy is not.
@@ -179,7 +188,7 @@ func main() {
 	if err := testrun.New(mgr, runenv.Options{
 		RunnerAPI:          api,
 		Logs:               &runio.APILogReader{Clientset: clientset},
-		Stats:              &runio.APITargetStats{Clientset: clientset},
+		Stats:              &runio.APITargetStats{Clientset: clientset, Kubelet: kubeletStats},
 		RunnerImage:        runnerImage,
 		Timeouts:           decide.DefaultTimeouts,
 		PodLevelResources:  podLevelResources,

@@ -21,9 +21,9 @@ const (
 // namespaced install keeps of them: it reads Profiles, the TestRun's namespace (Pod Security)
 // and the target namespace (that it exists), counts nodes for spec.separate, and checks the
 // tokens of whoever scrapes its metrics; it never creates, labels or deletes a namespace.
-// The kubelet summary (nodes/proxy) has a ClusterRole of its own (internal/rbac/kubeletstats).
+// The kubelet summary (nodes/stats) is read as an identity of its own (internal/rbac/kubeletstats).
 var clusterKeeps = map[string][]string{
-	"fleetbench.dev/profiles":                   {"get", "list", "watch"},
+	"fleetbench.dev/profiles":                   {"list", "watch"},
 	"/namespaces":                               {"get"},
 	"/nodes":                                    {"list"},
 	"authentication.k8s.io/tokenreviews":        {"create"},
@@ -33,7 +33,7 @@ var clusterKeeps = map[string][]string{
 // knownClusterScoped are cluster-scoped resources a marker might name one day: the split fails
 // on one clusterKeeps does not decide, rather than granting it in a Role where it means nothing.
 var knownClusterScoped = []string{
-	"/namespaces", "/nodes", "/nodes/proxy", "/nodes/status", "/persistentvolumes", "/componentstatuses",
+	"/namespaces", "/nodes", "/nodes/proxy", "/nodes/stats", "/nodes/status", "/persistentvolumes", "/componentstatuses",
 	"rbac.authorization.k8s.io/clusterroles", "rbac.authorization.k8s.io/clusterrolebindings",
 	"apiextensions.k8s.io/customresourcedefinitions", "storage.k8s.io/storageclasses", "storage.k8s.io/volumeattachments",
 	"storage.k8s.io/csidrivers", "storage.k8s.io/csinodes", "scheduling.k8s.io/priorityclasses", "node.k8s.io/runtimeclasses",
@@ -44,9 +44,10 @@ var knownClusterScoped = []string{
 
 // notHere are what the manager's ClusterRole must never hold: leases belong in the manager's
 // own namespace only (internal/rbac/leaderelection), core events are the leader elector's
-// only (the controllers record events.k8s.io ones), the proxies have roles of their own
-// (internal/rbac/kubeletstats, internal/rbac/runnerproxy).
-var notHere = []string{"coordination.k8s.io/leases", "/events", "/nodes/proxy", "/pods/proxy"}
+// only (the controllers record events.k8s.io ones), the runners' proxy has a role of its own
+// (internal/rbac/runnerproxy), node stats are another identity's (internal/rbac/kubeletstats),
+// and nodes/proxy, which opens the kubelet's exec, is no one's.
+var notHere = []string{"coordination.k8s.io/leases", "/events", "/nodes/proxy", "/nodes/stats", "/pods/proxy", "/serviceaccounts/token"}
 
 // Split is the manager's ClusterRole cut for a namespaced install.
 type Split struct {

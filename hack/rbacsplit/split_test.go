@@ -28,7 +28,7 @@ func TestSplit(t *testing.T) {
 	}
 	want := Split{
 		Namespaced: []rbacv1.PolicyRule{rule("", "configmaps,pods", all), rule("events.k8s.io", "events", "create,patch")},
-		Cluster: []rbacv1.PolicyRule{rule("", "namespaces", "get"), rule("fleetbench.dev", "profiles", "get,list,watch"), rule("", "nodes", "list"),
+		Cluster: []rbacv1.PolicyRule{rule("", "namespaces", "get"), rule("fleetbench.dev", "profiles", "list,watch"), rule("", "nodes", "list"),
 			rule("authentication.k8s.io", "tokenreviews", "create")},
 	}
 	for name, pair := range map[string][2][]rbacv1.PolicyRule{
@@ -46,7 +46,9 @@ func TestSplit(t *testing.T) {
 		rule(",fleetbench.dev", "profiles", "get"),      // a cluster-scoped resource among groups
 		rule("coordination.k8s.io", "leases", "get"),    // leader election's own Role
 		rule("", "events", "create"),                    // the leader elector's, in its own Role
-		rule("", "nodes/proxy", "get"),                  // kubeletstats' own ClusterRole
+		rule("", "nodes/proxy", "get"),                  // no one's: it opens the kubelet's exec
+		rule("", "nodes/stats", "get"),                  // the kubelet-stats identity's (kubeletstats)
+		rule("", "serviceaccounts/token", "create"),     // kubelettoken's Role, one ServiceAccount by name
 		rule("", "pods/proxy", "get"),                   // runnerproxy's own ClusterRole
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}, ResourceNames: []string{"x"}},
 	} {

@@ -221,9 +221,7 @@ crds_established() {
 wait_for "the CRDs established" 60 crds_established
 kc apply --server-side -f "$root/config/rbac/role.yaml" >/dev/null
 kc create clusterrolebinding fleetbench-manager --clusterrole manager-role --user fleetbench-manager >/dev/null
-# The kubelet summary has a ClusterRole of its own (the chart's targetMetrics auto grants it too).
-kc apply --server-side -f "$root/config/rbac/kubelet_stats/role.yaml" >/dev/null
-kc create clusterrolebinding fleetbench-manager-kubelet-stats --clusterrole manager-kubelet-stats --user fleetbench-manager >/dev/null
+# No kubelet-stats identity: the benchmark's target is external, so no kubelet is ever read.
 
 say "starting kube-controller-manager (client QPS $kcm_qps, $job_syncs concurrent Job syncs), kube-scheduler (client QPS $sched_qps), kwok"
 start kube-controller-manager "$k8s/kube-controller-manager" --kubeconfig "$dir/kcm.kubeconfig" \

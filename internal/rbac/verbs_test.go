@@ -5,6 +5,7 @@
 package rbac
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,11 +22,15 @@ import (
 const (
 	manager  = "role.yaml"                      // the manager's ClusterRole, every install
 	election = "leader_election/role.yaml"      // a Role in the manager's own namespace
-	kubelet  = "kubelet_stats/role.yaml"        // targetMetrics auto or kubelet
+	token    = "kubelet_token/role.yaml"        // a Role there, targetMetrics auto or kubelet
+	stats    = "kubelet_stats/role.yaml"        // not the manager's: the kubelet-stats ServiceAccount's
 	proxy    = "runner_proxy/role.yaml"         // runnerAccess proxy (outside the cluster)
 	reader   = "metrics_reader_role.yaml"       // not the manager's: whoever scrapes it
 	cached   = "the manager's cache (informer)" // list and watch of a kind read through mgr.GetClient()
 )
+
+// roleFiles are every generated role, in config/rbac.
+var roleFiles = []string{manager, election, token, stats, proxy, reader}
 
 // need is why a permission is granted: the role and the code path.
 type need struct{ role, why string }
@@ -41,14 +46,12 @@ var verbs = map[string]need{
 	"fleetbench.dev/testruns/status patch": {manager, "rc.PatchStatus from testrun.Reconciler.Reconcile"},
 	"fleetbench.dev/testruns/finalizers update": {manager, "controllerutil.SetControllerReference (blockOwnerDeletion) on the script/result " +
 		"ConfigMaps and Jobs, under the OwnerReferencesPermissionEnforcement admission plugin"},
-	"fleetbench.dev/capacityplans get":                 {manager, "capacityplan.Reconciler.Reconcile: r.Get (cached)"},
-	"fleetbench.dev/capacityplans list":                {manager, cached + ": For(&CapacityPlan{})"},
+	"fleetbench.dev/capacityplans list":                {manager, cached + ": For(&CapacityPlan{}); capacityplan.Reconciler.Reconcile: r.Get (cached, so no get)"},
 	"fleetbench.dev/capacityplans watch":               {manager, cached + ": For(&CapacityPlan{})"},
 	"fleetbench.dev/capacityplans update":              {manager, "capacityplan.Reconciler: add and remove its finalizer"},
 	"fleetbench.dev/capacityplans/status patch":        {manager, "rc.PatchStatus from capacityplan.Reconciler.Reconcile"},
 	"fleetbench.dev/capacityplans/finalizers update":   {manager, "controllerutil.SetControllerReference (blockOwnerDeletion) on a plan's TestRuns"},
-	"fleetbench.dev/profiles get":                      {manager, "testrun.Reconciler.load: r.Get of spec.profile; capacityplan: its cells' Profiles"},
-	"fleetbench.dev/profiles list":                     {manager, cached + ": Watches(&Profile{})"},
+	"fleetbench.dev/profiles list":                     {manager, cached + ": Watches(&Profile{}); testrun load and capacityplan: r.Get (cached, so no get)"},
 	"fleetbench.dev/profiles watch":                    {manager, cached + ": Watches(&Profile{})"},
 	"/namespaces get":                                  {manager, "reconcilePermission, provisionNamespace, reconcileSharedNamespace: apiReader.Get"},
 	"/namespaces list":                                 {manager, cached + ": capacityplan Watches(&Namespace{}) and r.Get; rc.CreateOrGet of the target namespace"},
@@ -61,13 +64,12 @@ var verbs = map[string]need{
 	"/configmaps create":                               {manager, "reconcileScript: rc.CreateOrGet; recordTargetPoint, storeResult: r.Create"},
 	"/configmaps update":                               {manager, "recordTargetPoint, storeResult: r.Update of the result ConfigMap"},
 	"/configmaps delete":                               {manager, "reconcileDelete: the script and result ConfigMaps"},
-	"/services get":                                    {manager, "createTargetObject: rc.CreateOrGetCreated (cached Get)"},
+	"/services get":                                    {manager, "orphans.Sweeper.sweep: apiReader.Get before a delete in a shared namespace"},
 	"/services list":                                   {manager, cached + "; releaseTarget: apiReader.List in a shared namespace"},
 	"/services watch":                                  {manager, cached},
 	"/services create":                                 {manager, "provisionTarget: the target's Services"},
 	"/services delete":                                 {manager, "releaseTarget: a run's Services in a shared namespace"},
-	"/resourcequotas get":                              {manager, "provisionTarget: rc.CreateOrGetCreated of the quota (cached Get)"},
-	"/resourcequotas list":                             {manager, cached},
+	"/resourcequotas list":                             {manager, cached + ": provisionTarget's rc.CreateOrGetCreated reads the cache (so no get)"},
 	"/resourcequotas watch":                            {manager, cached},
 	"/resourcequotas create":                           {manager, "provisionTarget: the target namespace's quota"},
 	"/pods list":                                       {manager, cached + ": scope load of runner and target pods, preflight; releaseTarget: apiReader.List"},
@@ -75,16 +77,15 @@ var verbs = map[string]need{
 	"/pods/log get":                                    {manager, "testrun.APILogReader.Tail: runner envelopes, target log findings"},
 	"/nodes list":                                      {manager, "testrun runners.go: apiReader.List of nodes for spec.separate"},
 	"/secrets get":                                     {manager, "copyPullSecrets: apiReader.Get of a spec.target.imagePullSecrets entry in the run's namespace"},
-	"/secrets create":                                  {manager, "copyPullSecrets: target.PullSecret copy in the target namespace"},
-	"/secrets delete":                                  {manager, "releaseTarget: the copies in a shared namespace"},
+	"/secrets create":                                  {manager, "copyPullSecrets: target.PullSecret copy in the target namespace (only such copies: config/rbac/secrets_policy.yaml)"},
+	"/secrets delete":                                  {manager, "releaseTarget: the copies in a shared namespace (only such copies: config/rbac/secrets_policy.yaml)"},
 	"events.k8s.io/events create":                      {manager, "mgr.GetEventRecorder(\"fleetbench\").Eventf (events.k8s.io/v1)"},
 	"events.k8s.io/events patch":                       {manager, "the same recorder, for a repeated event (series)"},
-	"batch/jobs get":                                   {manager, "createRunnerJobs, reconcilePreflight: rc.CreateOrGet (cached Get)"},
+	"batch/jobs get":                                   {manager, "runenv.ReadUnseen: apiReader.Get of a Job the cache does not show (createRunnerJobs, reconcilePreflight)"},
 	"batch/jobs list":                                  {manager, cached + ": Owns(&Job{}), scope load"},
 	"batch/jobs watch":                                 {manager, cached + ": Owns(&Job{})"},
 	"batch/jobs create":                                {manager, "createRunnerJobs, reconcilePreflight"},
 	"batch/jobs delete":                                {manager, "deleteActiveJobs, reconcilePreflight: a pre-flight Job done"},
-	"batch/jobs deletecollection":                      {manager, "reconcileDelete: DeleteAllOf the run's Jobs"},
 	"policy/poddisruptionbudgets get":                  {manager, "deleteBudgets: apiReader.Get, the budget proved the run's before it is deleted"},
 	"policy/poddisruptionbudgets create":               {manager, "createDisruptionBudgets: the runners' and the target's while the load runs"},
 	"policy/poddisruptionbudgets delete":               {manager, "deleteBudgets: when the run ends"},
@@ -94,13 +95,13 @@ var verbs = map[string]need{
 	"kueue.x-k8s.io/workloads create":                  {manager, "testrun.createWorkload: the queued run's Workload"},
 	"kueue.x-k8s.io/workloads/status patch":            {manager, "testrun.finishWorkload: Finished, as the run ends, so Kueue frees the quota"},
 	"kueue.x-k8s.io/localqueues get":                   {manager, "testrun.chooseQueue: apiReader.Get of the namespace's LocalQueue named default (not cached), for a run naming no queue"},
-	"apps/deployments get":                             {manager, "targetNotReady, createTargetObject: r.Get (cached)"},
+	"apps/deployments get":                             {manager, "orphans.Sweeper.sweep: apiReader.Get before a delete in a shared namespace"},
 	"apps/deployments list":                            {manager, cached + "; releaseTarget: apiReader.List in a shared namespace"},
 	"apps/deployments watch":                           {manager, cached + ": Watches(&Deployment{})"},
 	"apps/deployments create":                          {manager, "provisionTarget: the target's components"},
 	"apps/deployments patch":                           {manager, "splitProfileEvenly: where the API server drops pod-level resources"},
 	"apps/deployments delete":                          {manager, "releaseTarget: a run's Deployments in a shared namespace"},
-	"networking.k8s.io/networkpolicies get":            {manager, "provisionTarget: rc.CreateOrGetCreated (cached Get)"},
+	"networking.k8s.io/networkpolicies get":            {manager, "orphans.Sweeper.sweep: apiReader.Get before a delete in a shared namespace"},
 	"networking.k8s.io/networkpolicies list":           {manager, cached + "; releaseTarget: apiReader.List in a shared namespace"},
 	"networking.k8s.io/networkpolicies watch":          {manager, cached},
 	"networking.k8s.io/networkpolicies create":         {manager, "provisionTarget: the target's NetworkPolicy"},
@@ -115,7 +116,8 @@ var verbs = map[string]need{
 	"/events create":                    {election, "controller-runtime's leader elector records core/v1 events on its Lease"},
 	"/events patch":                     {election, "the same recorder, for a repeated event"},
 
-	"/nodes/proxy get": {kubelet, "testrun.APITargetStats.NodeSummary: GET /api/v1/nodes/<node>/proxy/stats/summary"},
+	"/serviceaccounts/token create [fleetbench-kubelet-stats]": {token, "kubelet.Summaries.bearer: TokenRequest for the kubelet-stats ServiceAccount"},
+	"/nodes/stats get": {stats, "the kubelet's authorization of kubelet.Summaries.Summary: GET https://<node>:<port>/stats/summary"},
 
 	"/pods/proxy get":    {proxy, "testrun.NewProxyRunnerAPI: GET /v1/status, the readiness, the live and final envelopes"},
 	"/pods/proxy create": {proxy, "testrun.NewProxyRunnerAPI: POST /v1/setup, /v1/teardown, release"},
@@ -130,17 +132,22 @@ func repoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// grants lists a role's rules as "group/resource verb" keys.
+// grants lists a role's rules as "group/resource verb" keys, "group/resource verb [names]"
+// where the rule names its objects.
 func grants(rules []rbacv1.PolicyRule) []string {
 	var out []string
 	for _, r := range rules {
+		names := ""
+		if len(r.ResourceNames) > 0 {
+			names = " [" + strings.Join(r.ResourceNames, ",") + "]"
+		}
 		for _, v := range r.Verbs {
 			for _, url := range r.NonResourceURLs {
 				out = append(out, "nonResourceURL "+url+" "+v)
 			}
 			for _, g := range r.APIGroups {
 				for _, res := range r.Resources {
-					out = append(out, g+"/"+res+" "+v)
+					out = append(out, g+"/"+res+" "+v+names)
 				}
 			}
 		}
@@ -164,7 +171,7 @@ func readRules(t *testing.T, file string) []rbacv1.PolicyRule {
 // TestEveryVerbHasItsCodePath compares the generated roles with the table, both ways.
 func TestEveryVerbHasItsCodePath(t *testing.T) {
 	granted := map[string]string{}
-	for _, file := range []string{manager, election, kubelet, proxy, reader} {
+	for _, file := range roleFiles {
 		for _, key := range grants(readRules(t, file)) {
 			if other, dup := granted[key]; dup {
 				t.Errorf("%s is granted by both %s and %s", key, other, file)
@@ -192,7 +199,7 @@ func TestManagerClusterRoleIsNotAdmin(t *testing.T) {
 	keys := grants(readRules(t, manager))
 	for _, bad := range []string{"/pods create", "/pods update", "/pods patch", "/pods delete", "/namespaces update", "/namespaces patch",
 		"apps/statefulsets create", "coordination.k8s.io/leases get", "/nodes/proxy get", "/nodes/proxy create", "/pods/proxy create",
-		"/secrets list", "/secrets watch", "/pods/exec create"} {
+		"/secrets list", "/secrets watch", "/pods/exec create", "/nodes/stats get", "/serviceaccounts/token create", "batch/jobs deletecollection"} {
 		if slices.Contains(keys, bad) {
 			t.Errorf("the manager's ClusterRole grants %s", bad)
 		}
@@ -205,58 +212,105 @@ func TestManagerClusterRoleIsNotAdmin(t *testing.T) {
 }
 
 // TestChartGrantsTheTable renders the chart (bin/helm, `make tool-helm`) in each mode and
-// checks the manager's ServiceAccount gets the table's permissions for that mode and no other.
+// checks, through its bindings, that the manager's ServiceAccount gets the table's permissions
+// for that mode and no other, and the kubelet-stats ServiceAccount nodes/stats get alone.
 func TestChartGrantsTheTable(t *testing.T) {
-	helm := filepath.Join(repoRoot(), "bin", "helm")
-	if _, err := os.Stat(helm); err != nil {
+	if _, err := os.Stat(helmPath()); err != nil {
 		t.Skip("no bin/helm: `make tool-helm` (hack/test-chart.sh checks the same)")
 	}
 	for _, c := range []struct {
 		name  string
 		set   []string
-		roles []string // the table's roles this mode grants
+		roles []string // the table's roles this mode grants the manager
+		stats bool     // and whether the kubelet-stats ServiceAccount exists with its role
 	}{
-		{"default", nil, []string{manager, election, kubelet}},
-		{"metrics-api", []string{"targetMetrics=metrics-api"}, []string{manager, election}},
-		{"runner proxy", []string{"runnerAccess=proxy"}, []string{manager, election, kubelet, proxy}},
-		{"no leader election", []string{"leaderElect=false", "targetMetrics=metrics-api"}, []string{manager}},
+		{"default", nil, []string{manager, election, token}, true},
+		{"metrics-api", []string{"targetMetrics=metrics-api"}, []string{manager, election}, false},
+		{"runner proxy", []string{"runnerAccess=proxy"}, []string{manager, election, token, proxy}, true},
+		{"no leader election", []string{"leaderElect=false", "targetMetrics=metrics-api"}, []string{manager}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			args := []string{"template", "fb", filepath.Join(repoRoot(), "charts", "fleetbench"), "--namespace", "fleetbench-system"}
-			for _, s := range c.set {
-				args = append(args, "--set", s)
-			}
-			out, err := exec.Command(helm, args...).Output()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]bool{}
-			for _, doc := range strings.Split(string(out), "\n---\n") {
-				var obj struct {
-					Kind     string
-					Metadata struct{ Name string }
-					Rules    []rbacv1.PolicyRule
-				}
-				if yaml.Unmarshal([]byte(doc), &obj) != nil || (obj.Kind != "ClusterRole" && obj.Kind != "Role") {
-					continue
-				}
-				if !strings.HasPrefix(obj.Metadata.Name, "fb-fleetbench-manager") && obj.Metadata.Name != "fb-fleetbench-leader-election" {
-					continue // the users' and scrapers' roles
-				}
-				for _, k := range grants(obj.Rules) {
-					got[k] = true
-				}
-			}
+			bound := chartGrants(t, c.set...)
+			got := bound["fb-fleetbench"]
 			for key, n := range verbs {
 				want := slices.Contains(c.roles, n.role)
 				if got[key] != want {
-					t.Errorf("%s: granted %v, want %v (%s: %s)", key, got[key], want, n.role, n.why)
+					t.Errorf("%s: granted the manager %v, want %v (%s: %s)", key, got[key], want, n.role, n.why)
 				}
 				delete(got, key)
 			}
 			for key := range got {
-				t.Errorf("the chart grants %s, which is not in the table", key)
+				t.Errorf("the chart grants the manager %s, which is not in the table", key)
+			}
+			want := map[string]bool{}
+			if c.stats {
+				want["/nodes/stats get"] = true
+			}
+			if g := bound["fb-fleetbench-kubelet-stats"]; !maps.Equal(g, want) {
+				t.Errorf("the kubelet-stats ServiceAccount is granted %v, want %v", g, want)
+			}
+			for sa, g := range bound {
+				if sa != "fb-fleetbench" && sa != "fb-fleetbench-kubelet-stats" {
+					t.Errorf("the chart binds ServiceAccount %s to %v", sa, g)
+				}
 			}
 		})
 	}
+}
+
+func helmPath() string { return filepath.Join(repoRoot(), "bin", "helm") }
+
+// chartGrants renders the chart with set and returns, per ServiceAccount a (Cluster)RoleBinding
+// names, the grants of the roles bound to it; the chart's names (fb-fleetbench-…) in resource
+// names read as config/rbac's (fleetbench-…).
+func chartGrants(t *testing.T, set ...string) map[string]map[string]bool {
+	t.Helper()
+	args := []string{"template", "fb", filepath.Join(repoRoot(), "charts", "fleetbench"), "--namespace", "fleetbench-system"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out, err := exec.Command(helmPath(), args...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type object struct {
+		Kind     string
+		Metadata struct{ Name, Namespace string }
+		Rules    []rbacv1.PolicyRule
+		RoleRef  rbacv1.RoleRef `json:"roleRef"`
+		Subjects []rbacv1.Subject
+	}
+	roles := map[string][]rbacv1.PolicyRule{}
+	var bindings []object
+	for _, doc := range strings.Split(string(out), "\n---\n") {
+		var obj object
+		if yaml.Unmarshal([]byte(doc), &obj) != nil {
+			continue
+		}
+		switch obj.Kind {
+		case "ClusterRole", "Role":
+			roles[obj.Kind+"/"+obj.Metadata.Name] = obj.Rules
+		case "ClusterRoleBinding", "RoleBinding":
+			bindings = append(bindings, obj)
+		}
+	}
+	bound := map[string]map[string]bool{}
+	for _, b := range bindings {
+		for _, s := range b.Subjects {
+			if s.Kind != rbacv1.ServiceAccountKind {
+				continue
+			}
+			if bound[s.Name] == nil {
+				bound[s.Name] = map[string]bool{}
+			}
+			rules, ok := roles[b.RoleRef.Kind+"/"+b.RoleRef.Name]
+			if !ok {
+				t.Errorf("%s %s binds %s %s, which the chart does not render", b.Kind, b.Metadata.Name, b.RoleRef.Kind, b.RoleRef.Name)
+			}
+			for _, k := range grants(rules) {
+				bound[s.Name][strings.ReplaceAll(k, "fb-fleetbench-", "fleetbench-")] = true
+			}
+		}
+	}
+	return bound
 }

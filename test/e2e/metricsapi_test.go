@@ -22,7 +22,7 @@ import (
 const getRoot = "import http from 'k6/http';\nexport default function () { http.get(`${__ENV.TARGET_WEB_URL}/`); }\n"
 
 // TestStabilityMeasuredThroughMetricsAPI: the manager is told to read target usage from
-// metrics.k8s.io (as where nodes/proxy is denied), served here by a real metrics-server
+// metrics.k8s.io (as where kubelets cannot be read), served here by a real metrics-server
 // (hack/e2e/run.sh boots the cluster with FLEETBENCH_METRICS_SERVER=1). The run waits for
 // metrics-server's first scrape of the new target, then reports working-set memory and CPU
 // integrated from the sampled rates, and says where they came from.

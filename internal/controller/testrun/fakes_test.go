@@ -292,7 +292,7 @@ type fakeStats struct {
 	mu      sync.Mutex
 	rssMiB  map[string]uint64
 	cpuSecs map[string]float64
-	// summaryErr, when set, is what the node proxy answers, as where nodes/proxy is denied.
+	// summaryErr, when set, is what reading a kubelet gives, as where its certificate does not verify.
 	summaryErr error
 	// hung nodes' summaries answer only once released or their context ends; entered counts
 	// the calls that hung.

@@ -12,10 +12,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -90,11 +88,12 @@ func TestTargetMeasurements(t *testing.T) {
 	}
 }
 
-// TestTargetMeasuredWithMetricsAPIWhereTheNodeProxyIsDenied: the kubelet summary is forbidden
-// (a cluster that denies nodes/proxy); the run is measured from metrics.k8s.io, says so, uses
-// the working set for its memory columns and integrates CPU from the sampled rates.
-func TestTargetMeasuredWithMetricsAPIWhereTheNodeProxyIsDenied(t *testing.T) {
-	stats.failSummary(apierrors.NewForbidden(schema.GroupResource{Resource: "nodes/proxy"}, "node-1", errors.New("denied by policy")))
+// TestTargetMeasuredWithMetricsAPIWhereTheKubeletCannotBeRead: the kubelet summary fails (a
+// kubelet whose serving certificate the manager cannot verify, or one it cannot reach); the run
+// is measured from metrics.k8s.io, says so, uses the working set for its memory columns and
+// integrates CPU from the sampled rates.
+func TestTargetMeasuredWithMetricsAPIWhereTheKubeletCannotBeRead(t *testing.T) {
+	stats.failSummary(errors.New("the kubelet of node node-1 (10.0.0.1:10250) has a serving certificate the manager cannot verify"))
 	t.Cleanup(func() { stats.failSummary(nil) })
 	ns := setup(t)
 	run := tw.MakeTestRun("metrics-api", ns).Type(v1alpha1.TestTypeStability).Devices(1000, "200s").Duration("10s").

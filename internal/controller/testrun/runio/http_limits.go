@@ -16,8 +16,8 @@ import (
 // manager's rights). A 3xx comes back as it is and is an error.
 func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-// NoRedirectClientset is a clientset whose HTTP client follows no redirect: the pods/proxy and
-// nodes/proxy answers and the logs it reads pass the API server on from a pod or a node.
+// NoRedirectClientset is a clientset whose HTTP client follows no redirect: the pods/proxy
+// answers and the logs it reads pass the API server on from a pod or a node.
 func NoRedirectClientset(cfg *rest.Config) (*kubernetes.Clientset, *http.Client, error) {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
