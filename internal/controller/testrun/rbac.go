@@ -7,6 +7,10 @@ package testrun
 // events), the kubelet summary (nodes/proxy get; none with targetMetrics metrics-api) and the
 // runners' REST API through the API server (pods/proxy; only a manager outside the cluster).
 //
+// Pods: create and delete only the pod that charges a target to its run's namespace quota
+// (provision.ReconcileTargetCharge): never scheduled, owned by the run. The Job and Deployment
+// creates this role holds make pods anyway; no pod is updated.
+//
 // Secrets: get reads a run's imagePullSecrets from its own namespace to copy them into the
 // target namespace. RBAC cannot narrow get to those names cluster-wide (they are the users');
 // the manager never lists or watches Secrets, so it can read only one it is named.
@@ -25,7 +29,7 @@ package testrun
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=resourcequotas,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=list
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
