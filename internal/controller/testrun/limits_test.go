@@ -178,10 +178,13 @@ func TestMaxRunnersPerNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the auto run gone", func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(auto), &v1alpha1.TestRun{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %v", err)
+		switch err := c.Get(ctx, client.ObjectKeyFromObject(auto), &v1alpha1.TestRun{}); {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
 		}
-		return nil
+		return fmt.Errorf("still there")
 	})
 
 	first := tw.MakeTestRun("first", ns).Parallelism(2).Obj()
