@@ -185,7 +185,8 @@ grep -q -- '- --runner-access=direct$' <<<"$all" || { echo "chart: runnerAccess 
 if grep -E '^rule ClusterRole .*resources=([^ ]*,)?(leases|pods/proxy|statefulsets)(,[^ ]*)? ' <<<"$f"; then
   echo "chart: the ClusterRoles grant leases, pods/proxy or statefulsets"; exit 1
 fi
-if grep -E '^rule .*resources=([^ ]*,)?pods(,[^ ]*)? verbs=.*(create|update|patch|delete)' <<<"$f"; then echo "chart: the manager may write pods"; exit 1; fi
+# Pods are created and deleted only as a target's charge (never scheduled, owned by its run); never updated.
+if grep -E '^rule .*resources=([^ ]*,)?pods(,[^ ]*)? verbs=.*(update|patch)' <<<"$f"; then echo "chart: the manager may update pods"; exit 1; fi
 want "leader election" "$f" "rule Role fb-fleetbench-leader-election fleetbench-system resources=leases verbs=create,get,update"
 want "leader election" "$f" "binding RoleBinding fb-fleetbench-leader-election fleetbench-system role=Role/fb-fleetbench-leader-election"
 want "kubelet summary" "$f" "kind ServiceAccount fb-fleetbench-kubelet-stats fleetbench-system"
@@ -262,10 +263,12 @@ fi
 ! "$helm" template fb "$chart" --set 'watchNamespaces={team-a}' >/dev/null 2>&1 || { echo "chart: watchNamespaces without targetNamespace must fail"; exit 1; }
 f=$("$helm" template fb "$chart" --namespace fleetbench-system --set targetNamespace=fb-targets)
 grep -q -- '- --target-namespace=fb-targets$' <<<"$f" && ! grep -q -- '--watch-namespaces' <<<"$f" || { echo "chart: targetNamespace alone"; exit 1; }
-# The admin's cap on targets per namespace: a flag only when set.
-! grep -q -- '--max-targets-per-namespace' <<<"$all" || { echo "chart: --max-targets-per-namespace rendered by default"; exit 1; }
-f=$("$helm" template fb "$chart" --namespace fleetbench-system --set maxTargetsPerNamespace=3)
-grep -q -- '- --max-targets-per-namespace=3$' <<<"$f" || { echo "chart: no --max-targets-per-namespace flag"; exit 1; }
+# The admin's caps per namespace: safe, non-zero defaults; 0 is rendered too (no cap).
+grep -q -- '- --max-targets-per-namespace=8$' <<<"$all" && grep -q -- '- --max-runners-per-namespace=1000$' <<<"$all" \
+  || { echo "chart: the default caps on targets and runners per namespace are not rendered"; exit 1; }
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set maxTargetsPerNamespace=3 --set maxRunnersPerNamespace=0)
+grep -q -- '- --max-targets-per-namespace=3$' <<<"$f" && grep -q -- '- --max-runners-per-namespace=0$' <<<"$f" \
+  || { echo "chart: --max-targets-per-namespace or --max-runners-per-namespace not as set"; exit 1; }
 
 # The chart's CRDs are config/'s CRDs: same schema, byte for byte after the template lines.
 for crd in "$root"/config/crd/bases/*.yaml; do

@@ -30,8 +30,9 @@ const (
 	ReasonProfileNotFound = "ProfileNotFound"
 	// ReasonNotPermitted: the TestRun asks for more than its namespace may have: a target Pod
 	// Security level above the namespace's, a Profile whose namespaceSelector excludes it, a
-	// resource its Profile does not grant (a GPU, hugepages), or, in a shared target namespace,
-	// a target reading a Secret (spec.target.components[].env[].valueFrom.secretKeyRef).
+	// resource its Profile does not grant (a GPU, hugepages), in a shared target namespace a
+	// target reading a Secret (spec.target.components[].env[].valueFrom.secretKeyRef), or more
+	// runners than the operator lets a namespace have in flight (--max-runners-per-namespace).
 	ReasonNotPermitted = "NotPermitted"
 	// ReasonPullSecretNotUsable: a Secret in spec.target.imagePullSecrets is missing, still after
 	// the provisioning timeout, or is not of type kubernetes.io/dockerconfigjson.
@@ -48,6 +49,22 @@ const (
 	// as the operator allows (its --max-targets-per-namespace, the chart's maxTargetsPerNamespace),
 	// still at the provisioning deadline. Until then the run waits Pending with this reason.
 	ReasonTargetLimitReached = "TargetLimitReached"
+	// ReasonRunnerLimitReached: the TestRun's namespace already had so many runners in flight
+	// that this run's would pass the operator's cap (its --max-runners-per-namespace, the chart's
+	// maxRunnersPerNamespace), still at the provisioning deadline. Until then the run waits
+	// Pending with this reason, holding no runner. A run asking more than the cap alone ends
+	// NotPermitted at once.
+	ReasonRunnerLimitReached = "RunnerLimitReached"
+	// ReasonTargetQuotaExceeded: the TestRun's namespace's ResourceQuota had no room for the
+	// target's requests and limits (charged there by a never-scheduled pod, since the target runs
+	// in another namespace), still at the provisioning deadline; until then the run waits with
+	// this reason. After the target was made: that pod went and the quota had no room to charge
+	// the target again.
+	ReasonTargetQuotaExceeded = "TargetQuotaExceeded"
+	// ReasonTargetChargeRefused: the API server refused the pod that charges the target to the
+	// TestRun's namespace for another reason than a full quota (a LimitRange's maximum, a
+	// policy), or a pod not the run's holds its name.
+	ReasonTargetChargeRefused = "TargetChargeRefused"
 	// ReasonTargetImageNotPresent: a target image is not on the node and will not be pulled.
 	ReasonTargetImageNotPresent = "TargetImageNotPresent"
 	// ReasonTargetRunsAsRoot: a target image runs as root where the Pod Security level forbids it.
@@ -113,7 +130,8 @@ const (
 // FailureReasons lists every reason a TestRun can end Failed with.
 var FailureReasons = []string{
 	ReasonProfileNotFound, ReasonNotPermitted, ReasonPullSecretNotUsable, ReasonInvalidTarget, ReasonTargetNamespaceConflict,
-	ReasonTargetNamespaceNotFound, ReasonTargetLimitReached, ReasonTargetImageNotPresent, ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonTargetLost, ReasonInvalidLoad,
+	ReasonTargetNamespaceNotFound, ReasonTargetLimitReached, ReasonRunnerLimitReached, ReasonTargetQuotaExceeded, ReasonTargetChargeRefused,
+	ReasonTargetImageNotPresent, ReasonTargetRunsAsRoot, ReasonTargetNotReady, ReasonTargetLost, ReasonInvalidLoad,
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerNotReplaceable, ReasonRunnerFailed,

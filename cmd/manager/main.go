@@ -45,7 +45,7 @@ func main() {
 	var leaderElect, podLevelResources, metricsSecure bool
 	var apiQPS float64
 	var orphanGrace time.Duration
-	var apiBurst, maxTargetsPerNamespace, workers, keptResults int
+	var apiBurst, maxTargetsPerNamespace, maxRunnersPerNamespace, workers, keptResults int
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address the metrics endpoint binds to; 0 disables it.")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to authenticated and authorized clients only "+
 		"(a bearer token allowed to get /metrics); false serves plain HTTP to anyone, for a manager bound to 127.0.0.1 (make run).")
@@ -72,6 +72,9 @@ func main() {
 		"TestRuns: the manager never creates, labels or deletes it, and removes exactly each run's objects. Empty: a fresh namespace per TestRun.")
 	flag.IntVar(&maxTargetsPerNamespace, "max-targets-per-namespace", 0, "The most provisioned targets the TestRuns of one namespace "+
 		"hold at once; a run over it waits Pending TargetLimitReached until one ends, or fails so at its provisioning deadline. 0: no limit.")
+	flag.IntVar(&maxRunnersPerNamespace, "max-runners-per-namespace", 0, "The most runners the TestRuns of one namespace have in flight "+
+		"at once; a run that would pass it waits Pending RunnerLimitReached until enough end, or fails so at its provisioning deadline; "+
+		"a run asking more alone ends NotPermitted, and parallelism auto chooses at most it. 0: no limit.")
 	flag.IntVar(&keptResults, "kept-results-per-namespace", admit.DefaultKeptRecords, "How many kept results (the records a later "+
 		"TestRun's spec.baseline compares with, kept after their TestRun is deleted) a namespace holds; the oldest beyond it are deleted.")
 	flag.DurationVar(&orphanGrace, "orphan-grace", orphans.DefaultGrace, "How long a target whose TestRun is gone without having removed it "+
@@ -196,8 +199,9 @@ func main() {
 		DefaultPodSecurity: defaultPodSecurity,
 		TargetNamespace:    namespaces.Target,
 
-		// The admin's cap on targets per namespace (TargetLimitReached).
+		// The admin's caps per namespace (TargetLimitReached, RunnerLimitReached).
 		MaxTargetsPerNamespace: maxTargetsPerNamespace,
+		MaxRunnersPerNamespace: maxRunnersPerNamespace,
 		KeptRecords:            keptResults,
 		Workers:                workers,
 		Kueue:                  kueue,

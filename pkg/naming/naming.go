@@ -21,12 +21,14 @@ const (
 	LabelRunnerIndex = "fleetbench.dev/runner-index"
 	LabelComponent   = "fleetbench.dev/component"
 	// LabelPlan marks a CapacityPlan's children with the plan's name.
-	LabelPlan         = "fleetbench.dev/capacityplan"
-	RoleRunner        = "runner"
-	RoleTarget        = "target"
-	RoleScript        = "script"
-	RolePreflight     = "preflight"
-	RoleResults       = "results"
+	LabelPlan     = "fleetbench.dev/capacityplan"
+	RoleRunner    = "runner"
+	RoleTarget    = "target"
+	RoleScript    = "script"
+	RolePreflight = "preflight"
+	RoleResults   = "results"
+	// RoleTargetCharge marks the pod that charges a target to its TestRun's namespace quota.
+	RoleTargetCharge  = "target-charge"
 	maxDNSLabelLength = 63
 )
 
@@ -69,6 +71,12 @@ func ScriptConfigMap(testRun string) string {
 // (spec.script.configMap), taken when the run starts: the runners mount the copy.
 func ScriptCopyConfigMap(testRun string) string {
 	return withSuffix(testRun, "-script-copy", 253)
+}
+
+// TargetChargePod names the never-scheduled pod in a TestRun's namespace that carries its
+// target's requests and limits, so the namespace's ResourceQuota and LimitRange count them.
+func TargetChargePod(testRun string) string {
+	return withSuffix(testRun, "-target-charge", maxDNSLabelLength)
 }
 
 // ResultConfigMap names the ConfigMap holding a TestRun's full merged result.

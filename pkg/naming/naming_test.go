@@ -19,6 +19,7 @@ func TestNamesAreDeterministicAndFit(t *testing.T) {
 		{"long target namespace", TargetNamespace("team-a", long), 63},
 		{"script", ScriptConfigMap(long), 253},
 		{"script copy", ScriptCopyConfigMap(long), 253},
+		{"target charge", TargetChargePod(long), 63},
 	}
 	for _, tc := range cases {
 		if len(tc.got) > tc.max {
@@ -38,6 +39,7 @@ func TestNamesAreDeterministicAndFit(t *testing.T) {
 		ScriptConfigMap("quick"):        "quick-script",
 		ScriptCopyConfigMap("quick"):    "quick-script-copy",
 		TargetWorkload("stack"):         "target-stack",
+		TargetChargePod("quick"):        "quick-target-charge",
 	} {
 		if got != want {
 			t.Errorf("name changed: got %q, want %q", got, want)

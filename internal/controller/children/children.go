@@ -90,6 +90,8 @@ var Kinds = []Kind{
 		Home: TargetNamespace, Release: DeletedByName, CreatedBy: "copyPullSecrets"},
 	{Name: "Pod (target and runners, made by their Deployment and Jobs)", Object: &corev1.Pod{}, List: &corev1.PodList{},
 		Home: RunNamespace | TargetNamespace, Cached: true, Watch: ByLabels, Release: Waited},
+	{Name: "Pod (the target's charge to the run's namespace quota)", Object: &corev1.Pod{}, List: &corev1.PodList{},
+		Home: RunNamespace, Cached: true, Watch: ByLabels, CreatedBy: "createTargetCharge"},
 	{Name: "Job (runner)", Object: &batchv1.Job{}, List: &batchv1.JobList{},
 		Home: RunNamespace, Cached: true, Watch: ByOwner, CreatedBy: "CreateRunnerJobs"},
 	{Name: "Job (pre-flight)", Object: &batchv1.Job{}, List: &batchv1.JobList{},

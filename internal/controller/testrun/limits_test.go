@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -127,5 +128,97 @@ func TestMaxTargetsPerNamespace(t *testing.T) {
 	got := waitPhaseOn(t, c, late, v1alpha1.PhaseFailed, v1alpha1.ReasonTargetLimitReached)
 	if !strings.Contains(got.Status.Message, "ask the admin to raise the limit") {
 		t.Errorf("message %q, want what to do", got.Status.Message)
+	}
+}
+
+// TestMaxRunnersPerNamespace runs a manager with --max-runners-per-namespace=3 on a control
+// plane of its own: a run asking 4 runners ends NotPermitted at once with nothing made, and an
+// auto run is sized to 3; with a 2-runner run going, a second 2-runner run waits Pending
+// RunnerLimitReached with no Job made, and so does a 1-runner run after it (first come, first
+// served); when the first ends both go on, and one more, whose deadline passes while they hold
+// the 3, ends Failed RunnerLimitReached.
+func TestMaxRunnersPerNamespace(t *testing.T) {
+	const ns = "team-r"
+	e := ownControlPlane(t, namespaceAndProfile(ns))
+	c := e.Client
+	startOwnManager(t, e, func(o *runenv.Options, _ bool) error {
+		o.MaxRunnersPerNamespace = 3
+		return nil
+	})
+	jobsOf := func(run *v1alpha1.TestRun) int {
+		var jobs batchv1.JobList
+		if err := c.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{naming.LabelTestRun: run.Name}); err != nil {
+			t.Fatal(err)
+		}
+		return len(jobs.Items)
+	}
+	mustCreate := func(run *v1alpha1.TestRun) {
+		if err := c.Create(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	big := tw.MakeTestRun("big", ns).Parallelism(4).Obj()
+	mustCreate(big)
+	got := waitPhaseOn(t, c, big, v1alpha1.PhaseFailed, v1alpha1.ReasonNotPermitted)
+	if !strings.Contains(got.Status.Message, "asks for 4 runners") || !strings.Contains(got.Status.Message, "--max-runners-per-namespace") || jobsOf(big) != 0 {
+		t.Errorf("run past the cap alone: %q, %d Jobs", got.Status.Message, jobsOf(big))
+	}
+
+	// 100 iterations/s at 1 per runner wants 100 runners: auto chooses the cap.
+	auto := tw.MakeTestRun("auto", ns).Devices(100, "1s").Duration("10s").Obj()
+	auto.Spec.Parallelism = autoParallelism()
+	auto.Spec.RunnerCapacity = &v1alpha1.RunnerCapacitySpec{IterationsPerSecond: ptr.To[int32](1)}
+	mustCreate(auto)
+	got = waitPhaseOn(t, c, auto, v1alpha1.PhaseProvisioning, "")
+	if p := got.Status.Parallelism; p == nil || p.Chosen != 3 {
+		t.Errorf("auto chose %+v, want the cap's 3", p)
+	}
+	if err := c.Delete(ctx, auto); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the auto run gone", func() error {
+		switch err := c.Get(ctx, client.ObjectKeyFromObject(auto), &v1alpha1.TestRun{}); {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		}
+		return fmt.Errorf("still there")
+	})
+
+	first := tw.MakeTestRun("first", ns).Parallelism(2).Obj()
+	mustCreate(first)
+	k := newKubeletOn(t, c, first, naming.TargetNamespace(ns, first.Name))
+	k.targetReady()
+	pods := k.runnersReady(2)
+	waitPhaseOn(t, c, first, v1alpha1.PhaseRunning, "")
+
+	second := tw.MakeTestRun("second", ns).Parallelism(2).Obj()
+	mustCreate(second)
+	got = waitPhaseOn(t, c, second, v1alpha1.PhasePending, v1alpha1.ReasonRunnerLimitReached)
+	if !strings.Contains(got.Status.Message, "already has 2 runners in flight") || !strings.Contains(got.Status.Message, "waiting until") {
+		t.Errorf("the second run waits as %q", got.Status.Message)
+	}
+	third := tw.MakeTestRun("third", ns).Parallelism(1).Obj()
+	mustCreate(third)
+	waitPhaseOn(t, c, third, v1alpha1.PhasePending, v1alpha1.ReasonRunnerLimitReached)
+	if n := jobsOf(second) + jobsOf(third); n != 0 {
+		t.Errorf("runs waiting for room made %d Jobs (pre-flight or runners)", n)
+	}
+
+	for _, pod := range pods {
+		logs.set(pod, load(pod, time.Now()), nil)
+		k.Finish(pod, 0, "Completed")
+	}
+	waitPhaseOn(t, c, first, v1alpha1.PhaseSucceeded, v1alpha1.ReasonCompleted)
+	waitPhaseOn(t, c, second, v1alpha1.PhaseProvisioning, "")
+	waitPhaseOn(t, c, third, v1alpha1.PhaseProvisioning, "")
+
+	late := tw.MakeTestRun("late", ns).Parallelism(1).Timeouts(&v1alpha1.TimeoutsSpec{Provisioning: "3s"}).Obj()
+	mustCreate(late)
+	got = waitPhaseOn(t, c, late, v1alpha1.PhaseFailed, v1alpha1.ReasonRunnerLimitReached)
+	if !strings.Contains(got.Status.Message, "lower spec.parallelism") || jobsOf(late) != 0 {
+		t.Errorf("late run: %q, %d Jobs", got.Status.Message, jobsOf(late))
 	}
 }

@@ -11,6 +11,10 @@ package testrun
 // A kind read only through the cache (Profiles, CapacityPlans, ResourceQuotas) needs list and
 // watch, not get: the cached client never asks the API server for one object.
 //
+// Pods: create and delete only the pod that charges a target to its run's namespace quota
+// (provision.ReconcileTargetCharge): never scheduled, owned by the run. The Job and Deployment
+// creates this role holds make pods anyway; no pod is updated.
+//
 // Secrets: get reads a run's imagePullSecrets from its own namespace to copy them into the
 // target namespace. RBAC cannot narrow get to those names cluster-wide (they are the users');
 // the manager never lists or watches Secrets, so it can read only one it is named. get with
@@ -32,7 +36,7 @@ package testrun
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=resourcequotas,verbs=list;watch;create
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=list
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete

@@ -121,10 +121,14 @@ func (r *Reconciler) runPhases(ctx context.Context, s *decide.Scope) (ctrl.Resul
 		r.ReconcileParallelism,
 		// Before anything that holds a pod: a queued run waits here until Kueue admits it.
 		r.ReconcileQueue,
-		// provision. Creates the pre-flight and records its verdict without waiting for it: the
-		// target and runners are provisioned meanwhile, and AwaitPreflight holds the start.
+		// provision. Room for the runners under the namespace's cap first: a waiting run holds no pod.
+		r.ReconcileRunnerLimit,
+		// Creates the pre-flight and records its verdict without waiting for it: the target and
+		// runners are provisioned meanwhile, and AwaitPreflight holds the start.
 		r.ReconcilePreflight,
 		r.ReconcileTargetLimit,
+		// The target charged to the run's namespace's quota before it is made, and while it runs.
+		r.ReconcileTargetCharge,
 		r.ReconcileTarget,
 		r.ReconcileRunners,
 		r.AwaitPreflight,

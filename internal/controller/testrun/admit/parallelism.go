@@ -56,10 +56,20 @@ func (r *Stage) ReconcileParallelism(ctx context.Context, s *decide.Scope) (ctrl
 			return ctrl.Result{}, err
 		}
 	}
-	n, source, reason := runners.ChooseParallelism(load, runners.RunnerCores(&run.Spec), runners.CapacityOf(&run.Spec, measured), runners.MaxParallelismOf(&run.Spec))
+	n, source, reason := runners.ChooseParallelism(load, runners.RunnerCores(&run.Spec), runners.CapacityOf(&run.Spec, measured), r.maxRunners(run))
 	p.Chosen, p.Source, p.Reason = int32(n), source, rc.Truncate(reason, 1024)
 	s.Decided.Parallelism = p
 	return rc.After(0), nil // the runners are loaded by count: load them again with it
+}
+
+// maxRunners is the most runners run may have: the API's bound, and the operator's cap on a
+// namespace's runners in flight (--max-runners-per-namespace), which one run alone may fill.
+func (r *Stage) maxRunners(run *v1alpha1.TestRun) int {
+	n := runners.MaxParallelismOf(&run.Spec)
+	if r.MaxRunnersPerNamespace > 0 {
+		n = min(n, r.MaxRunnersPerNamespace)
+	}
+	return n
 }
 
 // capacityRecordName is the name of the run's script's kept capacity record.
@@ -106,11 +116,11 @@ func (r *Stage) readCapacityRecord(ctx context.Context, s *decide.Scope) (*runne
 // AdviseParallelism, once the results are merged and before the run's ending is judged: a
 // run generator-bound on CPU says about how many runners it needs (status.parallelism.suggested,
 // and its generatorBound reason, which the ending's message repeats).
-func AdviseParallelism(s *decide.Scope, summary *measure.Summary, merged *judge.Outcome) {
+func (r *Stage) AdviseParallelism(s *decide.Scope, summary *measure.Summary, merged *judge.Outcome) {
 	if !merged.GeneratorBound {
 		return
 	}
-	n, maxN := len(s.Runners), runners.MaxParallelismOf(&s.Run.Spec)
+	n, maxN := len(s.Runners), r.maxRunners(s.Run)
 	var maxUtil float64
 	for _, rn := range summary.Runners {
 		maxUtil = max(maxUtil, rn.CPUUtilization)

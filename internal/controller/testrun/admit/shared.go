@@ -52,13 +52,16 @@ func (r *Stage) ReconcileSharedNamespace(ctx context.Context, s *decide.Scope) (
 	return ctrl.Result{}, nil
 }
 
-// ReleaseTarget deletes run's target: its own namespace, or in a shared one exactly its
-// objects, found by label (its pull Secret copies by name: the manager may not list Secrets).
+// ReleaseTarget deletes run's target, and the pod that charged it to the run's namespace: its
+// own namespace, or in a shared one exactly its objects, found by label (its pull Secret copies by name: the manager may not list Secrets).
 // Each is read live first and deleted only if provably the run's (target.OwnedBy), with a UID
 // precondition, so neither another tenant's namespace of a look-alike name nor one made again
 // since is ever hit. It returns what of the run's was still there. Pods count only withPods:
 // they go through the garbage collector after their Deployment, which a lost node can hold up.
 func (r *Stage) ReleaseTarget(ctx context.Context, run *v1alpha1.TestRun, withPods bool) ([]string, error) {
+	if err := r.releaseCharge(ctx, run); err != nil {
+		return nil, err
+	}
 	ns, shared := r.TargetHome(run)
 	if !shared {
 		err := r.deleteIfOwned(ctx, run, &corev1.Namespace{}, client.ObjectKey{Name: ns})
@@ -95,6 +98,20 @@ func (r *Stage) ReleaseTarget(ctx context.Context, run *v1alpha1.TestRun, withPo
 		}
 	}
 	return left, nil
+}
+
+// releaseCharge deletes the pod that charged the target to the run's namespace
+// (provision.ReconcileTargetCharge) when it is the run's: the quota is the namespace's again. The
+// cached copy will do: one made a moment ago wakes the run through its labels, and goes then.
+func (r *Stage) releaseCharge(ctx context.Context, run *v1alpha1.TestRun) error {
+	pod := &corev1.Pod{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.TargetChargePod(run.Name)}, pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !decide.ControlledBy(pod, run.UID) || !pod.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	return rc.DeleteExact(ctx, r.Client, pod)
 }
 
 // deleteIfOwned reads key live into obj and deletes it if it is run's (target.OwnedBy) and not

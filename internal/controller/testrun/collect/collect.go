@@ -59,7 +59,7 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 		} else {
 			o := judge.BuildWith(&summary, run.Spec.Thresholds, len(s.Runners), judge.Options{NoData: run.Spec.ThresholdsOnNoData})
 			o.RunnerMemory = judge.RunnersMemory(&summary, &run.Spec)
-			admit.AdviseParallelism(s, &summary, &o)
+			r.AdviseParallelism(s, &summary, &o)
 			merged = &o
 			r.Warn(run, runenv.EventThresholdNoData, "Collect", o.NoData)
 		}

@@ -3,10 +3,8 @@ package provision
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,9 +13,59 @@ import (
 	"fleetbench.dev/fleetbench/pkg/target"
 )
 
-// pollTargetSlot is how often a run waiting for a target slot looks again: a run ending frees
-// one, and no watch of TestRun status reports that.
+// pollTargetSlot is how often a run waiting for a target slot, or for room for its runners,
+// looks again: a run ending frees one, and no watch of TestRun status reports that.
 const pollTargetSlot = 3 * time.Second
+
+// targetRule counts the runs holding a target, one each.
+var targetRule = slotRule{holds: holdsTarget, weight: func(*v1alpha1.TestRun) int { return 1 }, reason: v1alpha1.ReasonTargetLimitReached}
+
+// runnerRule counts the runners of the runs holding them.
+var runnerRule = slotRule{holds: holdsRunners, weight: (*v1alpha1.TestRun).RunnerCount, reason: v1alpha1.ReasonRunnerLimitReached}
+
+// ReconcileRunnerLimit holds a run Pending RunnerLimitReached while its runners and those of
+// the namespace's runs in flight would pass MaxRunnersPerNamespace, until enough of them end
+// or the provisioning deadline passes; a run asking more than the cap alone ends NotPermitted.
+// It comes before the pre-flight, so a waiting run holds no pod; a run holds its runners from
+// the reconcile that lets it through (its phase is Provisioning or Starting at its end) until it
+// ends. A TestRun asking 5,000 runners thus never has the manager write 5,000 Jobs unchecked.
+func (r *Stage) ReconcileRunnerLimit(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
+	run, limit, n := s.Run, r.MaxRunnersPerNamespace, len(s.Runners)
+	if limit <= 0 || n == 0 || holdsRunners(run) || s.Started() {
+		return ctrl.Result{}, nil
+	}
+	if n > limit {
+		s.Fail(v1alpha1.ReasonNotPermitted, fmt.Sprintf("the run asks for %d runners, more than the %d this operator lets the TestRuns of one namespace "+
+			"have in flight (its --max-runners-per-namespace); lower spec.parallelism, or ask the admin to raise the limit", n, limit))
+		return ctrl.Result{}, nil
+	}
+	var list v1alpha1.TestRunList
+	if err := r.List(ctx, &list, client.InNamespace(run.Namespace)); err != nil {
+		return ctrl.Result{}, err
+	}
+	ahead, granted := r.runnerSlots.Take(run, n, list.Items, limit)
+	if granted {
+		return ctrl.Result{}, nil
+	}
+	msg := fmt.Sprintf("namespace %s already has %d runners in flight (or asked by runs queued before this one), and this run's %d would pass the %d "+
+		"this operator allows (its --max-runners-per-namespace); this run starts when enough of them end", run.Namespace, ahead, n, limit)
+	return s.WaitOrFail(s.ProvisioningDeadline(), pollTargetSlot, v1alpha1.PhasePending, v1alpha1.ReasonRunnerLimitReached,
+		v1alpha1.ReasonRunnerLimitReached, msg, "; wait for or delete a running TestRun of the namespace, lower spec.parallelism, "+
+			"raise spec.timeouts.provisioning, or ask the admin to raise the limit"), nil
+}
+
+// holdsRunners: run went past the runner limit (into Provisioning or Starting, where its Jobs
+// are made) and has not ended.
+func holdsRunners(run *v1alpha1.TestRun) bool {
+	if decide.IsFinished(run) || !run.DeletionTimestamp.IsZero() {
+		return false
+	}
+	switch run.Status.Phase {
+	case v1alpha1.PhaseProvisioning, v1alpha1.PhaseStarting, v1alpha1.PhaseRunning, v1alpha1.PhaseCollecting:
+		return true
+	}
+	return false
+}
 
 // ReconcileTargetLimit holds a run Pending TargetLimitReached while its namespace already has
 // MaxTargetsPerNamespace provisioned targets, until one goes or the provisioning deadline
@@ -33,12 +81,12 @@ func (r *Stage) ReconcileTargetLimit(ctx context.Context, s *decide.Scope) (ctrl
 	if err := r.List(ctx, &list, client.InNamespace(run.Namespace)); err != nil {
 		return ctrl.Result{}, err
 	}
-	ahead, granted := r.slots.Take(run, list.Items, r.MaxTargetsPerNamespace)
+	ahead, granted := r.slots.Take(run, 1, list.Items, r.MaxTargetsPerNamespace)
 	if granted {
 		return ctrl.Result{}, nil
 	}
 	msg := fmt.Sprintf("namespace %s already has %d provisioned targets (or runs queued before this one), the most this operator allows "+
-		"(its --max-targets-per-namespace); this run starts when one of them ends", run.Namespace, len(ahead))
+		"(its --max-targets-per-namespace); this run starts when one of them ends", run.Namespace, ahead)
 	return s.WaitOrFail(s.ProvisioningDeadline(), pollTargetSlot, v1alpha1.PhasePending, v1alpha1.ReasonTargetLimitReached,
 		v1alpha1.ReasonTargetLimitReached, msg, "; wait for or delete a running TestRun of the namespace, raise spec.timeouts.provisioning, "+
 			"or ask the admin to raise the limit"), nil
@@ -51,75 +99,6 @@ func holdsTarget(run *v1alpha1.TestRun) bool {
 		return false
 	}
 	return !decide.IsFinished(run) || decide.TargetPolicy(run) == v1alpha1.TargetKeepUntilDeleted
-}
-
-// queuedBefore: other waits for a slot and came first, so it gets the next one.
-func queuedBefore(other, run *v1alpha1.TestRun) bool {
-	if other.Status.Reason != v1alpha1.ReasonTargetLimitReached || decide.IsFinished(other) || !other.DeletionTimestamp.IsZero() {
-		return false
-	}
-	if !other.CreationTimestamp.Equal(&run.CreationTimestamp) {
-		return other.CreationTimestamp.Before(&run.CreationTimestamp)
-	}
-	return other.Name < run.Name
-}
-
-// TargetSlots remembers the runs let through that the cache does not show holding a target yet:
-// its copy of a TestRun lags the status the last reconcile wrote, and a second run must not
-// take the same slot meanwhile.
-type TargetSlots struct {
-	mu      sync.Mutex
-	granted map[types.NamespacedName]bool
-}
-
-// Take grants run a slot when fewer than limit runs are ahead of it, and returns those. Counting
-// and granting hold one lock: with several workers, two runs of a namespace reconciled at once
-// must not both take the last slot.
-func (t *TargetSlots) Take(run *v1alpha1.TestRun, cached []v1alpha1.TestRun, limit int) (map[string]bool, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ahead := t.ahead(run, cached)
-	if len(ahead) >= limit {
-		return ahead, false
-	}
-	t.grant(run)
-	return ahead, true
-}
-
-func (t *TargetSlots) grant(run *v1alpha1.TestRun) {
-	if t.granted == nil {
-		t.granted = map[types.NamespacedName]bool{}
-	}
-	t.granted[types.NamespacedName{Namespace: run.Namespace, Name: run.Name}] = true
-}
-
-// ahead are the runs of run's namespace that hold a target or wait for one before it; t.mu held.
-func (t *TargetSlots) ahead(run *v1alpha1.TestRun, cached []v1alpha1.TestRun) map[string]bool {
-	out := map[string]bool{}
-	listed := map[string]bool{}
-	for i := range cached {
-		other := &cached[i]
-		if other.Name == run.Name {
-			continue
-		}
-		listed[other.Name] = true
-		key := types.NamespacedName{Namespace: other.Namespace, Name: other.Name}
-		switch {
-		case holdsTarget(other):
-			out[other.Name] = true
-			delete(t.granted, key) // the cache caught up
-		case decide.IsFinished(other) || !other.DeletionTimestamp.IsZero():
-			delete(t.granted, key)
-		case t.granted[key] || queuedBefore(other, run):
-			out[other.Name] = true
-		}
-	}
-	for key := range t.granted {
-		if key.Namespace == run.Namespace && key.Name != run.Name && !listed[key.Name] {
-			delete(t.granted, key) // deleted
-		}
-	}
-	return out
 }
 
 // buildFailureReason is the reason a target that cannot be built ends with: NotPermitted when

@@ -86,6 +86,10 @@ type Options struct {
 	// MaxTargetsPerNamespace caps the provisioned targets a namespace's TestRuns hold at once
 	// (--max-targets-per-namespace); a run over it waits Pending TargetLimitReached. 0: no cap.
 	MaxTargetsPerNamespace int
+	// MaxRunnersPerNamespace caps the runners a namespace's TestRuns have in flight at once
+	// (--max-runners-per-namespace); a run that would pass it waits Pending RunnerLimitReached,
+	// one asking more alone ends NotPermitted, and parallelism auto chooses at most it. 0: no cap.
+	MaxRunnersPerNamespace int
 	// Clock defaults to the real one.
 	Clock clock.PassiveClock
 	// KeptRecords is how many kept records (the results a later run may compare with) a
