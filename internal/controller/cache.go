@@ -3,6 +3,12 @@
 package controller
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/controller/children"
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
@@ -40,7 +47,11 @@ func CacheOptions(ns Namespaces) cache.Options {
 	owned := cache.ByObject{Label: OwnedSelector(), Transform: Slim}
 	// Fleetbench's own kinds stay whole but for managed fields: a CapacityPlan read here is
 	// written back with Update, which would drop anything left out.
-	opts := cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{}}
+	opts := cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
+		// A TestRun's reconcile reads it live; the cache serves lists (limits, baselines,
+		// plans' children, metrics), which read its status and a few spec fields.
+		&v1alpha1.TestRun{}: {Transform: SlimTestRun},
+	}}
 	for _, obj := range children.Cached(children.Kinds, false) {
 		opts.ByObject[obj] = owned
 	}
@@ -95,4 +106,43 @@ func Slim(obj any) (any, error) {
 		o.Spec = networkingv1.NetworkPolicySpec{}
 	}
 	return obj, nil
+}
+
+// SlimTestRun drops from a cached TestRun what a tenant sizes and no list reads (a TestRun's
+// reconcile reads it live; the cache serves lists: limits, baselines, plans' children,
+// metrics): the inline script, k6 arguments, the runner and target components' env and
+// commands, outputs, thresholds and log patterns. So the manager's memory does not follow
+// what tenants put there: a few hundred runs of the largest admissible size were most of it.
+// Annotations become one hash of them, so predicate.AnnotationChangedPredicate still sees a
+// change. A new read of one of these from the cache must keep it here.
+func SlimTestRun(obj any) (any, error) {
+	run, ok := obj.(*v1alpha1.TestRun)
+	if !ok {
+		return obj, nil
+	}
+	run.SetManagedFields(nil)
+	if len(run.Annotations) > 0 {
+		run.Annotations = map[string]string{annotationsHash: hashOf(run.Annotations)}
+	}
+	spec := &run.Spec
+	spec.Script.Inline = ""
+	spec.Arguments, spec.Args = "", nil
+	spec.Runner, spec.Outputs, spec.Thresholds = nil, nil, nil
+	spec.Target.Components, spec.Target.Egress, spec.Target.ImagePullSecrets = nil, nil, nil
+	if spec.Stability != nil {
+		spec.Stability = spec.Stability.DeepCopy()
+		spec.Stability.LogPatterns = nil
+	}
+	return run, nil
+}
+
+// annotationsHash stands for a cached TestRun's annotations.
+const annotationsHash = "fleetbench.dev/annotations-sha256"
+
+func hashOf(m map[string]string) string {
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(m[k]), m[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
