@@ -430,6 +430,15 @@ func (m *managerRSS) check(t *testing.T) {
 	}
 }
 
+// peakMiB is the largest peak RSS of the managers since watchManagerRSS; 0 when none is local.
+func (m *managerRSS) peakMiB() int64 {
+	var peak int64
+	for _, pid := range m.pids {
+		peak = max(peak, procStatusKiB(pid, "VmHWM")>>10)
+	}
+	return peak
+}
+
 // procStatusKiB reads one "Name: N kB" line of /proc/PID/status; -1 when absent.
 func procStatusKiB(pid int, name string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
