@@ -89,8 +89,7 @@ func targetTemplate(p *v1alpha1.ProfileSnapshotSpec) corev1.PodTemplateSpec {
 		NodeSelector: p.NodeSelector,
 	}
 	for _, t := range p.Tolerations {
-		spec.Tolerations = append(spec.Tolerations, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOperator(t.Operator),
-			Value: t.Value, Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds})
+		spec.Tolerations = append(spec.Tolerations, toleration(t))
 	}
 	return corev1.PodTemplateSpec{Spec: spec}
 }
