@@ -226,6 +226,10 @@ grep -q -- '- --target-namespace=fb-targets$' <<<"$f" && ! grep -q -- '--watch-n
 ! grep -q -- '--max-targets-per-namespace' <<<"$all" || { echo "chart: --max-targets-per-namespace rendered by default"; exit 1; }
 f=$("$helm" template fb "$chart" --namespace fleetbench-system --set maxTargetsPerNamespace=3)
 grep -q -- '- --max-targets-per-namespace=3$' <<<"$f" || { echo "chart: no --max-targets-per-namespace flag"; exit 1; }
+# Mandatory queueing: a flag only when set.
+! grep -q -- '--require-queue' <<<"$all" || { echo "chart: --require-queue rendered by default"; exit 1; }
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set requireQueue=true)
+grep -q -- '- --require-queue$' <<<"$f" || { echo "chart: no --require-queue flag"; exit 1; }
 
 # The chart's CRDs are config/'s CRDs: same schema, byte for byte after the template lines.
 for crd in "$root"/config/crd/bases/*.yaml; do
