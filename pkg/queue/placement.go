@@ -5,19 +5,21 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
+	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
 // Where Kueue's admission puts a run's pods. Kueue's job framework, starting an admitted job,
 // reads each pod set's assigned ResourceFlavors and adds their nodeLabels to the pods'
 // nodeSelector and their tolerations to the pods' own (pkg/podset FromAssignment, Merge); a
 // label contradicting the job's own nodeSelector is a permanent error that finishes the
-// Workload. Admission does the same for a run, once, when Kueue admits it; Place puts the
-// result on a pod. The caller reads the flavors (Flavors names them).
+// Workload. Admission does the same for a run, once, when Kueue admits it; place.Place puts
+// the result on a pod. The caller reads the flavors (Flavors names them).
 
 // Bounds of one pod set's placement, as status.admission holds it.
 const (
@@ -68,7 +70,7 @@ func Admission(wl *kueue.Workload, flavors map[string]*kueue.ResourceFlavor) (*v
 	for _, psa := range wl.Status.Admission.PodSetAssignments {
 		i := slices.IndexFunc(wl.Spec.PodSets, func(ps kueue.PodSet) bool { return ps.Name == psa.Name })
 		if i < 0 {
-			return nil, fmt.Errorf("Kueue assigned flavors to pod set %q, which the run's Workload does not have", psa.Name)
+			return nil, fmt.Errorf("the admission assigns flavors to pod set %q, which the run's Workload does not have", psa.Name)
 		}
 		ps, err := podSet(string(psa.Name), assigned(psa), wl.Spec.PodSets[i].Template.Spec.NodeSelector, flavors)
 		if err != nil {
@@ -100,7 +102,7 @@ func podSet(name string, names []string, own map[string]string, flavors map[stri
 				return ps, fmt.Errorf("the ResourceFlavors %s and %s assigned to pod set %s set node label %s to %q and %q", from[k], fn, name, k, ps.NodeSelector[k], v)
 			case own[k] != "" && own[k] != v:
 				return ps, fmt.Errorf("the ResourceFlavor %s assigned to pod set %s selects %s=%s, but the %s select %s=%s (%s)",
-					fn, name, k, v, name, k, own[k], ownField(name))
+					fn, name, k, v, name, k, tenantValue(own[k]), ownField(name))
 			}
 			if ps.NodeSelector == nil {
 				ps.NodeSelector = map[string]string{}
@@ -112,7 +114,7 @@ func podSet(name string, names []string, own map[string]string, flavors map[stri
 			if len(st.Key) > maxQualifiedName || len(st.Value) > maxLabelValue || len(st.Operator) > maxTolerationOp || len(st.Effect) > maxTaintEffect {
 				return ps, fmt.Errorf("a toleration of the ResourceFlavor %s is longer than a pod's tolerations hold", fn)
 			}
-			if !slices.ContainsFunc(ps.Tolerations, func(o v1alpha1.SnapshotToleration) bool { return sameToleration(toleration(o), toleration(st)) }) {
+			if !slices.ContainsFunc(ps.Tolerations, func(o v1alpha1.SnapshotToleration) bool { return place.Same(place.Toleration(o), place.Toleration(st)) }) {
 				ps.Tolerations = append(ps.Tolerations, st)
 			}
 		}
@@ -124,65 +126,20 @@ func podSet(name string, names []string, own map[string]string, flavors map[stri
 	return ps, nil
 }
 
+// tenantValue is a value the run's author wrote, for a status message: printable, and no
+// longer than a label value may be.
+func tenantValue(v string) string {
+	v = textsafe.Line(v)
+	if len(v) > maxLabelValue {
+		v = strings.ToValidUTF8(v[:maxLabelValue], "") + "…"
+	}
+	return v
+}
+
 // ownField names where a pod set's own nodeSelector comes from.
 func ownField(podSet string) string {
 	if podSet == PodSetTarget {
 		return "the Profile's nodeSelector"
 	}
 	return "spec.runner.nodeSelector"
-}
-
-// toleration is t as a pod carries it.
-func toleration(t v1alpha1.SnapshotToleration) corev1.Toleration {
-	return corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
-		Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds}
-}
-
-// PodSetOf is the placement of pod set name in adm; nil when the run was not admitted by
-// Kueue or the pod set has none.
-func PodSetOf(adm *v1alpha1.QueueAdmission, name string) *v1alpha1.AdmittedPodSet {
-	if adm == nil {
-		return nil
-	}
-	for i := range adm.PodSets {
-		if adm.PodSets[i].Name == name {
-			return &adm.PodSets[i]
-		}
-	}
-	return nil
-}
-
-// Place puts p on a pod: its node labels added to the pod's nodeSelector, its tolerations
-// not already there added to the pod's. The pod's own maps and slices may be the TestRun's or
-// the Profile's: they are copied, never written. Admission refused labels that contradict the
-// pod's, so none is overwritten.
-func Place(pod *corev1.PodSpec, p *v1alpha1.AdmittedPodSet) {
-	if p == nil {
-		return
-	}
-	if len(p.NodeSelector) > 0 {
-		sel := maps.Clone(pod.NodeSelector)
-		if sel == nil {
-			sel = map[string]string{}
-		}
-		maps.Copy(sel, p.NodeSelector)
-		pod.NodeSelector = sel
-	}
-	tolerations := slices.Clone(pod.Tolerations)
-	for _, st := range p.Tolerations {
-		t := toleration(st)
-		if !slices.ContainsFunc(tolerations, func(o corev1.Toleration) bool { return sameToleration(o, t) }) {
-			tolerations = append(tolerations, t)
-		}
-	}
-	if len(tolerations) > 0 {
-		pod.Tolerations = tolerations
-	}
-}
-
-// sameToleration compares two tolerations by value, TolerationSeconds included.
-func sameToleration(a, b corev1.Toleration) bool {
-	as, bs := a.TolerationSeconds, b.TolerationSeconds
-	a.TolerationSeconds, b.TolerationSeconds = nil, nil
-	return a == b && (as == nil) == (bs == nil) && (as == nil || *as == *bs)
 }

@@ -11,6 +11,7 @@ import (
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 )
 
 func flavor(name string, labels map[string]string, tolerations ...corev1.Toleration) *kueue.ResourceFlavor {
@@ -73,7 +74,7 @@ func TestAdmission(t *testing.T) {
 	if !reflect.DeepEqual(adm, want) {
 		t.Errorf("Admission =\n%+v\nwant\n%+v", adm, want)
 	}
-	if got := PodSetOf(adm, PodSetPreflight); got != nil {
+	if got := place.PodSet(adm, PodSetPreflight); got != nil {
 		t.Errorf("a pod set Kueue assigned nothing has placement %+v", got)
 	}
 
@@ -90,6 +91,9 @@ func TestAdmission(t *testing.T) {
 		{"the runners' own nodeSelector contradicts the flavor",
 			admittedWorkload(map[string]string{"pool": "reserved"}, map[string]map[corev1.ResourceName]string{PodSetRunners: both}), all,
 			[]string{"ResourceFlavor spot", "pool=spot", "pool=reserved", "spec.runner.nodeSelector"}},
+		{"the run's own value is printed safely",
+			admittedWorkload(map[string]string{"pool": "\x1b]0;owned\a" + strings.Repeat("x", 100)}, map[string]map[corev1.ResourceName]string{PodSetRunners: both}), all,
+			[]string{`pool=\x1b]0;owned\x07xxx`, "…"}},
 		{"two flavors contradict each other",
 			admittedWorkload(nil, map[string]map[corev1.ResourceName]string{PodSetRunners: {corev1.ResourceCPU: "spot", corev1.ResourceMemory: "zz-other"}}), all,
 			[]string{"spot and zz-other", "node label pool"}},
@@ -115,36 +119,5 @@ func TestAdmission(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// TestPlace: a pod gets the admitted labels and tolerations beside its own, each toleration
-// once, and the TestRun's or Profile's maps and slices it was built from are not written.
-func TestPlace(t *testing.T) {
-	own := map[string]string{"zone": "a"}
-	ownTolerations := make([]corev1.Toleration, 1, 4) // room to append into: must not be used
-	ownTolerations[0] = noSchedule
-	pod := corev1.PodSpec{NodeSelector: own, Tolerations: ownTolerations}
-	p := &v1alpha1.AdmittedPodSet{Name: PodSetRunners, NodeSelector: map[string]string{"pool": "spot"},
-		Tolerations: []v1alpha1.SnapshotToleration{
-			{Key: "spot", Operator: "Exists", Effect: "NoSchedule"},
-			{Key: "gpu", Operator: "Exists", Effect: "NoExecute", TolerationSeconds: ptr.To[int64](30)},
-		}}
-	Place(&pod, p)
-	if want := map[string]string{"zone": "a", "pool": "spot"}; !reflect.DeepEqual(pod.NodeSelector, want) {
-		t.Errorf("nodeSelector %v, want %v", pod.NodeSelector, want)
-	}
-	want := []corev1.Toleration{noSchedule,
-		{Key: "gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)}}
-	if !reflect.DeepEqual(pod.Tolerations, want) {
-		t.Errorf("tolerations %+v, want %+v", pod.Tolerations, want)
-	}
-	if len(own) != 1 || ownTolerations[:2][1] != (corev1.Toleration{}) {
-		t.Errorf("Place wrote into the spec's own nodeSelector %v or tolerations %v", own, ownTolerations[:2])
-	}
-	before := pod.DeepCopy()
-	Place(&pod, nil)
-	if !reflect.DeepEqual(&pod, before) {
-		t.Error("Place without an admission changed the pod")
 	}
 }

@@ -17,7 +17,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/queue"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 )
 
 const (
@@ -265,7 +265,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	if opts.ActiveDeadlineSeconds > 0 {
 		job.Spec.ActiveDeadlineSeconds = ptr.To(opts.ActiveDeadlineSeconds)
 	}
-	queue.Place(&job.Spec.Template.Spec, opts.Admitted)
+	place.Place(&job.Spec.Template.Spec, opts.Admitted)
 	return job
 }
 

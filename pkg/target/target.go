@@ -16,7 +16,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/naming"
-	"fleetbench.dev/fleetbench/pkg/queue"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 )
 
 // stackName is the Deployment that holds every component when sized as one machine.
@@ -175,7 +175,7 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts 
 		}
 	}
 	for _, d := range out.Deployments {
-		queue.Place(&d.Spec.Template.Spec, opts.Admitted)
+		place.Place(&d.Spec.Template.Spec, opts.Admitted)
 	}
 
 	for i := range components {

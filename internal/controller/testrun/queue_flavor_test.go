@@ -15,6 +15,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/testenv"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
 	"fleetbench.dev/fleetbench/pkg/queue"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 )
 
 // resourceFlavor makes a ResourceFlavor (cluster-scoped) named for the test's namespace, whose
@@ -81,8 +82,8 @@ func TestAdmittedFlavorReachesThePods(t *testing.T) {
 		}
 	}
 	adm := got.Status.Admission
-	if adm == nil || adm.ClusterQueue != "cq" || queue.PodSetOf(adm, queue.PodSetRunners) == nil ||
-		queue.PodSetOf(adm, queue.PodSetTarget).Flavors[0] != reserved.Name {
+	if adm == nil || adm.ClusterQueue != "cq" || place.PodSet(adm, queue.PodSetRunners) == nil ||
+		place.PodSet(adm, queue.PodSetTarget).Flavors[0] != reserved.Name {
 		t.Errorf("status.admission %+v, want the ClusterQueue and each pod set's flavor", adm)
 	}
 }
@@ -125,7 +126,7 @@ func TestFlavorContradictingTheRunFails(t *testing.T) {
 // always. A manager that found no Kueue at start ends every run KueueRequired, even one naming
 // a queue, instead of running it unqueued.
 func TestRequiredQueue(t *testing.T) {
-	const bare, withDefault = "team-a", "team-b"
+	const bare, withDefault = "team-q", "team-r"
 	e := ownControlPlane(t, append(namespaceAndProfile(bare), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: withDefault}}),
 		testenv.WithKueueCRDs())
 	c := e.Client

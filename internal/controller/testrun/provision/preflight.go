@@ -20,6 +20,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/queue"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -148,7 +149,7 @@ func (r *Stage) ReconcilePreflight(ctx context.Context, s *decide.Scope) (ctrl.R
 		return ctrl.Result{}, r.deletePassedPreflight(ctx, s)
 	}
 	opts := r.RunnerJobOptions(s)
-	opts.Admitted = queue.PodSetOf(s.Admission(), queue.PodSetPreflight)
+	opts.Admitted = place.PodSet(s.Admission(), queue.PodSetPreflight)
 	job := runners.PreflightJob(run, opts)
 	if err := controllerutil.SetControllerReference(run, job, r.Scheme); err != nil {
 		return ctrl.Result{}, err

@@ -20,6 +20,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/queue"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -80,7 +81,7 @@ func (r *Stage) SeparateFailure(ctx context.Context, s *decide.Scope) (*decide.F
 	if err := r.APIReader.List(ctx, &nodes); err != nil {
 		return nil, err
 	}
-	admitted := queue.PodSetOf(s.Admission(), queue.PodSetRunners)
+	admitted := place.PodSet(s.Admission(), queue.PodSetRunners)
 	return s.Summary.SeparateFailure(s.Run.Spec.Separate, schedulableNodes(nodes.Items, s.Run.Spec.Runner, admitted)), nil
 }
 
@@ -92,7 +93,7 @@ func schedulableNodes(nodes []corev1.Node, runner *v1alpha1.RunnerSpec, admitted
 	if runner != nil {
 		pod.NodeSelector, pod.Tolerations = runner.NodeSelector, runner.Tolerations
 	}
-	queue.Place(&pod, admitted)
+	place.Place(&pod, admitted)
 	selector, tolerations := pod.NodeSelector, pod.Tolerations
 	n := 0
 	for i := range nodes {

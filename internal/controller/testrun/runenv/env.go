@@ -25,6 +25,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/runio"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/queue"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 	"fleetbench.dev/fleetbench/pkg/runners"
 	"fleetbench.dev/fleetbench/pkg/target"
 )
@@ -150,7 +151,7 @@ func (r *Env) BuildTarget(s *decide.Scope) {
 // Kueue's admission puts the target's pods.
 func (r *Env) TargetOptions(s *decide.Scope) target.Options {
 	return target.Options{PodLevelResources: r.PodLevelResources && !r.PodLevelDropped.Load(), SharedNamespace: s.SharedTarget,
-		Admitted: queue.PodSetOf(s.Admission(), queue.PodSetTarget)}
+		Admitted: place.PodSet(s.Admission(), queue.PodSetTarget)}
 }
 
 // MaxResultBytes keeps the ConfigMap under the API server's 1 MiB object limit.
@@ -197,7 +198,7 @@ func (r *Env) RunnerJobOptions(s *decide.Scope) runners.JobOptions {
 		// The kubelet ends a runner the operator has lost track of.
 		ActiveDeadlineSeconds: int64((targetStarting + decide.RunLength(run, s.Timeouts) + s.Timeouts.RunnersReady).Seconds()),
 		// The pre-flight's builder puts its own pod set's placement instead.
-		Admitted: queue.PodSetOf(s.Admission(), queue.PodSetRunners),
+		Admitted: place.PodSet(s.Admission(), queue.PodSetRunners),
 	}
 }
 
