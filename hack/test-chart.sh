@@ -269,6 +269,10 @@ grep -q -- '- --max-targets-per-namespace=8$' <<<"$all" && grep -q -- '- --max-r
 f=$("$helm" template fb "$chart" --namespace fleetbench-system --set maxTargetsPerNamespace=3 --set maxRunnersPerNamespace=0)
 grep -q -- '- --max-targets-per-namespace=3$' <<<"$f" && grep -q -- '- --max-runners-per-namespace=0$' <<<"$f" \
   || { echo "chart: --max-targets-per-namespace or --max-runners-per-namespace not as set"; exit 1; }
+# Mandatory queueing: a flag only when set.
+! grep -q -- '--require-queue' <<<"$all" || { echo "chart: --require-queue rendered by default"; exit 1; }
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set requireQueue=true)
+grep -q -- '- --require-queue$' <<<"$f" || { echo "chart: no --require-queue flag"; exit 1; }
 
 # The chart's CRDs are config/'s CRDs: same schema, byte for byte after the template lines.
 for crd in "$root"/config/crd/bases/*.yaml; do

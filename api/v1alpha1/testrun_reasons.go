@@ -136,6 +136,8 @@ var FailureReasons = []string{
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerNotReplaceable, ReasonRunnerFailed,
 	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound, ReasonRecordTampered,
+	// The queue's (testrun_queue_types.go).
+	ReasonQueueNotNamed, ReasonQueueTimeout, ReasonQueueRejected, ReasonEvicted, ReasonQueueRequired, ReasonKueueRequired, ReasonFlavorUnusable,
 }
 
 // Reasons of a TestRun still in progress (status.reason while not ended) and of its end.

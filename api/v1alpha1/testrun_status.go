@@ -119,6 +119,11 @@ type TestRunStatus struct {
 	// +optional
 	Profile *ProfileSnapshot `json:"profile,omitempty"`
 
+	// admission is where Kueue's admission put the run's pods (its flavors' node labels and
+	// tolerations), copied when Kueue admitted it; only for a queued run.
+	// +optional
+	Admission *QueueAdmission `json:"admission,omitempty"`
+
 	// targetNamespace is the namespace the target was provisioned in.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63

@@ -42,7 +42,7 @@ func envOr(key, fallback string) string {
 func main() {
 	var metricsAddr, probeAddr, runnerImage, runnerAccess, targetMetrics, defaultPodSecurity, watchNamespaces, targetNamespace string
 	var metricsCertDir, pprofAddr, recordKeyFile, kubeletIdentity, kubeletCAFile string
-	var leaderElect, podLevelResources, metricsSecure bool
+	var leaderElect, podLevelResources, metricsSecure, requireQueue bool
 	var apiQPS float64
 	var orphanGrace time.Duration
 	var apiBurst, maxTargetsPerNamespace, maxRunnersPerNamespace, workers, keptResults int
@@ -75,6 +75,9 @@ func main() {
 	flag.IntVar(&maxRunnersPerNamespace, "max-runners-per-namespace", 0, "The most runners the TestRuns of one namespace have in flight "+
 		"at once; a run that would pass it waits Pending RunnerLimitReached until enough end, or fails so at its provisioning deadline; "+
 		"a run asking more alone ends NotPermitted, and parallelism auto chooses at most it. 0: no limit.")
+	flag.BoolVar(&requireQueue, "require-queue", false, "Every TestRun must be admitted by Kueue: a run that names no LocalQueue, "+
+		"in a namespace without a LocalQueue named default, ends Failed QueueRequired before it holds anything, whatever its spec says. "+
+		"Without Kueue's API at start the manager still runs (deletions, cleanup), and every new run ends Failed KueueRequired.")
 	flag.IntVar(&keptResults, "kept-results-per-namespace", admit.DefaultKeptRecords, "How many kept results (the records a later "+
 		"TestRun's spec.baseline compares with, kept after their TestRun is deleted) a namespace holds; the oldest beyond it are deleted.")
 	flag.DurationVar(&orphanGrace, "orphan-grace", orphans.DefaultGrace, "How long a target whose TestRun is gone without having removed it "+
@@ -143,6 +146,10 @@ func main() {
 		log.Error(err, "looking for Kueue's Workload API")
 		os.Exit(1)
 	}
+	if requireQueue && !kueue {
+		log.Error(nil, "--require-queue is set but Kueue's API (kueue.x-k8s.io/v1beta2 Workloads and LocalQueues) is not served: "+
+			"every new TestRun will end Failed KueueRequired; install Kueue and restart the manager")
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsOptions(metricsAddr, metricsSecure, metricsCertDir),
@@ -206,6 +213,7 @@ func main() {
 		Workers:                workers,
 		Kueue:                  kueue,
 		RecordKey:              recordKey,
+		RequireQueue:           requireQueue,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)
@@ -221,7 +229,7 @@ func main() {
 		os.Exit(1)
 	}
 
-	log.Info("starting manager", "kueue", kueue, "runnerImage", runnerImage, "runnerAccess", runnerAccess, "targetMetrics", targetMetrics,
+	log.Info("starting manager", "kueue", kueue, "requireQueue", requireQueue, "runnerImage", runnerImage, "runnerAccess", runnerAccess, "targetMetrics", targetMetrics,
 		"watchNamespaces", namespaces.Watch, "targetNamespace", namespaces.Target)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "running manager")

@@ -19,13 +19,15 @@ const (
 
 // clusterKeeps are the cluster-scoped resources the manager's markers name, with the verbs a
 // namespaced install keeps of them: it reads Profiles, the TestRun's namespace (Pod Security)
-// and the target namespace (that it exists), counts nodes for spec.separate, and checks the
-// tokens of whoever scrapes its metrics; it never creates, labels or deletes a namespace.
+// and the target namespace (that it exists), counts nodes for spec.separate, reads the Kueue
+// ResourceFlavors a queued run was admitted on, and checks the tokens of whoever scrapes its
+// metrics; it never creates, labels or deletes a namespace.
 // The kubelet summary (nodes/stats) is read as an identity of its own (internal/rbac/kubeletstats).
 var clusterKeeps = map[string][]string{
 	"fleetbench.dev/profiles":                   {"list", "watch"},
 	"/namespaces":                               {"get"},
 	"/nodes":                                    {"list"},
+	"kueue.x-k8s.io/resourceflavors":            {"get"},
 	"authentication.k8s.io/tokenreviews":        {"create"},
 	"authorization.k8s.io/subjectaccessreviews": {"create"},
 }
@@ -39,7 +41,8 @@ var knownClusterScoped = []string{
 	"storage.k8s.io/csidrivers", "storage.k8s.io/csinodes", "scheduling.k8s.io/priorityclasses", "node.k8s.io/runtimeclasses",
 	"certificates.k8s.io/certificatesigningrequests", "admissionregistration.k8s.io/validatingwebhookconfigurations",
 	"admissionregistration.k8s.io/mutatingwebhookconfigurations", "fleetbench.dev/profiles", "metrics.k8s.io/nodes",
-	"authentication.k8s.io/tokenreviews", "authorization.k8s.io/subjectaccessreviews",
+	"authentication.k8s.io/tokenreviews", "authorization.k8s.io/subjectaccessreviews", "kueue.x-k8s.io/resourceflavors",
+	"kueue.x-k8s.io/clusterqueues", "kueue.x-k8s.io/cohorts", "kueue.x-k8s.io/topologies",
 }
 
 // notHere are what the manager's ClusterRole must never hold: leases belong in the manager's

@@ -97,6 +97,7 @@ var verbs = map[string]need{
 	"kueue.x-k8s.io/workloads create":                  {manager, "testrun.createWorkload: the queued run's Workload"},
 	"kueue.x-k8s.io/workloads/status patch":            {manager, "testrun.finishWorkload: Finished, as the run ends, so Kueue frees the quota"},
 	"kueue.x-k8s.io/localqueues get":                   {manager, "testrun.chooseQueue: apiReader.Get of the namespace's LocalQueue named default (not cached), for a run naming no queue"},
+	"kueue.x-k8s.io/resourceflavors get":               {manager, "admit.Stage.admission: apiReader.Get of each ResourceFlavor an admitted run's Workload was assigned (not cached), once per admission"},
 	"apps/deployments get":                             {manager, "orphans.Sweeper.sweep: apiReader.Get before a delete in a shared namespace"},
 	"apps/deployments list":                            {manager, cached + "; releaseTarget: apiReader.List in a shared namespace"},
 	"apps/deployments watch":                           {manager, cached + ": Watches(&Deployment{})"},

@@ -110,7 +110,7 @@ func pinnedKubeVersion(root string) (string, error) {
 	return "", fmt.Errorf("KUBE_VERSION not found in hack/versions.env")
 }
 
-// WithKueueCRDs installs Kueue's Workload and LocalQueue CRDs, from the Kueue module go.mod pins
+// WithKueueCRDs installs Kueue's Workload, LocalQueue and ResourceFlavor CRDs, from the Kueue module go.mod pins
 // (no copy is kept here): the control plane then serves Kueue's API as a cluster with Kueue
 // does, and a test plays Kueue's admission by writing the Workload's status.
 func WithKueueCRDs() Option {
@@ -121,7 +121,7 @@ func WithKueueCRDs() Option {
 			// Left to envtest to report: ErrorIfCRDPathMissing fails the start naming the path.
 			dir = "sigs.k8s.io/kueue (go list -m failed: run go mod download)"
 		}
-		for _, kind := range []string{"workloads", "localqueues"} {
+		for _, kind := range []string{"workloads", "localqueues", "resourceflavors"} {
 			e.CRDDirectoryPaths = append(e.CRDDirectoryPaths, filepath.Join(dir, "config", "components", "crd", "bases", "kueue.x-k8s.io_"+kind+".yaml"))
 		}
 	}

@@ -29,7 +29,22 @@ const (
 	// NotNamed: spec.queue is set, Kueue is installed, but no LocalQueue is named by the run or
 	// its namespace: spec.queue would be ignored, so the run ends before it holds anything.
 	NotNamed
+	// Required: the admin requires queueing, Kueue is installed, but no LocalQueue is named by
+	// the run or its namespace: the run ends before it holds anything.
+	Required
+	// RequiredNotInstalled: the admin requires queueing but Kueue is not installed: no run can
+	// be admitted, so each ends before it holds anything.
+	RequiredNotInstalled
 )
+
+// Policy is how the manager queues runs, fixed when it starts.
+type Policy struct {
+	// Kueue: Kueue's API is served (controller.KueueServed, asked once).
+	Kueue bool
+	// Required: every run must be admitted by Kueue (--require-queue); nothing a run says
+	// lets it run unqueued.
+	Required bool
+}
 
 // Choice is the queue a run is admitted through, and why.
 type Choice struct {
@@ -40,14 +55,17 @@ type Choice struct {
 	Source     string
 }
 
-// Choose decides how run is queued, once, before it holds anything. kueue: Kueue's API is
-// served; namespaceDefault: the run's namespace has a LocalQueue named DefaultLocalQueue (read
-// only when the run names none and Kueue is served). As Kueue does for a job, a queue the run
-// names wins over the namespace's default, and a run naming none in a namespace without a
-// default is not queued, unless its spec.queue asks to be.
-func Choose(run *v1alpha1.TestRun, kueue, namespaceDefault bool) Choice {
-	named := Name(run)
+// Choose decides how run is queued, once, before it holds anything, under policy p.
+// namespaceDefault: the run's namespace has a LocalQueue named DefaultLocalQueue (read only
+// when the run names none and Kueue is served). As Kueue does for a job, a queue the run names
+// wins over the namespace's default, and a run naming none in a namespace without a default
+// is not queued, unless its spec.queue asks to be or the admin requires queueing: then it is
+// refused. Required never yields NotQueued or NotInstalled, whatever the run says.
+func Choose(run *v1alpha1.TestRun, p Policy, namespaceDefault bool) Choice {
+	named, kueue := Name(run), p.Kueue
 	switch {
+	case p.Required && !kueue:
+		return Choice{Action: RequiredNotInstalled, LocalQueue: named, Source: SourceOf(run, named)}
 	case named != "" && kueue:
 		return Choice{Action: Queue, LocalQueue: named, Source: SourceOf(run, named)}
 	case !kueue && (named != "" || run.Spec.Queue != nil):
@@ -56,6 +74,8 @@ func Choose(run *v1alpha1.TestRun, kueue, namespaceDefault bool) Choice {
 		return Choice{Action: NotQueued}
 	case namespaceDefault:
 		return Choice{Action: Queue, LocalQueue: DefaultLocalQueue, Source: FromNamespaceDefault}
+	case p.Required:
+		return Choice{Action: Required}
 	case run.Spec.Queue != nil:
 		return Choice{Action: NotNamed}
 	}

@@ -11,7 +11,8 @@ import (
 // TestChoose: a queue the run names wins; a run naming none is queued in its namespace's
 // LocalQueue named default, as Kueue's LocalQueueDefaulting queues a Job; a spec.queue that
 // names nothing where no default exists is refused, never ignored; without Kueue the run goes
-// on, told so when it asked for a queue.
+// on, told so when it asked for a queue. Where the admin requires queueing, nothing the run
+// says lets it go on unqueued.
 func TestChoose(t *testing.T) {
 	spec := func(lq string) *v1alpha1.QueueSpec { return &v1alpha1.QueueSpec{LocalQueue: lq} }
 	label := map[string]string{v1alpha1.QueueNameLabel: "lq"}
@@ -37,7 +38,7 @@ func TestChoose(t *testing.T) {
 		{"no Kueue, spec.queue naming nothing", nil, &v1alpha1.QueueSpec{MaxWait: "1h"}, false, false, Choice{Action: NotInstalled}},
 	} {
 		run := &v1alpha1.TestRun{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels}, Spec: v1alpha1.TestRunSpec{Queue: tc.queue}}
-		if got := Choose(run, tc.kueue, tc.nsDefault); got != tc.want {
+		if got := Choose(run, Policy{Kueue: tc.kueue}, tc.nsDefault); got != tc.want {
 			t.Errorf("%s: Choose = %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
@@ -58,5 +59,37 @@ func TestSourceOf(t *testing.T) {
 	}
 	if got := Describe("default", FromNamespaceDefault); got != "default (namespace default LocalQueue: the run names none, and its namespace has a LocalQueue named default)" {
 		t.Errorf("Describe = %q", got)
+	}
+}
+
+// TestChooseRequired: with queueing required, a run is queued as it would be anyway, and one
+// that would go on unqueued (naming nothing where there is no default, with or without
+// spec.queue) is refused; without Kueue every run is refused, whatever it names.
+func TestChooseRequired(t *testing.T) {
+	label := map[string]string{v1alpha1.QueueNameLabel: "lq"}
+	for _, tc := range []struct {
+		name             string
+		labels           map[string]string
+		queue            *v1alpha1.QueueSpec
+		kueue, nsDefault bool
+		want             Choice
+	}{
+		{"nothing asked, no default", nil, nil, true, false, Choice{Action: Required}},
+		{"spec.queue naming nothing, no default", nil, &v1alpha1.QueueSpec{MaxWait: "1h"}, true, false, Choice{Action: Required}},
+		{"nothing asked, namespace default", nil, nil, true, true, Choice{Action: Queue, LocalQueue: "default", Source: FromNamespaceDefault}},
+		{"spec names a queue", nil, &v1alpha1.QueueSpec{LocalQueue: "team-a"}, true, false, Choice{Action: Queue, LocalQueue: "team-a", Source: FromSpec}},
+		{"label names a queue", label, nil, true, false, Choice{Action: Queue, LocalQueue: "lq", Source: FromLabel}},
+		{"no Kueue, nothing asked", nil, nil, false, false, Choice{Action: RequiredNotInstalled}},
+		{"no Kueue, spec names a queue", nil, &v1alpha1.QueueSpec{LocalQueue: "team-a"}, false, true,
+			Choice{Action: RequiredNotInstalled, LocalQueue: "team-a", Source: FromSpec}},
+	} {
+		run := &v1alpha1.TestRun{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels}, Spec: v1alpha1.TestRunSpec{Queue: tc.queue}}
+		got := Choose(run, Policy{Kueue: tc.kueue, Required: true}, tc.nsDefault)
+		if got != tc.want {
+			t.Errorf("%s: Choose = %+v, want %+v", tc.name, got, tc.want)
+		}
+		if got.Action == NotQueued || got.Action == NotInstalled {
+			t.Errorf("%s: a required queue let the run go on unqueued (%+v)", tc.name, got)
+		}
 	}
 }

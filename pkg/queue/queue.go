@@ -18,6 +18,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 )
 
 // Pod set names of a run's Workload.
@@ -89,8 +90,7 @@ func targetTemplate(p *v1alpha1.ProfileSnapshotSpec) corev1.PodTemplateSpec {
 		NodeSelector: p.NodeSelector,
 	}
 	for _, t := range p.Tolerations {
-		spec.Tolerations = append(spec.Tolerations, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOperator(t.Operator),
-			Value: t.Value, Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds})
+		spec.Tolerations = append(spec.Tolerations, place.Toleration(t))
 	}
 	return corev1.PodTemplateSpec{Spec: spec}
 }

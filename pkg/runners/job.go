@@ -17,6 +17,7 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 )
 
 const (
@@ -64,6 +65,9 @@ type JobOptions struct {
 	// TargetStarting is how long the target may still take to become Ready when the runners
 	// are created while it starts: their wait to reach it is that much longer.
 	TargetStarting time.Duration
+	// Admitted is where Kueue's admission puts these pods (the runners' pod set, or the
+	// pre-flight's for PreflightJob): its flavors' node labels and tolerations; nil: none.
+	Admitted *v1alpha1.AdmittedPodSet
 }
 
 // Job builds runner i of n. Runners never retry (backoffLimit 0): a rerun would send the
@@ -261,6 +265,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	if opts.ActiveDeadlineSeconds > 0 {
 		job.Spec.ActiveDeadlineSeconds = ptr.To(opts.ActiveDeadlineSeconds)
 	}
+	place.Place(&job.Spec.Template.Spec, opts.Admitted)
 	return job
 }
 

@@ -57,6 +57,11 @@ const (
 	MaxLabelValue    = 63
 	MaxTolerationOp  = 16
 	MaxTaintEffect   = 32
+	// Where Kueue's admission puts a pod set (status.admission): flavors, and node labels or
+	// tolerations each.
+	MaxAdmittedFlavors     = v1alpha1.MaxAdmittedFlavors
+	MaxAdmittedLabels      = v1alpha1.MaxAdmittedNodeLabels
+	MaxAdmittedTolerations = v1alpha1.MaxAdmittedTolerations
 )
 
 // WarningPrefix starts the one warning that says what was cut; the controller carries a
@@ -150,6 +155,9 @@ func TestRun(st *v1alpha1.TestRunStatus) []string {
 	if p := st.Profile; p != nil {
 		profile(c, p)
 	}
+	if a := st.Admission; a != nil {
+		admission(c, a)
+	}
 	if t := st.Target; t != nil {
 		target(c, t)
 	}
@@ -196,21 +204,49 @@ func TestRun(st *v1alpha1.TestRunStatus) []string {
 // bounds (it could not place a pod), so this only keeps the write possible.
 func profile(c *cutter, p *v1alpha1.ProfileSnapshot) {
 	c.str(&p.Name, MaxObjectName, "status.profile.name")
-	for k, v := range p.Spec.NodeSelector {
+	placement(c, p.Spec.NodeSelector, p.Spec.Tolerations, "status.profile")
+}
+
+// admission cuts where Kueue's admission puts the pods; the controller refuses an admission
+// outside these bounds (FlavorUnusable), so this only keeps the write possible.
+func admission(c *cutter, a *v1alpha1.QueueAdmission) {
+	c.str(&a.ClusterQueue, MaxObjectName, "status.admission.clusterQueue")
+	for i := range a.PodSets {
+		ps := &a.PodSets[i]
+		if c.count(len(ps.Flavors), MaxAdmittedFlavors, "admitted flavors") {
+			ps.Flavors = ps.Flavors[:MaxAdmittedFlavors]
+		}
+		for j := range ps.Flavors {
+			c.str(&ps.Flavors[j], MaxObjectName, "an admitted flavor's name")
+		}
+		if len(ps.NodeSelector) > MaxAdmittedLabels {
+			c.notes = append(c.notes, "status.admission node labels beyond the bound not listed")
+			ps.NodeSelector = nil
+		}
+		if c.count(len(ps.Tolerations), MaxAdmittedTolerations, "admitted tolerations") {
+			ps.Tolerations = ps.Tolerations[:MaxAdmittedTolerations]
+		}
+		placement(c, ps.NodeSelector, ps.Tolerations, "status.admission")
+	}
+}
+
+// placement cuts a nodeSelector and tolerations to what a pod holds; path names them.
+func placement(c *cutter, sel map[string]string, tolerations []v1alpha1.SnapshotToleration, path string) {
+	for k, v := range sel {
 		if len(k) > MaxQualifiedName {
-			c.notes = append(c.notes, "a status.profile.spec.nodeSelector key too long not listed")
-			delete(p.Spec.NodeSelector, k)
+			c.notes = append(c.notes, "a "+path+" nodeSelector key too long not listed")
+			delete(sel, k)
 			continue
 		}
-		c.str(&v, MaxLabelValue, "a status.profile.spec.nodeSelector value")
-		p.Spec.NodeSelector[k] = v
+		c.str(&v, MaxLabelValue, "a "+path+" nodeSelector value")
+		sel[k] = v
 	}
-	for i := range p.Spec.Tolerations {
-		t := &p.Spec.Tolerations[i]
-		c.str(&t.Key, MaxQualifiedName, "a status.profile toleration's key")
-		c.str(&t.Operator, MaxTolerationOp, "a status.profile toleration's operator")
-		c.str(&t.Value, MaxLabelValue, "a status.profile toleration's value")
-		c.str(&t.Effect, MaxTaintEffect, "a status.profile toleration's effect")
+	for i := range tolerations {
+		t := &tolerations[i]
+		c.str(&t.Key, MaxQualifiedName, "a "+path+" toleration's key")
+		c.str(&t.Operator, MaxTolerationOp, "a "+path+" toleration's operator")
+		c.str(&t.Value, MaxLabelValue, "a "+path+" toleration's value")
+		c.str(&t.Effect, MaxTaintEffect, "a "+path+" toleration's effect")
 	}
 }
 

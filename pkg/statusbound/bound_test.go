@@ -116,3 +116,25 @@ func FuzzTestRunStatus(f *testing.F) {
 		}
 	})
 }
+
+// TestAdmissionIsCutToItsBounds: status.admission beyond its bounds (the controller refuses
+// such an admission, FlavorUnusable) is still cut, so the status write stays possible.
+func TestAdmissionIsCutToItsBounds(t *testing.T) {
+	ps := v1alpha1.AdmittedPodSet{Name: "runners", NodeSelector: map[string]string{strings.Repeat("k", 400): "v", "pool": strings.Repeat("v", 100)}}
+	for i := range MaxAdmittedFlavors + 1 {
+		ps.Flavors = append(ps.Flavors, fmt.Sprintf("f%d", i))
+	}
+	for range MaxAdmittedTolerations + 1 {
+		ps.Tolerations = append(ps.Tolerations, v1alpha1.SnapshotToleration{Key: "spot", Effect: strings.Repeat("e", 40)})
+	}
+	st := v1alpha1.TestRunStatus{Admission: &v1alpha1.QueueAdmission{ClusterQueue: "cq", PodSets: []v1alpha1.AdmittedPodSet{ps}}}
+	notes := TestRun(&st)
+	got := st.Admission.PodSets[0]
+	if len(got.Flavors) != MaxAdmittedFlavors || len(got.Tolerations) != MaxAdmittedTolerations || len(got.NodeSelector) != 1 ||
+		len(got.NodeSelector["pool"]) != MaxLabelValue || len(got.Tolerations[0].Effect) != MaxTaintEffect {
+		t.Errorf("admission not cut to its bounds: %d flavors, %d tolerations, nodeSelector %v", len(got.Flavors), len(got.Tolerations), got.NodeSelector)
+	}
+	if len(notes) == 0 {
+		t.Error("nothing says the admission was cut")
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 )
 
 // stackName is the Deployment that holds every component when sized as one machine.
@@ -74,6 +75,9 @@ type Options struct {
 	// --target-namespace). Every object's name then carries the run (naming.SharedTargetObject),
 	// and the namespace itself is neither built nor fenced by a quota.
 	SharedNamespace bool
+	// Admitted is where Kueue's admission puts the target's pods (the Workload's target pod
+	// set): its flavors' node labels and tolerations, on every Deployment; nil: none.
+	Admitted *v1alpha1.AdmittedPodSet
 }
 
 // Build makes the target of a TestRun in namespace ns, sized by profile.
@@ -169,6 +173,9 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts 
 		for i := range components {
 			out.Deployments = append(out.Deployments, deployment(tr, ns, names, components[i].Name, profile, level, nil, volumes[i], containers[i]))
 		}
+	}
+	for _, d := range out.Deployments {
+		place.Place(&d.Spec.Template.Spec, opts.Admitted)
 	}
 
 	for i := range components {

@@ -84,6 +84,31 @@ func TestPerComponentSizing(t *testing.T) {
 	}
 }
 
+// TestAdmittedFlavorReachesEveryTargetPod: the node labels and tolerations of the Kueue flavors
+// the target's pod set was admitted on are on every Deployment's pods, beside the Profile's,
+// which are not changed.
+func TestAdmittedFlavorReachesEveryTargetPod(t *testing.T) {
+	tr := tw.MakeTestRun("q", "team").Sizing(v1alpha1.SizingPerComponent).Components(
+		v1alpha1.Component{Name: "web", Kind: v1alpha1.ComponentWebServer, Share: ptr.To[int32](50)},
+		v1alpha1.Component{Name: "db", Kind: v1alpha1.ComponentDatabase, Share: ptr.To[int32](50)}).Obj()
+	profile := &v1alpha1.ProfileSpec{CPU: resource.MustParse("2"), Memory: resource.MustParse("4Gi"), NodeSelector: map[string]string{"zone": "a"}}
+	admitted := &v1alpha1.AdmittedPodSet{Name: "target", NodeSelector: map[string]string{"pool": "reserved"},
+		Tolerations: []v1alpha1.SnapshotToleration{{Key: "reserved", Operator: "Exists", Effect: "NoSchedule"}}}
+	objs, err := Build(tr, profile, "ns", Options{Admitted: admitted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range objs.Deployments {
+		pod := d.Spec.Template.Spec
+		if pod.NodeSelector["pool"] != "reserved" || pod.NodeSelector["zone"] != "a" || len(pod.Tolerations) != 1 || pod.Tolerations[0].Key != "reserved" {
+			t.Errorf("%s: nodeSelector %v tolerations %+v, want the Profile's zone=a and the flavor's", d.Name, pod.NodeSelector, pod.Tolerations)
+		}
+	}
+	if len(profile.NodeSelector) != 1 {
+		t.Errorf("building the target changed the Profile's nodeSelector: %v", profile.NodeSelector)
+	}
+}
+
 func TestTargetIsFencedAndWired(t *testing.T) {
 	app := v1alpha1.Component{Name: "app", Kind: v1alpha1.ComponentCustom, Image: "fleetbench/sut:dev",
 		Ports: []corev1.ContainerPort{{ContainerPort: 8080}},

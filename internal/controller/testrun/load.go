@@ -44,7 +44,7 @@ func (r *Reconciler) load(ctx context.Context, s *decide.Scope) error {
 	if run.Spec.Target.External == nil {
 		s.TargetNS, s.SharedTarget = r.TargetHome(run)
 		if s.Profile != nil {
-			s.Desired, s.DesiredErr = target.Build(run, &s.Profile.Spec, s.TargetNS, r.TargetOptions(s.SharedTarget))
+			r.BuildTarget(s)
 		}
 		var pods corev1.PodList
 		if err := r.List(ctx, &pods, client.InNamespace(s.TargetNS), client.MatchingLabels(target.RunLabels(run))); err != nil {

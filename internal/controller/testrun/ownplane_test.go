@@ -45,8 +45,8 @@ func namespaceAndProfile(ns string) []client.Object {
 
 // startOwnManager runs a TestRun controller alone on e, stopped when the test ends, with the
 // suite's fakes and timings and Kueue as the manager found it at start; configure changes
-// those options, or refuses to start on that Kueue answer.
-func startOwnManager(t *testing.T, e *testenv.Env, configure func(o *runenv.Options, kueue bool) error) {
+// those options, or refuses to start on that Kueue answer. Stopping it early is safe.
+func startOwnManager(t *testing.T, e *testenv.Env, configure func(o *runenv.Options, kueue bool) error) *testenv.Manager {
 	t.Helper()
 	mgr, err := testenv.StartManagerIn(e, controller.Namespaces{}, ctrl.Options{}, func(mgr ctrl.Manager, kueue bool) error {
 		o := runenv.Options{RunnerAPI: runner, Logs: logs, Stats: stats, RunnerImage: "fleetbench/runner:test", Timeouts: testTimeouts,
@@ -60,4 +60,5 @@ func startOwnManager(t *testing.T, e *testenv.Env, configure func(o *runenv.Opti
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mgr.Stop() })
+	return mgr
 }

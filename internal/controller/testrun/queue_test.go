@@ -34,9 +34,20 @@ func workloadOf(t *testing.T, run *v1alpha1.TestRun) *kueue.Workload {
 	return wl
 }
 
-// admitWorkload plays Kueue admitting wl in ClusterQueue cq: quota reserved for every pod set, then
-// Admitted, as Kueue's scheduler writes them.
+// admitWorkload plays Kueue admitting wl in ClusterQueue cq on the ResourceFlavor default (made
+// if missing: Kueue admits only on flavors that exist) for every pod set.
 func admitWorkload(t *testing.T, wl *kueue.Workload) {
+	t.Helper()
+	if err := env.Client.Create(ctx, &kueue.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "default"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	admitWorkloadOn(t, wl, func(kueue.PodSetReference) string { return "default" })
+}
+
+// admitWorkloadOn plays Kueue admitting wl in ClusterQueue cq, each pod set's cpu and memory on
+// the flavor flavorOf names: quota reserved for every pod set, then Admitted, as Kueue's
+// scheduler writes them.
+func admitWorkloadOn(t *testing.T, wl *kueue.Workload, flavorOf func(kueue.PodSetReference) string) {
 	t.Helper()
 	eventually(t, "admitting the Workload", func() error {
 		cur := &kueue.Workload{}
@@ -45,8 +56,9 @@ func admitWorkload(t *testing.T, wl *kueue.Workload) {
 		}
 		adm := &kueue.Admission{ClusterQueue: "cq"}
 		for _, ps := range cur.Spec.PodSets {
+			f := kueue.ResourceFlavorReference(flavorOf(ps.Name))
 			adm.PodSetAssignments = append(adm.PodSetAssignments, kueue.PodSetAssignment{Name: ps.Name, Count: &ps.Count,
-				Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: "default", corev1.ResourceMemory: "default"}})
+				Flavors: map[corev1.ResourceName]kueue.ResourceFlavorReference{corev1.ResourceCPU: f, corev1.ResourceMemory: f}})
 		}
 		cur.Status.Admission = adm
 		now := metav1.Now()
@@ -59,12 +71,18 @@ func admitWorkload(t *testing.T, wl *kueue.Workload) {
 // holdsNothing fails if the run has any Job (runner or pre-flight) or any target Deployment.
 func holdsNothing(t *testing.T, run *v1alpha1.TestRun) {
 	t.Helper()
+	holdsNothingOn(t, env.Client, run)
+}
+
+// holdsNothingOn is holdsNothing on the control plane of c.
+func holdsNothingOn(t *testing.T, c client.Client, run *v1alpha1.TestRun) {
+	t.Helper()
 	var jobs batchv1.JobList
-	if err := env.Client.List(ctx, &jobs, client.InNamespace(run.Namespace)); err != nil {
+	if err := c.List(ctx, &jobs, client.InNamespace(run.Namespace)); err != nil {
 		t.Fatal(err)
 	}
 	var ns corev1.Namespace
-	err := env.Client.Get(ctx, client.ObjectKey{Name: naming.TargetNamespace(run.Namespace, run.Name)}, &ns)
+	err := c.Get(ctx, client.ObjectKey{Name: naming.TargetNamespace(run.Namespace, run.Name)}, &ns)
 	if len(jobs.Items) != 0 || !apierrors.IsNotFound(err) {
 		t.Fatalf("a queued run holds %d Jobs, target namespace: %v", len(jobs.Items), err)
 	}

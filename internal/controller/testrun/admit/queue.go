@@ -21,10 +21,12 @@ import (
 )
 
 // The queue: a run that names a Kueue LocalQueue (spec.queue, or Kueue's queue-name label), or
-// whose namespace has a LocalQueue named default (Kueue's LocalQueueDefaulting), is admitted as one Workload (pkg/queue) before anything that holds a pod is made. Kueue's job
+// whose namespace has a LocalQueue named default (Kueue's LocalQueueDefaulting), is admitted as one Workload (pkg/queue) before anything that holds a pod is made;
+// with --require-queue every run is, or ends before it holds anything. Kueue's job
 // framework, which its docs recommend, does not build against this module's Kubernetes
 // libraries; reconcileQueue does for a TestRun what the framework's reconciler does for a job:
-// the Workload is made suspended-first (here: nothing provisioned), admitted by Kueue, and
+// the Workload is made suspended-first (here: nothing provisioned), admitted by Kueue, its
+// flavors' node labels and tolerations put on the pods it admitted (status.admission), and
 // finished by its owner when the run ends (finishWorkload).
 
 // Kueue's Workloads, of queued runs only: made, read and watched, and marked Finished.
@@ -32,6 +34,8 @@ import (
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=patch
 // The namespace's default LocalQueue (named default), read live before a run naming none is queued.
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get
+// The ResourceFlavors an admitted run's pod sets were assigned, read live once per admission.
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=resourceflavors,verbs=get
 
 // queuePoll is how often a queued run reads its Workload when no watch reports it.
 const queuePoll = 30 * time.Second
@@ -79,6 +83,12 @@ func (r *Stage) ReconcileQueue(ctx context.Context, s *decide.Scope) (ctrl.Resul
 		case queue.NotNamed:
 			s.Fail(v1alpha1.ReasonQueueNotNamed, fmt.Sprintf(v1alpha1.MessageQueueNotNamed, run.Namespace))
 			return ctrl.Result{}, nil
+		case queue.Required:
+			s.Fail(v1alpha1.ReasonQueueRequired, fmt.Sprintf(v1alpha1.MessageQueueRequired, run.Namespace))
+			return ctrl.Result{}, nil
+		case queue.RequiredNotInstalled:
+			s.Fail(v1alpha1.ReasonKueueRequired, v1alpha1.MessageKueueRequired)
+			return ctrl.Result{}, nil
 		case queue.NotInstalled:
 			msg := v1alpha1.MessageKueueNotInstalledUnnamed
 			if choice.LocalQueue != "" {
@@ -107,6 +117,19 @@ func (r *Stage) ReconcileQueue(ctx context.Context, s *decide.Scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	if st.Admitted {
+		// Where the admission puts the pods, fixed now for every pod the run makes.
+		adm, unusable, err := r.admission(ctx, wl)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if unusable != nil {
+			s.Fail(v1alpha1.ReasonFlavorUnusable, fmt.Sprintf(v1alpha1.MessageFlavorUnusable, unusable))
+			return ctrl.Result{}, nil
+		}
+		s.Decided.Admission = adm
+		if s.Desired != nil {
+			r.BuildTarget(s) // loaded before the admission was known
+		}
 		msg := fmt.Sprintf(v1alpha1.MessageAdmitted, st.ClusterQueue)
 		s.RecordCondition(v1alpha1.ConditionAdmitted, metav1.ConditionTrue, v1alpha1.ReasonAdmitted, msg)
 		// Pending once more, so the target's step moves the run to Provisioning as it would a
@@ -133,7 +156,30 @@ func (r *Stage) chooseQueue(ctx context.Context, run *v1alpha1.TestRun) (queue.C
 		}
 		namespaceDefault = err == nil
 	}
-	return queue.Choose(run, r.Kueue, namespaceDefault), nil
+	return queue.Choose(run, queue.Policy{Kueue: r.Kueue, Required: r.RequireQueue}, namespaceDefault), nil
+}
+
+// admission reads the ResourceFlavors wl was admitted on, live (none is cached: an admin's few
+// cluster-scoped objects, read once per run), and merges them per pod set (queue.Admission), as
+// Kueue's job framework does when it starts an admitted job. unusable says why they cannot be
+// put on the run's pods; err is a failed read, retried.
+func (r *Stage) admission(ctx context.Context, wl *kueue.Workload) (adm *v1alpha1.QueueAdmission, unusable, err error) {
+	flavors := map[string]*kueue.ResourceFlavor{}
+	for _, name := range queue.Flavors(wl) {
+		f := &kueue.ResourceFlavor{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Name: name}, f)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue // queue.Admission says it is gone
+		case apierrors.IsForbidden(err):
+			return nil, fmt.Errorf("the manager may not read the ResourceFlavor %s (its ClusterRole needs resourceflavors get): %w", name, err), nil
+		case err != nil:
+			return nil, nil, err
+		}
+		flavors[name] = f
+	}
+	adm, unusable = queue.Admission(wl, flavors)
+	return adm, unusable, nil
 }
 
 // createWorkload makes the run's Workload: the target (the Profile's size), every runner and

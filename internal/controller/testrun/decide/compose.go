@@ -35,6 +35,9 @@ func ComposeStatus(s *Scope) v1alpha1.TestRunStatus {
 	if d.TargetNamespace != "" {
 		st.TargetNamespace = d.TargetNamespace
 	}
+	if d.Admission != nil {
+		st.Admission = d.Admission.DeepCopy()
+	}
 	composeDecided(&st, d)
 	if s.Summary.Counts != nil { // the runners were loaded
 		skew := d.StartSkew

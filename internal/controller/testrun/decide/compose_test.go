@@ -188,6 +188,10 @@ func TestComposeDecidedFields(t *testing.T) {
 		{"abortOnFail", Decision{AbortOnFail: &v1alpha1.AbortWatch{Aborted: "http_req_failed rate<0.01"}}, func(st *v1alpha1.TestRunStatus) {
 			st.AbortOnFail = &v1alpha1.AbortWatch{Aborted: "http_req_failed rate<0.01"}
 		}},
+		{"admission", Decision{Admission: &v1alpha1.QueueAdmission{ClusterQueue: "cq", PodSets: []v1alpha1.AdmittedPodSet{{Name: "runners", Flavors: []string{"spot"}}}}},
+			func(st *v1alpha1.TestRunStatus) {
+				st.Admission = &v1alpha1.QueueAdmission{ClusterQueue: "cq", PodSets: []v1alpha1.AdmittedPodSet{{Name: "runners", Flavors: []string{"spot"}}}}
+			}},
 		{"gaps", Decision{Gaps: &[]v1alpha1.RunnerGap{{Runner: 1, Replacement: 1, Cause: "Deleted", EstimatedUnobserved: 9}}}, func(st *v1alpha1.TestRunStatus) {
 			st.Gaps = []v1alpha1.RunnerGap{{Runner: 1, Replacement: 1, Cause: "Deleted", EstimatedUnobserved: 9}}
 		}},

@@ -28,6 +28,9 @@ type Decision struct {
 	Profile *v1alpha1.ProfileSnapshot
 	// TargetNamespace is the target's namespace, once proven the run's (or the admin's shared one).
 	TargetNamespace string
+	// Admission is where Kueue's admission puts the pods, fixed when Kueue admitted the run
+	// (ReconcileQueue).
+	Admission *v1alpha1.QueueAdmission
 
 	// conditions are the conditions set in this reconcile, in order (a later one of a type
 	// replaces an earlier); each keeps the transition time of when it was decided.
@@ -127,6 +130,15 @@ func (s *Scope) StartTime() *metav1.Time {
 		return s.Decided.StartTime
 	}
 	return s.Run.Status.StartTime
+}
+
+// Admission is where Kueue's admission puts the run's pods, as decided so far; nil for a run
+// Kueue did not admit. Not to be changed in place.
+func (s *Scope) Admission() *v1alpha1.QueueAdmission {
+	if s.Decided.Admission != nil {
+		return s.Decided.Admission
+	}
+	return s.Run.Status.Admission
 }
 
 // Results are the run's results as decided so far. Not to be changed in place: a change is a

@@ -19,6 +19,8 @@ import (
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	"fleetbench.dev/fleetbench/pkg/measure"
+	"fleetbench.dev/fleetbench/pkg/queue"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -146,7 +148,9 @@ func (r *Stage) ReconcilePreflight(ctx context.Context, s *decide.Scope) (ctrl.R
 		// The verdict was loaded from status, so it is kept: the Job has nothing more to say.
 		return ctrl.Result{}, r.deletePassedPreflight(ctx, s)
 	}
-	job := runners.PreflightJob(run, r.RunnerJobOptions(s))
+	opts := r.RunnerJobOptions(s)
+	opts.Admitted = place.PodSet(s.Admission(), queue.PodSetPreflight)
+	job := runners.PreflightJob(run, opts)
 	if err := controllerutil.SetControllerReference(run, job, r.Scheme); err != nil {
 		return ctrl.Result{}, err
 	}

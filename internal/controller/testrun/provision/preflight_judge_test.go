@@ -133,16 +133,20 @@ func TestSchedulableNodes(t *testing.T) {
 			n.Spec.Taints = []corev1.Taint{{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}}
 		}),
 	}
+	flavor := &v1alpha1.AdmittedPodSet{Name: "runners", NodeSelector: map[string]string{"pool": "load"},
+		Tolerations: []v1alpha1.SnapshotToleration{{Key: "dedicated", Operator: "Equal", Value: "db"}}}
 	for _, tc := range []struct {
-		name   string
-		runner *v1alpha1.RunnerSpec
-		want   int
+		name     string
+		runner   *v1alpha1.RunnerSpec
+		admitted *v1alpha1.AdmittedPodSet
+		want     int
 	}{
-		{"no rules: ready, uncordoned, untainted", nil, 3},
-		{"nodeSelector", &v1alpha1.RunnerSpec{NodeSelector: map[string]string{"pool": "load"}}, 2},
-		{"tolerated taint", &v1alpha1.RunnerSpec{Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "db"}}}, 4},
+		{"no rules: ready, uncordoned, untainted", nil, nil, 3},
+		{"nodeSelector", &v1alpha1.RunnerSpec{NodeSelector: map[string]string{"pool": "load"}}, nil, 2},
+		{"tolerated taint", &v1alpha1.RunnerSpec{Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "db"}}}, nil, 4},
+		{"the Kueue flavor's label and toleration", nil, flavor, 3},
 	} {
-		if got := schedulableNodes(nodes, tc.runner); got != tc.want {
+		if got := schedulableNodes(nodes, tc.runner, tc.admitted); got != tc.want {
 			t.Errorf("%s: %d schedulable nodes, want %d", tc.name, got, tc.want)
 		}
 	}

@@ -250,7 +250,7 @@ func (r *Stage) splitProfileEvenly(ctx context.Context, s *decide.Scope, d *apps
 	r.PodLevelDropped.Store(true)
 	r.Recorder.Eventf(s.Run, nil, corev1.EventTypeWarning, "PodLevelResourcesUnavailable", "Provision",
 		"the cluster does not keep pod-level resources; the profile is split evenly among the target's containers")
-	s.Desired, s.DesiredErr = target.Build(s.Run, &s.Profile.Spec, s.TargetNS, r.TargetOptions(s.SharedTarget))
+	r.BuildTarget(s)
 	if s.DesiredErr != nil {
 		return s.DesiredErr
 	}

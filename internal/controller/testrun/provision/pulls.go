@@ -98,7 +98,7 @@ func (r *Stage) copyPullSecrets(ctx context.Context, s *decide.Scope) (ctrl.Resu
 				"only registry credentials are copied into the target's namespace", ref.Name, src.Type, corev1.SecretTypeDockerConfigJson))
 			return ctrl.Result{}, nil
 		}
-		copied := target.PullSecret(run, src, s.TargetNS, r.TargetOptions(s.SharedTarget))
+		copied := target.PullSecret(run, src, s.TargetNS, r.TargetOptions(s))
 		err = r.Create(ctx, copied)
 		if apierrors.IsAlreadyExists(err) && s.SharedTarget {
 			// Another run's copy must not be used, nor later deleted as this run's.

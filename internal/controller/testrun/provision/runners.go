@@ -19,6 +19,8 @@ import (
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/queue"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
 
@@ -79,17 +81,20 @@ func (r *Stage) SeparateFailure(ctx context.Context, s *decide.Scope) (*decide.F
 	if err := r.APIReader.List(ctx, &nodes); err != nil {
 		return nil, err
 	}
-	return s.Summary.SeparateFailure(s.Run.Spec.Separate, schedulableNodes(nodes.Items, s.Run.Spec.Runner)), nil
+	admitted := place.PodSet(s.Admission(), queue.PodSetRunners)
+	return s.Summary.SeparateFailure(s.Run.Spec.Separate, schedulableNodes(nodes.Items, s.Run.Spec.Runner, admitted)), nil
 }
 
 // schedulableNodes counts the Ready nodes open to runners: not cordoned, matching the runners'
-// nodeSelector, and without a NoSchedule or NoExecute taint they do not tolerate.
-func schedulableNodes(nodes []corev1.Node, runner *v1alpha1.RunnerSpec) int {
-	var selector map[string]string
-	var tolerations []corev1.Toleration
+// nodeSelector (with their Kueue flavors' node labels), and without a NoSchedule or NoExecute
+// taint they (or their flavors) do not tolerate.
+func schedulableNodes(nodes []corev1.Node, runner *v1alpha1.RunnerSpec, admitted *v1alpha1.AdmittedPodSet) int {
+	var pod corev1.PodSpec
 	if runner != nil {
-		selector, tolerations = runner.NodeSelector, runner.Tolerations
+		pod.NodeSelector, pod.Tolerations = runner.NodeSelector, runner.Tolerations
 	}
+	place.Place(&pod, admitted)
+	selector, tolerations := pod.NodeSelector, pod.Tolerations
 	n := 0
 	for i := range nodes {
 		node := &nodes[i]

@@ -24,6 +24,8 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/runio"
 	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/queue"
+	"fleetbench.dev/fleetbench/pkg/queue/place"
 	"fleetbench.dev/fleetbench/pkg/runners"
 	"fleetbench.dev/fleetbench/pkg/seal"
 	"fleetbench.dev/fleetbench/pkg/target"
@@ -106,6 +108,10 @@ type Options struct {
 	// once; controller.WithKueue gave the cache the same answer). Runs are queued (queue.go)
 	// and Workloads watched only then; never asked again, so the watches match the cache.
 	Kueue bool
+	// RequireQueue makes Kueue's admission mandatory for every TestRun (--require-queue): a
+	// run no LocalQueue admits ends Failed QueueRequired, and without Kueue every run ends
+	// Failed KueueRequired, before it holds anything.
+	RequireQueue bool
 }
 
 // DefaultWorkers: the long calls (setup(), teardown(), runner, kubelet and log reads) run off
@@ -143,8 +149,17 @@ func (r *Env) Controls(ctx context.Context, run *v1alpha1.TestRun, obj client.Ob
 	return decide.ControlledBy(obj, run.UID), nil
 }
 
-func (r *Env) TargetOptions(shared bool) target.Options {
-	return target.Options{PodLevelResources: r.PodLevelResources && !r.PodLevelDropped.Load(), SharedNamespace: shared}
+// BuildTarget sets s.Desired, the target's objects, from the run's Profile (s.Profile, set)
+// and where Kueue's admission puts the target's pods.
+func (r *Env) BuildTarget(s *decide.Scope) {
+	s.Desired, s.DesiredErr = target.Build(s.Run, &s.Profile.Spec, s.TargetNS, r.TargetOptions(s))
+}
+
+// TargetOptions are the target builder's options for s's run: the cluster's facts, and where
+// Kueue's admission puts the target's pods.
+func (r *Env) TargetOptions(s *decide.Scope) target.Options {
+	return target.Options{PodLevelResources: r.PodLevelResources && !r.PodLevelDropped.Load(), SharedNamespace: s.SharedTarget,
+		Admitted: place.PodSet(s.Admission(), queue.PodSetTarget)}
 }
 
 // MaxResultBytes keeps the ConfigMap under the API server's 1 MiB object limit.
@@ -191,6 +206,8 @@ func (r *Env) RunnerJobOptions(s *decide.Scope) runners.JobOptions {
 		TargetStarting:  targetStarting,
 		// The kubelet ends a runner the operator has lost track of.
 		ActiveDeadlineSeconds: int64((targetStarting + decide.RunLength(run, s.Timeouts) + s.Timeouts.RunnersReady).Seconds()),
+		// The pre-flight's builder puts its own pod set's placement instead.
+		Admitted: place.PodSet(s.Admission(), queue.PodSetRunners),
 	}
 }
 
