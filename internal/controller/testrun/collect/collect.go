@@ -53,12 +53,14 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 	var merged *judge.Outcome
 	var summary measure.Summary
 	if len(envs) > 0 {
-		var err error
-		if summary, err = measure.Merge(envs...); err != nil {
+		judged, done := r.mergeAndJudge(s, envs)
+		if !done {
+			return rc.After(runio.MergeLimit), nil // off the worker: its end wakes the run
+		}
+		if err := judged.Err; err != nil {
 			problems = append(problems, "merging: "+err.Error())
 		} else {
-			o := judge.BuildWith(&summary, run.Spec.Thresholds, len(s.Runners), judge.Options{NoData: run.Spec.ThresholdsOnNoData})
-			o.RunnerMemory = judge.RunnersMemory(&summary, &run.Spec)
+			summary, o := judged.Val.summary, judged.Val.outcome
 			r.AdviseParallelism(s, &summary, &o)
 			merged = &o
 			r.Warn(run, runenv.EventThresholdNoData, "Collect", o.NoData)
@@ -132,4 +134,29 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 	s.Decided.Capacity = judge.Capacity(merged.Results, &run.Spec, s.Capacity().DeepCopy())
 	s.Decided.Ending = &e
 	return decide.AfterEnd(), nil
+}
+
+// judged is a collection's merge and what the judge made of it.
+type judged struct {
+	summary measure.Summary
+	outcome judge.Outcome
+}
+
+// mergeAndJudge merges the envelopes and judges the thresholds off the worker, within the
+// namespace's share of runio.CPU: both take as long as the tenant's envelopes and thresholds
+// make them. done is false while in flight.
+func (r *Stage) mergeAndJudge(s *decide.Scope, envs []measure.Envelope) (runio.Typed[judged], bool) {
+	spec := s.Run.Spec.DeepCopy()
+	runners := len(s.Runners)
+	return runio.Poll(r.Calls, s.Run, runio.CallMerge, runio.MergeLimit, func(ctx context.Context) (judged, error) {
+		return runio.OnCPU(ctx, func() (judged, error) {
+			summary, err := measure.Merge(envs...)
+			if err != nil {
+				return judged{}, err
+			}
+			o := judge.BuildWith(&summary, spec.Thresholds, runners, judge.Options{NoData: spec.ThresholdsOnNoData})
+			o.RunnerMemory = judge.RunnersMemory(&summary, spec)
+			return judged{summary: summary, outcome: o}, nil
+		})
+	})
 }

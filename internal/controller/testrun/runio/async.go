@@ -3,6 +3,8 @@ package runio
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -39,6 +41,8 @@ const (
 	CallAfter CallKind = "after"
 	// CallLogs reads every ended runner's result envelope from its log.
 	CallLogs CallKind = "logs"
+	// CallMerge merges the runners' envelopes and judges the thresholds, at collection.
+	CallMerge CallKind = "merge"
 )
 
 const (
@@ -49,6 +53,8 @@ const (
 	// SampleLimit bounds one target sample: a kubelet summary per node (10 s each) and the
 	// metrics.k8s.io fallback.
 	SampleLimit = 30 * time.Second
+	// MergeLimit bounds a collection's merge and judging, with its wait for a CPU slot.
+	MergeLimit = 2 * time.Minute
 	// LogsLimit bounds reading every runner's log (two reads each, a few at a time within
 	// wireMemory) and the target's logs after the load.
 	LogsLimit = time.Minute
@@ -253,8 +259,8 @@ func (c *AsyncCalls) Pending(run types.UID) int {
 	return len(c.calls[run])
 }
 
-// typed is a finished call's result as the type its call returns.
-type typed[T any] struct {
+// Typed is a finished call's result as the type its call returns.
+type Typed[T any] struct {
 	Val T
 	at  time.Time
 	Err error
@@ -262,7 +268,7 @@ type typed[T any] struct {
 
 // Poll returns the finished call of kind for run (forgetting it) with done; otherwise it starts
 // fn unless one is in flight, and done is false: the call's end wakes the run.
-func Poll[T any](c *AsyncCalls, run *v1alpha1.TestRun, kind CallKind, limit time.Duration, fn func(ctx context.Context) (T, error)) (res typed[T], done bool) {
+func Poll[T any](c *AsyncCalls, run *v1alpha1.TestRun, kind CallKind, limit time.Duration, fn func(ctx context.Context) (T, error)) (res Typed[T], done bool) {
 	if r, ok := c.Take(run.UID, kind); ok {
 		res.Val, _ = r.Val.(T)
 		res.at, res.Err = r.At, r.Err
@@ -270,4 +276,20 @@ func Poll[T any](c *AsyncCalls, run *v1alpha1.TestRun, kind CallKind, limit time
 	}
 	c.Begin(run, kind, limit, false, func(ctx context.Context) (any, error) { return fn(ctx) })
 	return res, false
+}
+
+// CPU is the slots of the process's CPUs for the work whose cost a tenant chooses (merging its
+// runners' envelopes, judging its thresholds, counting its log patterns): fair by namespace as
+// every Budget, so one namespace's many runs take at most its share of the cores.
+var CPU = measure.NewBudget(int64(max(runtime.GOMAXPROCS(0), 2)))
+
+// OnCPU runs fn within one of CPU's slots for ctx's namespace.
+func OnCPU[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	release, err := CPU.Acquire(ctx, 1)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("no CPU free for it yet: %w", err)
+	}
+	defer release()
+	return fn()
 }
