@@ -60,7 +60,8 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 		if err := judged.Err; err != nil {
 			problems = append(problems, "merging: "+err.Error())
 		} else {
-			summary, o := judged.Val.summary, judged.Val.outcome
+			summary = judged.Val.summary
+			o := judged.Val.outcome
 			r.AdviseParallelism(s, &summary, &o)
 			merged = &o
 			r.Warn(run, runenv.EventThresholdNoData, "Collect", o.NoData)
