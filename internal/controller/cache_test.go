@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/naming"
 )
 
@@ -113,6 +114,13 @@ func TestCacheNamespaces(t *testing.T) {
 			t.Errorf("%s: default namespaces %v, want %v", tc.name, got, tc.defaults)
 		}
 		for obj, by := range opts.ByObject {
+			if _, ok := obj.(*v1alpha1.TestRun); ok {
+				// Fleetbench's own kind: every one is cached, slimmed.
+				if by.Transform == nil || by.Label != nil {
+					t.Errorf("%s: TestRuns cached with label %v, transform set %v; want all, slimmed", tc.name, by.Label, by.Transform != nil)
+				}
+				continue
+			}
 			_, every := by.Namespaces[cache.AllNamespaces]
 			switch obj.(type) {
 			case *corev1.Pod, *appsv1.Deployment, *corev1.Service:
