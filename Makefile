@@ -35,8 +35,8 @@ generate: tool-controller-gen ## Generate DeepCopy methods for the API types.
 .PHONY: manifests
 manifests: tool-controller-gen ## Generate CRDs and RBAC into config/, and the chart's copies of them.
 	$(BIN)/controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	@# TestRun's spec.cleanup also admits a string, so that k6-operator's `cleanup: post` is refused naming its equivalent.
-	go run ./hack/crdpatch config/crd/bases/fleetbench.dev_testruns.yaml
+	@# Bounds on every spec string, list and map Kubernetes types leave unbounded; and TestRun's spec.cleanup also admits a string, so that k6-operator's `cleanup: post` is refused naming its equivalent.
+	go run ./hack/crdpatch config/crd/bases/fleetbench.dev_testruns.yaml config/crd/bases/fleetbench.dev_capacityplans.yaml
 	$(BIN)/controller-gen rbac:roleName=manager-role paths=./internal/controller/... output:rbac:artifacts:config=config/rbac
 	@# What only some installs need: a role each (internal/rbac/*), so the chart can leave it out.
 	$(BIN)/controller-gen rbac:roleName=manager-leader-election paths=./internal/rbac/leaderelection output:rbac:artifacts:config=config/rbac/leader_election

@@ -120,12 +120,16 @@ type InitContainer struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image"`
+	// command overrides the image's entrypoint; an element may carry an inline shell script.
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=32768
 	// +listType=atomic
 	Command []string `json:"command,omitempty"`
+	// args are passed to the entrypoint.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=32768
 	// +listType=atomic
 	Args []string `json:"args,omitempty"`
 	// +optional

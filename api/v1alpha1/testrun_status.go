@@ -607,6 +607,13 @@ type LogFinding struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	Sample string `json:"sample,omitempty"`
+	// incomplete says why count does not cover every target log line read: the pattern's
+	// compiled program is larger than the manager runs, or its search stopped at its byte cap
+	// or deadline, or some logs could not be read. A pattern with failAbove whose count is
+	// incomplete and within the limit makes the verdict INCONCLUSIVE. Empty: the count is whole.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Incomplete string `json:"incomplete,omitempty"`
 }
 
 // CapacityResult turns rates and memory into device counts (seed 000's formulas).

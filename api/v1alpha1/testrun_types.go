@@ -242,6 +242,7 @@ type OutputSpec struct {
 	// k6's default when empty.
 	// +optional
 	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=16
 	// +kubebuilder:validation:items:Pattern=`^(avg|min|max|med|count|sum|p\([0-9]{1,2}(\.[0-9]+)?\))$`
 	// +listType=atomic
 	TrendStats []string `json:"trendStats,omitempty"`
@@ -410,15 +411,17 @@ type Component struct {
 	// +kubebuilder:validation:MaxLength=512
 	Image string `json:"image,omitempty"`
 
-	// command overrides the image's entrypoint.
+	// command overrides the image's entrypoint. An element may carry an inline shell script.
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=32768
 	// +listType=atomic
 	Command []string `json:"command,omitempty"`
 
 	// args are passed to the entrypoint.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=32768
 	// +listType=atomic
 	Args []string `json:"args,omitempty"`
 
@@ -684,6 +687,7 @@ type RunnerSpec struct {
 	// nodeSelector places the runners.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && self[k].size() <= 63)",message="a node label's key is at most 317 characters (a 253-character prefix, '/' and a 63-character name) and its value at most 63, Kubernetes' own limits"
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
 	// tolerations let runners use tainted nodes.
@@ -747,9 +751,11 @@ const (
 type PodMetadata struct {
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && self[k].size() <= 63)",message="a label's key is at most 317 characters (a 253-character prefix, '/' and a 63-character name) and its value at most 63, Kubernetes' own limits"
 	Labels map[string]string `json:"labels,omitempty"`
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && self[k].size() <= 8192)",message="an annotation's key is at most 317 characters and its value at most 8192 here: put larger data in a ConfigMap the runner mounts (spec.runner.volumes)"
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
@@ -816,7 +822,12 @@ type LogPattern struct {
 	// regex in RE2 syntax, e.g. (?i)warn.
 	// matches() on an uncompilable pattern is a CEL evaluation error, which the API server
 	// reports against this field: it saves a webhook for the one check OpenAPI cannot make.
+	// Every target log line is searched with it, on the manager: a counted repetition is
+	// compiled into that many copies of what it repeats, so its count is kept small here (the
+	// manager also refuses a pattern whose compiled program is too large, and bounds the bytes
+	// each pattern searches: status.target.logFindings[].incomplete says so).
 	// +kubebuilder:validation:XValidation:rule="''.matches(self) || !''.matches(self)",message="must be a valid RE2 regular expression, e.g. (?i)warn"
+	// +kubebuilder:validation:XValidation:rule=`!self.matches(r'(^|[^\\])(\\\\)*\{(([1-9][0-9]{3,}|[2-9][0-9]{2}|1[1-9][0-9]|10[1-9])(,[0-9]*)?|[0-9]+,([1-9][0-9]{3,}|[2-9][0-9]{2}|1[1-9][0-9]|10[1-9]))\}')`,message="a counted repetition ({n}, {n,} or {n,m}) may count to 100 at most: each repeat is a copy of what it repeats, run on every target log line; use * or + instead, e.g. error.*timeout rather than error.{1000}timeout"
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256

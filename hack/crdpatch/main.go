@@ -1,4 +1,5 @@
-// crdpatch makes TestRun's spec.cleanup in the generated CRD admit k6-operator's string form
+// crdpatch bounds every string, list and map of the specs tenants write (bounds.go), in the
+// TestRun and CapacityPlan CRDs, and makes TestRun's spec.cleanup in the generated CRD admit k6-operator's string form
 // (`cleanup: post`) at the OpenAPI level, so that admission refuses it with a message naming
 // fleetbench's equivalent instead of "must be of type object". `make manifests` runs it after
 // controller-gen, which cannot express the schema.
@@ -10,19 +11,29 @@
 // type with a plain OpenAPI check: strings by a pattern that never matches and reads as the hint,
 // numbers, arrays and booleans by bounds they cannot meet, and unknown keys by maxProperties 1
 // (target is always there, defaulted). The controller decodes only what is admitted: an object.
-// Only the TestRun CRD is patched: CapacityPlan's CEL reads spec.template.cleanup.target, which
-// needs the typed object.
+// Only the TestRun CRD's cleanup is patched: CapacityPlan's CEL reads spec.template.cleanup.target,
+// which needs the typed object.
 //
-//	go run ./hack/crdpatch config/crd/bases/fleetbench.dev_testruns.yaml
+//	go run ./hack/crdpatch config/crd/bases/fleetbench.dev_testruns.yaml config/crd/bases/fleetbench.dev_capacityplans.yaml
 package main
 
 import (
 	"bytes"
 	"fmt"
 	"os"
+	"reflect"
 
 	"sigs.k8s.io/yaml"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 )
+
+// specTypes are the Go types of the specs a tenant writes, by CRD kind. Profiles are
+// cluster-scoped and written by an admin only (config/rbac/user_roles.yaml).
+var specTypes = map[string]reflect.Type{
+	"TestRun":      reflect.TypeFor[v1alpha1.TestRunSpec](),
+	"CapacityPlan": reflect.TypeFor[v1alpha1.CapacityPlanSpec](),
+}
 
 // CleanupStringHint is the pattern the string form fails: the hint, then `$^`, which no string
 // matches (the end of the text cannot be followed by its start).
@@ -30,13 +41,15 @@ const CleanupStringHint = "k6-operator's `cleanup: post` is spec.ttlSecondsAfter
 	"(spec.cleanup.target says what happens to the target)$^"
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: crdpatch CRD.yaml")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: crdpatch CRD.yaml...")
 		os.Exit(2)
 	}
-	if err := patch(os.Args[1]); err != nil {
-		fmt.Fprintln(os.Stderr, "crdpatch:", err)
-		os.Exit(1)
+	for _, path := range os.Args[1:] {
+		if err := patch(path); err != nil {
+			fmt.Fprintln(os.Stderr, "crdpatch:", err)
+			os.Exit(1)
+		}
 	}
 }
 
@@ -51,15 +64,27 @@ func patch(path string) error {
 	if err := yaml.Unmarshal(bytes.TrimPrefix(raw, []byte("---\n")), &crd); err != nil {
 		return err
 	}
+	kind, _ := dig(crd, "spec", "names", "kind").(string)
+	specType, ok := specTypes[kind]
+	if !ok {
+		return fmt.Errorf("%s: kind %q is not one tenants write", path, kind)
+	}
 	versions, _ := dig(crd, "spec", "versions").([]any)
 	if len(versions) == 0 {
 		return fmt.Errorf("%s: no spec.versions", path)
 	}
 	for _, v := range versions {
-		props, ok := dig(v, "schema", "openAPIV3Schema", "properties", "spec", "properties").(map[string]any)
+		spec, ok := dig(v, "schema", "openAPIV3Schema", "properties", "spec").(map[string]any)
 		if !ok {
-			return fmt.Errorf("%s: no spec properties", path)
+			return fmt.Errorf("%s: no spec schema", path)
 		}
+		if err := bound(spec, specType, "spec"); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if kind != "TestRun" {
+			continue
+		}
+		props, _ := spec["properties"].(map[string]any)
 		node, ok := props["cleanup"].(map[string]any)
 		if !ok || dig(node, "properties", "target") == nil {
 			return fmt.Errorf("%s: spec.cleanup is not the object with target it is patched from", path)

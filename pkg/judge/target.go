@@ -7,6 +7,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/judge/capacity"
+	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
 // TargetProblems lists what the target did that fails the test on its own, whatever the
@@ -36,13 +37,38 @@ func TargetProblems(t *v1alpha1.TargetUsage, spec *v1alpha1.TestRunSpec) []strin
 		if p.FailAbove == nil {
 			continue
 		}
-		for _, f := range t.LogFindings {
-			if f.Pattern == p.Name && f.Count > *p.FailAbove {
-				out = append(out, fmt.Sprintf("%d target log lines match %s, more than failAbove %d (first: %s)", f.Count, p.Name, *p.FailAbove, f.Sample))
-			}
+		// A count of part of the logs above the limit fails all the same: those lines matched.
+		if f := finding(t, p.Name); f != nil && f.Count > *p.FailAbove {
+			out = append(out, fmt.Sprintf("%d target log lines match %s, more than failAbove %d (first: %s)", f.Count, p.Name, *p.FailAbove, f.Sample))
 		}
 	}
 	return out
+}
+
+// UncountedPatterns names the log patterns with failAbove whose count covers only part of the
+// target's logs (status.target.logFindings[].incomplete) and is within the limit: what was not
+// counted could hold the lines that fail it, so they are not judged passed.
+func UncountedPatterns(t *v1alpha1.TargetUsage, spec *v1alpha1.TestRunSpec) []string {
+	if t == nil || spec.Stability == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range spec.Stability.LogPatterns {
+		if f := finding(t, p.Name); p.FailAbove != nil && f != nil && f.Incomplete != "" && f.Count <= *p.FailAbove {
+			out = append(out, fmt.Sprintf("log pattern %s (failAbove %d): %d lines, %s", p.Name, *p.FailAbove, f.Count, f.Incomplete))
+		}
+	}
+	return out
+}
+
+// finding is the pattern's finding; names compare as status shows them (printable).
+func finding(t *v1alpha1.TargetUsage, name string) *v1alpha1.LogFinding {
+	for i := range t.LogFindings {
+		if textsafe.Line(t.LogFindings[i].Pattern) == textsafe.Line(name) {
+			return &t.LogFindings[i]
+		}
+	}
+	return nil
 }
 
 // Assumptions are what turn a measured rate into device counts: the push period and the

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
 // The bounds, as the CRD's markers declare them; FuzzTestRunStatus validates cut statuses
@@ -44,6 +45,7 @@ const (
 	MaxLogFindings     = 16
 	MaxLogPattern      = 64
 	MaxLogSample       = 512
+	MaxLogIncomplete   = 1024
 	MaxPeakSteps       = 200
 	MaxStopRule        = 256
 	MaxAbortThresholds = 64
@@ -105,28 +107,14 @@ func (c *cutter) count(n, max int, what string) bool {
 }
 
 // Cut returns s cut to at most max bytes, on a character boundary, ending in "…" when cut.
-func Cut(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	const mark = "…"
-	end := max - len(mark)
-	if end < 0 {
-		end = 0
-	}
-	for end > 0 && !utf8.RuneStart(s[end]) {
-		end--
-	}
-	if end+len(mark) > max {
-		return s[:end]
-	}
-	return s[:end] + mark
-}
+func Cut(s string, max int) string { return textsafe.Cut(s, max) }
 
-// TestRun cuts st to the CRD's bounds in place and returns what it cut, one phrase each. When
+// TestRun makes every string of st printable (Printable) and cuts st to the CRD's bounds in
+// place, and returns what it cut, one phrase each. When
 // something was cut, one warning in status.results.warnings says what (results are made for
 // it if the run has none yet); the warning list leaves room for it.
 func TestRun(st *v1alpha1.TestRunStatus) []string {
+	Printable(st)
 	c := &cutter{}
 	c.str(&st.Reason, MaxReason, "status.reason")
 	c.str(&st.Message, MaxMessage, "status.message")
@@ -267,6 +255,7 @@ func target(c *cutter, t *v1alpha1.TargetUsage) {
 		f := &t.LogFindings[i]
 		c.str(&f.Pattern, MaxLogPattern, "a log finding's pattern")
 		c.str(&f.Sample, MaxLogSample, "a log finding's sample")
+		c.str(&f.Incomplete, MaxLogIncomplete, "a log finding's incomplete")
 	}
 }
 

@@ -75,3 +75,26 @@ func isBidi(r rune) bool {
 	}
 	return false
 }
+
+// Short is s as one line (Line) cut to at most max bytes (Cut): the form every tenant-written
+// string takes in a status field or an event.
+func Short(s string, max int) string { return Cut(Line(s), max) }
+
+// Cut returns s cut to at most max bytes, on a character boundary, ending in "…" when cut.
+func Cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const mark = "…"
+	end := max - len(mark)
+	if end < 0 {
+		end = 0
+	}
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	if end+len(mark) > max {
+		return s[:end]
+	}
+	return s[:end] + mark
+}

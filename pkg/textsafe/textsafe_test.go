@@ -41,3 +41,31 @@ func TestLineAndText(t *testing.T) {
 		})
 	}
 }
+
+// TestShort: the form of a tenant's string in a status field or an event: one printable line,
+// at most max bytes on a character boundary, "…" marking a cut.
+func TestShort(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		max      int
+		want     string
+	}{
+		{"fits", "runner 3 exited", 64, "runner 3 exited"},
+		{"escapes first, then cuts", "\x1b[2J" + strings.Repeat("x", 20), 12, `\x1b[2Jxx…`},
+		{"newlines become spaces", "panic: boom\n\tgoroutine 1", 64, "panic: boom  goroutine 1"},
+		{"invalid UTF-8 replaced", "ok\xff\xfe", 64, "ok\ufffd\ufffd"},
+		{"cut on a character boundary", "日本語", 7, "日…"},
+		{"no room for the mark", "日本語", 2, ""},
+		{"exactly max", "abcd", 4, "abcd"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := Short(c.in, c.max)
+			if got != c.want || len(got) > c.max {
+				t.Errorf("Short(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+			}
+			if again := Short(got, c.max); again != got {
+				t.Errorf("not idempotent: %q then %q", got, again)
+			}
+		})
+	}
+}

@@ -35,6 +35,7 @@ import (
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
 	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/plan"
+	"fleetbench.dev/fleetbench/pkg/statusbound"
 	"fleetbench.dev/fleetbench/pkg/target"
 )
 
@@ -62,7 +63,7 @@ type Options struct {
 
 // New builds the reconciler from the manager; main and the envtest suite both use it.
 func New(mgr ctrl.Manager, opts Options) *Reconciler {
-	return &Reconciler{Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(), recorder: mgr.GetEventRecorder("fleetbench")}
+	return &Reconciler{Client: mgr.GetClient(), Options: opts, scheme: mgr.GetScheme(), recorder: rc.PrintableEvents(mgr.GetEventRecorder("fleetbench"))}
 }
 
 // scope is what one reconcile knows of a plan: its cells, and what the world shows of each.
@@ -97,6 +98,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	before := p.DeepCopy()
 	defer func() {
+		// The table quotes the children's names, messages and results: tenant-written text.
+		statusbound.Printable(&p.Status)
 		changed := !equality.Semantic.DeepEqual(before.Status, p.Status)
 		reterr = errors.Join(reterr, rc.PatchStatus(ctx, r.Client, before, p, changed))
 	}()

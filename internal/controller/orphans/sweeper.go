@@ -85,7 +85,7 @@ func New(mgr ctrl.Manager, opts Options) *Sweeper {
 		opts.Clock = clock.RealClock{}
 	}
 	return &Sweeper{Client: mgr.GetClient(), Options: opts, apiReader: mgr.GetAPIReader(),
-		recorder: mgr.GetEventRecorder("fleetbench"), seen: map[types.UID]time.Time{}}
+		recorder: rc.PrintableEvents(mgr.GetEventRecorder("fleetbench")), seen: map[types.UID]time.Time{}}
 }
 
 // SetupWithManager watches TestRuns being deleted and fleetbench's own target namespaces, or in a

@@ -68,6 +68,7 @@ func TestHostileResultsEndTheRun(t *testing.T) {
 	for i := range 20 {
 		env.Overflows = append(env.Overflows, measure.Overflow{Metric: fmt.Sprintf("m%d", i), Tag: strings.Repeat("\x1b[31m日", 400), Series: 200})
 	}
+	env.Thresholds["evil_\x1b[2J\r\u202e"] = []string{"count>0"} // a metric name the script chose
 	var log bytes.Buffer
 	if err := measure.Encode(&log, &env); err != nil {
 		t.Fatal(err)
@@ -79,8 +80,12 @@ func TestHostileResultsEndTheRun(t *testing.T) {
 	if r == nil || len(r.Thresholds) != statusbound.MaxThresholds || len(r.Warnings) != statusbound.MaxWarnings {
 		t.Fatalf("results %+v", r)
 	}
-	if last := r.Warnings[len(r.Warnings)-1]; !strings.HasPrefix(last, statusbound.WarningPrefix) || !strings.Contains(last, "of 600 thresholds") {
+	if last := r.Warnings[len(r.Warnings)-1]; !strings.HasPrefix(last, statusbound.WarningPrefix) || !strings.Contains(last, "of 601 thresholds") {
 		t.Errorf("the last warning does not say what was cut: %s", last)
+	}
+	// Metric and tag names, warnings quoting them: all printable (text_test.go).
+	if bad := unprintableIn(got.Status); len(bad) > 0 {
+		t.Errorf("status holds unprintable text: %q", bad)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/controller/children"
+	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/collect"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/drive"
@@ -65,7 +66,7 @@ func New(mgr ctrl.Manager, opts runenv.Options) *Reconciler {
 	}
 	env := &runenv.Env{
 		Client: mgr.GetClient(), Options: opts, Scheme: mgr.GetScheme(),
-		APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("fleetbench"),
+		APIReader: mgr.GetAPIReader(), Recorder: rc.PrintableEvents(mgr.GetEventRecorder("fleetbench")),
 		Finals: runio.NewFinalEnvelopes(opts.RunnerAPI), Scripts: runio.NewScriptCalls(), Calls: runio.NewAsyncCalls(opts.Clock), Seen: runio.NewLastSeen(),
 	}
 	return &Reconciler{Stage: collect.New(env), uids: newRunUIDs(), queue: &fairQueue{workers: opts.Workers}}

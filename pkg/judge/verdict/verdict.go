@@ -41,6 +41,9 @@ type Facts struct {
 
 	// The run's own failures beyond the thresholds.
 	TargetProblems []string
+	// Uncounted are the log patterns with failAbove whose count covers only part of the
+	// target's logs (judge.UncountedPatterns): not judged, so not passed.
+	Uncounted []string
 	// Aborted is the abortOnFail threshold that failed on the merged data; "" if none did.
 	Aborted string
 	// MarkedFailed and ScriptAborted name the runners whose script called test.fail() and
@@ -104,7 +107,8 @@ func Passed(v v1alpha1.Verdict) bool { return v == v1alpha1.VerdictPassed }
 // during the load ends it Failed with partial results; no results end it Failed NoResults;
 // otherwise the run Succeeded and the merged results give the verdict: FAILED when a threshold,
 // the target, abortOnFail or the script failed it, INCONCLUSIVE when the results are partial, the
-// generator was the limit, or more runners were lost than spec.runnerLoss.maxGaps allows,
+// generator was the limit, a log pattern with failAbove was counted on part of the logs only,
+// or more runners were lost than spec.runnerLoss.maxGaps allows,
 // REGRESSED when the comparison regressed, else PASSED; but a run that would pass while its
 // comparison could not judge a row ends as spec.baseline.onUndecided says (INCONCLUSIVE by
 // default): what was not judged never passes silently.
@@ -134,6 +138,9 @@ func Decide(f Facts) Ending {
 		e.Verdict = v1alpha1.VerdictFailed
 	case r.Partial || r.GeneratorBound != "":
 		e.Verdict = v1alpha1.VerdictInconclusive
+	case len(f.Uncounted) > 0:
+		e.Verdict = v1alpha1.VerdictInconclusive
+		notes = append(notes, "not judged: "+strings.Join(f.Uncounted, "; "))
 	case f.MaxGaps != nil && f.Gaps > int(*f.MaxGaps):
 		e.Verdict = v1alpha1.VerdictInconclusive
 		notes = append(notes, fmt.Sprintf("%d gaps, more than spec.runnerLoss.maxGaps %d", f.Gaps, *f.MaxGaps))

@@ -5,11 +5,8 @@
 package targetstats
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -160,67 +157,4 @@ func AverageCores(before, after Sample) float64 {
 		return 0
 	}
 	return (after.CPUCoreSeconds - before.CPUCoreSeconds) / d
-}
-
-// Pattern is one log pattern to count.
-type Pattern struct {
-	Name  string
-	Regex string
-}
-
-// Finding counts one pattern's matches and keeps the first matching line.
-type Finding struct {
-	Pattern string
-	Count   int64
-	Sample  string
-}
-
-// maxSampleLength keeps status small: one line, cut.
-const maxSampleLength = 200
-
-// CountPatterns counts, per pattern, the lines of all logs that match it.
-func CountPatterns(logs [][]byte, patterns []Pattern) ([]Finding, error) {
-	res := make([]*regexp.Regexp, len(patterns))
-	for i, p := range patterns {
-		re, err := regexp.Compile(p.Regex)
-		if err != nil {
-			return nil, fmt.Errorf("log pattern %s: %w", p.Name, err)
-		}
-		res[i] = re
-	}
-	findings := make([]Finding, len(patterns))
-	for i, p := range patterns {
-		findings[i].Pattern = p.Name
-	}
-	for _, log := range logs {
-		sc := bufio.NewScanner(bytes.NewReader(log))
-		sc.Buffer(make([]byte, 64*1024), 1024*1024)
-		for sc.Scan() {
-			line := sc.Bytes()
-			for i, re := range res {
-				if re.Match(line) {
-					findings[i].Count++
-					if findings[i].Sample == "" {
-						findings[i].Sample = sample(line)
-					}
-				}
-			}
-		}
-	}
-	return findings, nil
-}
-
-func sample(line []byte) string {
-	s := string(bytes.TrimSpace(line))
-	if len(s) > maxSampleLength {
-		s = s[:maxSampleLength] + "…"
-	}
-	return s
-}
-
-// DefaultPatterns are counted when a stability test names none, as seed 000 reviewed its
-// daemon log for warnings and errors.
-var DefaultPatterns = []Pattern{
-	{Name: "warning", Regex: `(?i)\bwarn(ing)?\b`},
-	{Name: "error", Regex: `(?i)\b(error|fatal|panic)\b`},
 }

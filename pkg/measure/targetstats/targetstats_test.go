@@ -80,23 +80,3 @@ func TestAddPodMetricsSumsWorkingSetAndRates(t *testing.T) {
 		t.Error("an unparsable quantity must be an error")
 	}
 }
-
-func TestCountPatterns(t *testing.T) {
-	logs := [][]byte{
-		[]byte("level=info msg=started\nlevel=warn msg=\"CFG profile sync delayed\"\nlevel=warn msg=\"push queue above 80%\"\n"),
-		[]byte("2023/10/03 ERROR db: deadlock\nwarning: something\nno match here\n"),
-	}
-	got, err := CountPatterns(logs, DefaultPatterns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got[0].Count != 3 || got[0].Sample != `level=warn msg="CFG profile sync delayed"` {
-		t.Errorf("warnings = %+v", got[0])
-	}
-	if got[1].Count != 1 || got[1].Sample != "2023/10/03 ERROR db: deadlock" {
-		t.Errorf("errors = %+v", got[1])
-	}
-	if _, err := CountPatterns(logs, []Pattern{{Name: "bad", Regex: "("}}); err == nil {
-		t.Error("an invalid pattern must be an error")
-	}
-}

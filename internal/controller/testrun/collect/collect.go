@@ -77,7 +77,7 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 
 	facts := decide.Collected{
 		Runners: s.Summary, Report: merged, Problems: problems, RunDeadline: s.RunDeadline(), Now: s.Now,
-		TargetProblems: judge.TargetProblems(s.Target(), &run.Spec), Peak: s.Peak(),
+		TargetProblems: judge.TargetProblems(s.Target(), &run.Spec), Uncounted: judge.UncountedPatterns(s.Target(), &run.Spec), Peak: s.Peak(),
 		Abort: s.AbortOnFail(), Gaps: s.Gaps(), MaxGaps: decide.MaxGaps(&run.Spec), RunnerLeak: decide.RunnerLeak(merged),
 		OnUndecided: decide.OnUndecided(&run.Spec),
 	}.WithTargetLost(s)

@@ -26,6 +26,8 @@ type Collected struct {
 	Now         time.Time
 	// TargetProblems fail the verdict: restarts, memory growth, log findings.
 	TargetProblems []string
+	// Uncounted are log patterns with failAbove counted on part of the logs only.
+	Uncounted []string
 	// Peak is a peak test's climb, for the message.
 	Peak *v1alpha1.PeakResult
 	// Abort, when it says what was aborted, fails the verdict as k6's abortOnFail does.
@@ -55,7 +57,7 @@ func FailedEnding(f Failure) Ending { return verdict.Decide(verdict.Facts{Failed
 // script's test.fail() and test.abort(), the target's health, gaps and the comparison.
 func Outcome(c Collected) Ending {
 	f := verdict.Facts{Runner: c.Runners.RunFailure(), TargetLost: c.targetLost, Problems: c.Problems,
-		TargetProblems: c.TargetProblems, Peak: c.Peak, RunnerLeak: c.RunnerLeak, Gaps: len(c.Gaps), MaxGaps: c.MaxGaps,
+		TargetProblems: c.TargetProblems, Uncounted: c.Uncounted, Peak: c.Peak, RunnerLeak: c.RunnerLeak, Gaps: len(c.Gaps), MaxGaps: c.MaxGaps,
 		Comparison: c.Comparison}
 	if _, stopped := c.Runners.first(runnerStopped); stopped && !c.RunDeadline.IsZero() && rc.Expired(c.Now, c.RunDeadline) {
 		f.RunTimeout = c.RunDeadline.UTC().Format(time.RFC3339)

@@ -49,7 +49,8 @@ func TerminationText(pod *corev1.Pod) string {
 	for _, cs := range pod.Status.InitContainerStatuses {
 		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
 			// A runner made before the wait moved into k6's container (reach-target).
-			return fmt.Sprintf("%s exited with code %d: %s", cs.Name, t.ExitCode, strings.TrimSpace(t.Message))
+			// The init container's image wrote the message (up to 4 KiB): printable and short.
+			return fmt.Sprintf("%s exited with code %d: %s", cs.Name, t.ExitCode, Excerpt(t.Message, maxErrorText))
 		}
 	}
 	exit, reason := ExitOf(pod)
@@ -68,7 +69,7 @@ func TerminationText(pod *corev1.Pod) string {
 	case exit == measure.ExitTargetUnreachable:
 		// The runner's own words, the last line before it exited.
 		lines := strings.Split(strings.TrimSpace(TerminatedMessage(pod)), "\n")
-		text += ": " + lines[len(lines)-1]
+		text += ": " + Excerpt(lines[len(lines)-1], maxErrorText)
 	case exit != 0 && exit != ExitThresholdsFailed:
 		// The kubelet keeps the log's end as the termination message (FallbackToLogsOnError).
 		if errs := K6Errors(TerminatedMessage(pod)); errs != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -274,14 +275,10 @@ func (r *Stage) MeasureAfter(ctx context.Context, s *decide.Scope) error {
 			}
 		}
 	}
-	logs := after.logs
-	findings, err := targetstats.CountPatterns(logs, logPatterns(run))
-	if err != nil {
-		return err
-	}
+	// Counted off the worker with the reads (startAfter): only copied here.
 	t.LogFindings = nil
-	for _, f := range findings {
-		t.LogFindings = append(t.LogFindings, v1alpha1.LogFinding{Pattern: f.Pattern, Count: f.Count, Sample: f.Sample})
+	for _, f := range after.findings {
+		t.LogFindings = append(t.LogFindings, v1alpha1.LogFinding{Pattern: f.Pattern, Count: f.Count, Sample: f.Sample, Incomplete: f.Incomplete})
 	}
 	sort.SliceStable(t.LogFindings, func(i, j int) bool { return t.LogFindings[i].Pattern < t.LogFindings[j].Pattern })
 	return nil
@@ -300,15 +297,16 @@ func logPatterns(run *v1alpha1.TestRun) []targetstats.Pattern {
 
 func mib(b uint64) int64 { return int64(targetstats.MiB(b) + 0.5) }
 
-// afterSample is what the target showed after the load: a sample, and its containers' logs.
+// afterSample is what the target showed after the load: a sample, and its logs' findings.
 type afterSample struct {
-	sample targetstats.Sample
-	err    error
-	logs   [][]byte
+	sample   targetstats.Sample
+	err      error
+	findings []targetstats.Finding
 }
 
-// afterLoad is the sample and log reads of measureAfter, made off the worker (callAfter): the
-// logs are up to maxTargetLogBytes from the target's image. errPending while in flight.
+// afterLoad is the sample, log reads and pattern counts of measureAfter, made off the worker
+// (callAfter): the logs are up to maxTargetLogBytes from the target's image and the patterns
+// the tenant's, so the count's cost is theirs too. errPending while in flight.
 func (r *Stage) afterLoad(s *decide.Scope) (afterSample, error) {
 	if res, ok := r.Calls.Take(s.Run.UID, runio.CallAfter); ok {
 		a, _ := res.Val.(afterSample)
@@ -330,20 +328,24 @@ func (r *Stage) startAfter(s *decide.Scope) {
 	for i := range s.TargetPods {
 		s.TargetPods[i].DeepCopyInto(&pods[i])
 	}
+	patterns := logPatterns(s.Run)
+	// ctx ends at LogsLimit or when the run is forgotten (ended, deleted): the count stops then,
+	// and its findings say how far it got.
 	r.Calls.Begin(s.Run, runio.CallAfter, runio.LogsLimit, false, func(ctx context.Context) (any, error) {
 		sample, err := r.sampleTarget(ctx, in, r.Clock.Now())
 		if err != nil {
 			return afterSample{sample: sample, err: err}, nil
 		}
-		return afterSample{sample: sample, logs: r.targetLogs(ctx, pods)}, nil
+		logs, unread := r.targetLogs(ctx, pods)
+		return afterSample{sample: sample, findings: targetstats.CountPatterns(ctx, logs, patterns, targetstats.DefaultLimits, unread)}, nil
 	})
 }
 
 // targetLogs reads the end of every target container's log, and of its instance before the
-// last restart, where a crash is written (older instances are gone).
-func (r *Stage) targetLogs(ctx context.Context, pods []corev1.Pod) [][]byte {
-	var logs [][]byte
-	read := 0
+// last restart, where a crash is written (older instances are gone). unread says what could not
+// be read, for the findings: "" when every log was.
+func (r *Stage) targetLogs(ctx context.Context, pods []corev1.Pod) (logs [][]byte, unread string) {
+	read, skipped, failed := 0, 0, 0
 	for i := range pods {
 		for _, cs := range pods[i].Status.ContainerStatuses {
 			for _, previous := range []bool{false, true} {
@@ -353,17 +355,26 @@ func (r *Stage) targetLogs(ctx context.Context, pods []corev1.Pod) [][]byte {
 				if read >= maxTargetLogBytes {
 					// The target's image writes these logs: what they may take is bounded.
 					logf.FromContext(ctx).Info("target logs past the limit are not searched", "pod", pods[i].Name, "container", cs.Name, "limit", maxTargetLogBytes)
+					skipped++
 					continue
 				}
 				tail, err := r.Logs.Tail(ctx, &pods[i], cs.Name, targetLogLines, previous)
 				read += len(tail)
 				if err != nil {
 					logf.FromContext(ctx).Info("reading a target log failed", "pod", pods[i].Name, "container", cs.Name, "previous", previous, "error", err.Error())
+					failed++
 					continue
 				}
 				logs = append(logs, tail)
 			}
 		}
 	}
-	return logs
+	var notes []string
+	if skipped > 0 {
+		notes = append(notes, fmt.Sprintf("%d container logs past the %d MiB the manager reads were not searched", skipped, maxTargetLogBytes>>20))
+	}
+	if failed > 0 {
+		notes = append(notes, fmt.Sprintf("%d container logs could not be read (the manager's log says why)", failed))
+	}
+	return logs, strings.Join(notes, "; ")
 }
