@@ -336,8 +336,22 @@ func (r *Stage) startAfter(s *decide.Scope) {
 		if err != nil {
 			return afterSample{sample: sample, err: err}, nil
 		}
+		// The logs, and the search over them, take what the target's image and the tenant's
+		// patterns make them: within the namespace's share of the process's memory and CPUs.
+		release, err := runio.TargetLogMemory.Acquire(ctx, maxTargetLogBytes)
+		if err != nil {
+			unread := "the target's logs were not read: no memory was free for them before the deadline (other runs of this namespace hold its share)"
+			return afterSample{sample: sample, findings: targetstats.CountPatterns(ctx, nil, patterns, targetstats.DefaultLimits, unread)}, nil
+		}
+		defer release()
 		logs, unread := r.targetLogs(ctx, pods)
-		return afterSample{sample: sample, findings: targetstats.CountPatterns(ctx, logs, patterns, targetstats.DefaultLimits, unread)}, nil
+		findings, err := runio.OnCPU(ctx, func() ([]targetstats.Finding, error) {
+			return targetstats.CountPatterns(ctx, logs, patterns, targetstats.DefaultLimits, unread), nil
+		})
+		if err != nil {
+			findings = targetstats.CountPatterns(ctx, nil, patterns, targetstats.DefaultLimits, "the target's logs were not searched: "+err.Error())
+		}
+		return afterSample{sample: sample, findings: findings}, nil
 	})
 }
 

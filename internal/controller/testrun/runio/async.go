@@ -283,6 +283,10 @@ func Poll[T any](c *AsyncCalls, run *v1alpha1.TestRun, kind CallKind, limit time
 // every Budget, so one namespace's many runs take at most its share of the cores.
 var CPU = measure.NewBudget(int64(max(runtime.GOMAXPROCS(0), 2)))
 
+// TargetLogMemory bounds the targets' logs read for their log findings (up to 32 MiB a run),
+// held while their patterns are counted, over every run and fair by namespace.
+var TargetLogMemory = measure.NewBudget(64 << 20)
+
 // OnCPU runs fn within one of CPU's slots for ctx's namespace.
 func OnCPU[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	release, err := CPU.Acquire(ctx, 1)
