@@ -104,6 +104,10 @@ const (
 	// it would take more memory than the operator allows one envelope (too many metrics, series
 	// or windows, or a hostile pod): the run's results are lost, other runs are unaffected.
 	ReasonRunnerResultRejected = "RunnerResultRejected"
+	// ReasonEgressNotAllowed: spec.target.egress names a block outside the admin's allow-list
+	// (the operator's --egress-allow-list, the chart's egressAllowList). The chart's admission
+	// policy refuses it at apply; this is the manager's own check, where that policy is missing.
+	ReasonEgressNotAllowed = "EgressNotAllowed"
 )
 
 // FailureReasons lists every reason a TestRun can end Failed with.
@@ -113,7 +117,7 @@ var FailureReasons = []string{
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerNotReplaceable, ReasonRunnerFailed,
-	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound,
+	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound, ReasonEgressNotAllowed,
 }
 
 // Reasons of a TestRun still in progress (status.reason while not ended) and of its end.
@@ -180,4 +184,9 @@ const (
 	ReasonReading   = "Reading"
 	ReasonCollected = "Collected"
 	ReasonPartial   = "Partial"
+	// ReasonKept and ReasonKeepExpired: TargetKept, the ended run's target is kept until the
+	// time the message names, or that time passed and the target was released (also the event's
+	// reason).
+	ReasonKept        = "Kept"
+	ReasonKeepExpired = "KeepExpired"
 )
