@@ -74,6 +74,7 @@ func main() {
 	flag.IntVar(&apiBurst, "kube-api-burst", 400, "Burst of queries the manager's client may send above --kube-api-qps.")
 	flag.IntVar(&workers, "max-concurrent-reconciles", runenv.DefaultWorkers, "TestRuns reconciled at once: a reconcile may "+
 		"wait up to 2 minutes on a runner's setup() or teardown(), and other runs must not wait behind it.")
+	tenancy := bindTenancyFlags(flag.CommandLine)
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -160,7 +161,7 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if err := testrun.New(mgr, runenv.Options{
+	runOpts := runenv.Options{
 		RunnerAPI:          api,
 		Logs:               &runio.APILogReader{Clientset: clientset},
 		Stats:              &runio.APITargetStats{Clientset: clientset},
@@ -176,7 +177,12 @@ func main() {
 		KeptRecords:            keptResults,
 		Workers:                workers,
 		Kueue:                  kueue,
-	}).SetupWithManager(mgr); err != nil {
+	}
+	if err := tenancy.apply(&runOpts); err != nil {
+		log.Error(err, "the target tenancy flags")
+		os.Exit(2)
+	}
+	if err := testrun.New(mgr, runOpts).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)
 	}

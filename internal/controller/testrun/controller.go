@@ -54,6 +54,9 @@ func New(mgr ctrl.Manager, opts runenv.Options) *Reconciler {
 	if opts.DefaultPodSecurity == "" {
 		opts.DefaultPodSecurity = runenv.DefaultPodSecurityLevel
 	}
+	if opts.MaxKeptTarget <= 0 {
+		opts.MaxKeptTarget = runenv.DefaultMaxKeptTarget
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = runenv.DefaultWorkers
 	}
