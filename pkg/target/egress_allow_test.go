@@ -88,3 +88,39 @@ func mustPrefix(t *testing.T, s string) netip.Prefix {
 	}
 	return l[0]
 }
+
+// FuzzEgressAllowList: any list that parses prints back as itself, and a block is allowed
+// exactly when it is one of the list's blocks or a narrower one of the same family: its address
+// cut to an allowed block's length is that block.
+func FuzzEgressAllowList(f *testing.F) {
+	f.Add("10.20.0.0/16,2001:db8::/32", "10.20.3.0/24")
+	f.Add("0.0.0.0/0", "::/0")
+	f.Add("::/0", "::ffff:10.0.0.0/104")
+	f.Add("203.0.113.7/32", "203.0.113.7/32")
+	f.Add("", "10.0.0.0/8")
+	f.Fuzz(func(t *testing.T, list, block string) {
+		allowed, err := ParseEgressAllowList(list)
+		if err != nil {
+			return
+		}
+		again, err := ParseEgressAllowList(allowed.String())
+		if err != nil || again.String() != allowed.String() {
+			t.Fatalf("%q printed as %q, parsed again as %q (%v)", list, allowed.String(), again.String(), err)
+		}
+		b, err := netip.ParsePrefix(block)
+		if err != nil || b.Masked() != b {
+			return // admission refuses a block not in canonical form
+		}
+		want := false
+		for _, p := range allowed {
+			if p.Addr().BitLen() == b.Addr().BitLen() && b.Bits() >= p.Bits() && netip.PrefixFrom(b.Addr(), p.Bits()).Masked() == p {
+				want = true
+			}
+		}
+		tr := tw.MakeTestRun("fuzz", "team").Obj()
+		tr.Spec.Target.Egress = []v1alpha1.TargetEgress{{CIDR: block}}
+		if got := EgressOutside(tr, allowed) == ""; got != want {
+			t.Fatalf("block %s within %s: allowed %v, want %v", block, allowed.String(), got, want)
+		}
+	})
+}
