@@ -52,6 +52,15 @@ TPL
     -e 's/namespace: fleetbench-system/namespace: {{ .Release.Namespace }}/' \
     -e 's/^    app.kubernetes.io\/name: fleetbench$/    {{- include "fleetbench.labels" . | nindent 4 }}/' \
     "$root/config/admission/policy.yaml"
+  # A namespaced install checks only the namespaces it watches (the binding's spec is last).
+  cat <<'TPL'
+{{- with .Values.watchNamespaces }}
+  matchResources:
+    namespaceSelector:
+      matchExpressions:
+        - {key: kubernetes.io/metadata.name, operator: In, values: {{ toJson . }}}
+{{- end }}
+TPL
   echo '{{- end }}'
 } >"$tpl/admission-policy.yaml"
 

@@ -244,6 +244,9 @@ for line in '- --egress-allow-list=10.20.0.0/16,192.168.1.0/24' '- --max-kept-ta
   'egressAllowList: "10.20.0.0/16,192.168.1.0/24"' 'maxKeptTarget: "2h"'; do
   grep -qF -- "$line" <<<"$f" || { echo "chart: no \"$line\""; exit 1; }
 done
+! grep -q 'matchResources:' <<<"$all" || { echo "chart: the policy binding is scoped without watchNamespaces"; exit 1; }
+grep -qF -- '- {key: kubernetes.io/metadata.name, operator: In, values: ["team-a","team-b","fb-targets"]}' <<<"$namespaced" \
+  || { echo "chart: a namespaced install's policy binding does not check only its watched namespaces"; exit 1; }
 f=$("$helm" template fb "$chart" --namespace fleetbench-system --set admissionPolicy.install=false)
 ! grep -qE '^kind: ValidatingAdmissionPolicy|fb-fleetbench-targets' <<<"$f" || { echo "chart: admissionPolicy.install=false still renders the policy"; exit 1; }
 [ "$(grep -c '^      fleetbench.dev/large-profiles: "true"$' <<<"$all")" = 6 ] && [ "$(grep -A1 '^  namespaceSelector:$' <<<"$all" | grep -c '^    {}$')" = 2 ] \
