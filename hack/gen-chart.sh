@@ -24,15 +24,45 @@ done
 {
   echo "$header"
   echo '{{- if .Values.builtinProfiles.install }}'
+  echo '{{- $offer := .Values.builtinProfiles.offeredTo }}'
   for p in "$root"/config/profiles/[a-z][0-9].yaml; do
+    name=$(basename "$p" .yaml)
     echo '---'
     # A Profile cannot be mapped before its CRD exists, and Helm maps a release's resources
     # before creating any of them (CRDs are templates here, not crds/): install the Profiles
     # as a post-install/upgrade hook, once the CRDs are there.
     sed '0,/^metadata:$/s//metadata:\n  annotations:\n    helm.sh\/hook: post-install,post-upgrade\n    helm.sh\/hook-delete-policy: before-hook-creation/' "$p"
+    # Where it is offered: its own entry of builtinProfiles.offeredTo, else "*" (spec is last).
+    cat <<TPL
+{{- \$selector := ternary (index \$offer "$name") (index \$offer "*") (hasKey \$offer "$name") }}
+{{- if kindIs "invalid" \$selector }}{{ fail "builtinProfiles.offeredTo names neither $name nor \"*\": say where it is offered ({} for every namespace)" }}{{ end }}
+  namespaceSelector:
+    {{- toYaml \$selector | nindent 4 }}
+TPL
   done
   echo '{{- end }}'
 } >"$tpl/profiles.yaml"
+
+# The admission policy on what a target may have (config/admission), named after the release;
+# its parameters are the chart's values (admission-params.yaml).
+{
+  echo "$header"
+  echo '{{- if .Values.admissionPolicy.install }}'
+  sed -e '/^ *#/!s/fleetbench-targets/{{ include "fleetbench.fullname" . }}-targets/' \
+    -e 's/namespace: fleetbench-system/namespace: {{ .Release.Namespace }}/' \
+    -e 's/^    app.kubernetes.io\/name: fleetbench$/    {{- include "fleetbench.labels" . | nindent 4 }}/' \
+    "$root/config/admission/policy.yaml"
+  # A namespaced install checks only the namespaces it watches (the binding's spec is last).
+  cat <<'TPL'
+{{- with .Values.watchNamespaces }}
+  matchResources:
+    namespaceSelector:
+      matchExpressions:
+        - {key: kubernetes.io/metadata.name, operator: In, values: {{ toJson . }}}
+{{- end }}
+TPL
+  echo '{{- end }}'
+} >"$tpl/admission-policy.yaml"
 
 rules() { sed -n '/^rules:/,$p' "$1"; }
 ns="$root/config/rbac/namespaced"

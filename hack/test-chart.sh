@@ -274,6 +274,32 @@ grep -q -- '- --max-targets-per-namespace=3$' <<<"$f" && grep -q -- '- --max-run
 f=$("$helm" template fb "$chart" --namespace fleetbench-system --set requireQueue=true)
 grep -q -- '- --require-queue$' <<<"$f" || { echo "chart: no --require-queue flag"; exit 1; }
 
+# What a tenant's target may have: its namespace's labels only as named; egress and the kept
+# time given alike to the manager and to the admission policy's ConfigMap, which the policy's
+# binding names; built-in Profiles offered as offeredTo says, and refused without an answer.
+grep -q -- '- --egress-allow-list=$' <<<"$all" || { echo "chart: by default no egress is allowed"; exit 1; }
+grep -q -- '- --max-kept-target=24h$' <<<"$all" || { echo "chart: a kept target is kept 24h at most by default"; exit 1; }
+! grep -q -- '--propagate-namespace-labels' <<<"$all" || { echo "chart: --propagate-namespace-labels rendered by default"; exit 1; }
+for kind in ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding ConfigMap; do
+  want "admission policy" "$defaults" "kind $kind fb-fleetbench-targets "
+done
+grep -A3 '^  paramRef:$' <<<"$all" | grep -q 'namespace: fleetbench-system' || { echo "chart: the policy binding's paramRef is not in the release's namespace"; exit 1; }
+grep -q '^  egressAllowList: ""$' <<<"$all" && grep -q '^  maxKeptTarget: "24h"$' <<<"$all" || { echo "chart: the policy's parameters by default"; exit 1; }
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set 'egressAllowList={10.20.0.0/16,192.168.1.0/24}' \
+  --set maxKeptTarget=2h --set 'propagateNamespaceLabels={team,cost-center}')
+for line in '- --egress-allow-list=10.20.0.0/16,192.168.1.0/24' '- --max-kept-target=2h' '- --propagate-namespace-labels=team,cost-center' \
+  'egressAllowList: "10.20.0.0/16,192.168.1.0/24"' 'maxKeptTarget: "2h"'; do
+  grep -qF -- "$line" <<<"$f" || { echo "chart: no \"$line\""; exit 1; }
+done
+! grep -q 'matchResources:' <<<"$all" || { echo "chart: the policy binding is scoped without watchNamespaces"; exit 1; }
+grep -qF -- '- {key: kubernetes.io/metadata.name, operator: In, values: ["team-a","team-b","fb-targets"]}' <<<"$namespaced" \
+  || { echo "chart: a namespaced install's policy binding does not check only its watched namespaces"; exit 1; }
+f=$("$helm" template fb "$chart" --namespace fleetbench-system --set admissionPolicy.install=false)
+! grep -qE '^kind: ValidatingAdmissionPolicy|fb-fleetbench-targets' <<<"$f" || { echo "chart: admissionPolicy.install=false still renders the policy"; exit 1; }
+[ "$(grep -c '^      fleetbench.dev/large-profiles: "true"$' <<<"$all")" = 6 ] && [ "$(grep -A1 '^  namespaceSelector:$' <<<"$all" | grep -c '^    {}$')" = 2 ] \
+  || { echo "chart: by default c1 and c2 are offered everywhere, the other six to labelled namespaces"; exit 1; }
+! "$helm" template fb "$chart" --set 'builtinProfiles.offeredTo.*=null' >/dev/null 2>&1 || { echo "chart: a built-in Profile offeredTo says nothing of must fail"; exit 1; }
+
 # The chart's CRDs are config/'s CRDs: same schema, byte for byte after the template lines.
 for crd in "$root"/config/crd/bases/*.yaml; do
   diff <(grep -v '^---$' "$crd") <(grep -vE '^(#|\{\{)|helm.sh/resource-policy' "$chart/templates/crds/$(basename "$crd")") >/dev/null \

@@ -125,6 +125,10 @@ const (
 	// a replaced runner's results, the kept record its baseline names) failed its seal: it was
 	// changed, or copied, by someone other than the operator. Nothing in it was read.
 	ReasonRecordTampered = "RecordTampered"
+	// ReasonEgressNotAllowed: spec.target.egress names a block outside the admin's allow-list
+	// (the operator's --egress-allow-list, the chart's egressAllowList). The chart's admission
+	// policy refuses it at apply; this is the manager's own check, where that policy is missing.
+	ReasonEgressNotAllowed = "EgressNotAllowed"
 )
 
 // FailureReasons lists every reason a TestRun can end Failed with.
@@ -135,7 +139,7 @@ var FailureReasons = []string{
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerNotReplaceable, ReasonRunnerFailed,
-	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound, ReasonRecordTampered,
+	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound, ReasonRecordTampered, ReasonEgressNotAllowed,
 	// The queue's (testrun_queue_types.go).
 	ReasonQueueNotNamed, ReasonQueueTimeout, ReasonQueueRejected, ReasonEvicted, ReasonQueueRequired, ReasonKueueRequired, ReasonFlavorUnusable,
 }
@@ -204,4 +208,9 @@ const (
 	ReasonReading   = "Reading"
 	ReasonCollected = "Collected"
 	ReasonPartial   = "Partial"
+	// ReasonKept and ReasonKeepExpired: TargetKept, the ended run's target is kept until the
+	// time the message names, or that time passed and the target was released (also the event's
+	// reason).
+	ReasonKept        = "Kept"
+	ReasonKeepExpired = "KeepExpired"
 )

@@ -61,6 +61,10 @@ const (
 	// ConditionGapless is True while no runner was replaced; False (reason RunnerReplaced) once
 	// one was, its message saying what the results cover (status.gaps has each gap).
 	ConditionGapless = "Gapless"
+	// ConditionTargetKept is True while an ended run keeps its target (spec.cleanup.target
+	// KeepUntilDeleted), until the time its message names; False (reason KeepExpired) once that
+	// time passed and the target was released.
+	ConditionTargetKept = "TargetKept"
 	// ConditionReady is the summary: True only when the TestRun finished with verdict PASSED.
 	ConditionReady = "Ready"
 )

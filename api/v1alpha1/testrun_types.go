@@ -922,14 +922,25 @@ type TargetCleanupPolicy string
 const (
 	// TargetDeleteAfterRun removes the target namespace as soon as results are collected.
 	TargetDeleteAfterRun TargetCleanupPolicy = "DeleteAfterRun"
-	// TargetKeepUntilDeleted keeps the target for inspection until the TestRun is deleted.
+	// TargetKeepUntilDeleted keeps the target for inspection until the TestRun is deleted, or
+	// until its kept time (spec.cleanup.keepFor, at most the operator's --max-kept-target) runs
+	// out, whichever comes first.
 	TargetKeepUntilDeleted TargetCleanupPolicy = "KeepUntilDeleted"
 )
 
 // CleanupSpec says what happens to the provisioned target when the test ends.
+// +kubebuilder:validation:XValidation:rule="!has(self.keepFor) || self.target == 'KeepUntilDeleted'",message="spec.cleanup.keepFor applies to a kept target only: set spec.cleanup.target: KeepUntilDeleted, or drop keepFor"
 type CleanupSpec struct {
 	// target is DeleteAfterRun (default) or KeepUntilDeleted.
 	// +optional
 	// +kubebuilder:default=DeleteAfterRun
 	Target TargetCleanupPolicy `json:"target,omitempty"`
+
+	// keepFor is how long after the run's end a KeepUntilDeleted target is kept; then it is
+	// released (condition TargetKept False KeepExpired, and an event). Unset: the most the
+	// operator allows (its --max-kept-target, the chart's maxKeptTarget, 24h by default). More
+	// than that is refused at admission where the chart's admission policy is installed, and
+	// otherwise cut to it, which the TargetKept condition says.
+	// +optional
+	KeepFor Duration `json:"keepFor,omitempty"`
 }

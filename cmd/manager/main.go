@@ -91,6 +91,7 @@ func main() {
 	flag.StringVar(&recordKeyFile, "record-key-file", "/etc/fleetbench/record-key/key", "File holding the key (at least 32 bytes) that seals the "+
 		"records the manager keeps in tenants' namespaces (results, kept records) so that it reads back only its own; the chart mounts it "+
 		"from a Secret. Missing: a random key for this process, and records sealed by an earlier one are refused as RecordTampered.")
+	tenancy := bindTenancyFlags(flag.CommandLine)
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -195,7 +196,7 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if err := testrun.New(mgr, runenv.Options{
+	runOpts := runenv.Options{
 		RunnerAPI:          api,
 		Logs:               &runio.APILogReader{Clientset: clientset},
 		Stats:              &runio.APITargetStats{Clientset: clientset, Kubelet: kubeletStats},
@@ -214,7 +215,12 @@ func main() {
 		Kueue:                  kueue,
 		RecordKey:              recordKey,
 		RequireQueue:           requireQueue,
-	}).SetupWithManager(mgr); err != nil {
+	}
+	if err := tenancy.apply(&runOpts); err != nil {
+		log.Error(err, "the target tenancy flags")
+		os.Exit(2)
+	}
+	if err := testrun.New(mgr, runOpts).SetupWithManager(mgr); err != nil {
 		log.Error(err, "setting up the TestRun controller")
 		os.Exit(1)
 	}

@@ -9,10 +9,13 @@
 // error stops CEL from running. So the node is untyped with x-kubernetes-preserve-unknown-fields,
 // keeps the object form's properties (target's enum and default), and refuses every other JSON
 // type with a plain OpenAPI check: strings by a pattern that never matches and reads as the hint,
-// numbers, arrays and booleans by bounds they cannot meet, and unknown keys by maxProperties 1
-// (target is always there, defaulted). The controller decodes only what is admitted: an object.
-// Only the TestRun CRD's cleanup is patched: CapacityPlan's CEL reads spec.template.cleanup.target,
-// which needs the typed object.
+// numbers, arrays and booleans by bounds they cannot meet, and unknown keys by counting them:
+// target is always there (defaulted), so the object has one key, or two when the second is
+// keepFor and target keeps the target (anyOf; keepFor's own CEL rule, on the object form, cannot
+// run on the untyped node and is dropped here for that check). The controller decodes only what
+// is admitted: an object.
+// Only the TestRun CRD is patched: CapacityPlan's CEL reads spec.template.cleanup.target, which
+// needs the typed object.
 //
 //	go run ./hack/crdpatch config/crd/bases/fleetbench.dev_testruns.yaml config/crd/bases/fleetbench.dev_capacityplans.yaml
 package main
@@ -39,6 +42,16 @@ var specTypes = map[string]reflect.Type{
 // matches (the end of the text cannot be followed by its start).
 const CleanupStringHint = "k6-operator's `cleanup: post` is spec.ttlSecondsAfterFinished: 0 here " +
 	"(spec.cleanup.target says what happens to the target)$^"
+
+// KeepForHint is the pattern target must match beside keepFor: KeepUntilDeleted, or a never
+// matching alternative that reads as the hint.
+const KeepForHint = "^KeepUntilDeleted$|spec.cleanup.keepFor applies to a kept target only: set spec.cleanup.target: " +
+	"KeepUntilDeleted, or drop keepFor$^"
+
+// PositiveDurationHint is Duration's CEL rule as a pattern: units of k6 and Go durations, one
+// of them with a non-zero digit, or a never matching alternative that reads as the hint.
+const PositiveDurationHint = `^([0-9]+(\.[0-9]+)?(ms|s|m|h))*([0-9]*[1-9][0-9]*(\.[0-9]+)?|[0-9]+\.[0-9]*[1-9][0-9]*)(ms|s|m|h)([0-9]+(\.[0-9]+)?(ms|s|m|h))*$` +
+	`|spec.cleanup.keepFor must be a positive duration such as 30m, 2h or 1h30m$^`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -89,10 +102,26 @@ func patch(path string) error {
 		if !ok || dig(node, "properties", "target") == nil {
 			return fmt.Errorf("%s: spec.cleanup is not the object with target it is patched from", path)
 		}
+		keepFor, ok := dig(node, "properties", "keepFor").(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: spec.cleanup has no keepFor to allow for", path)
+		}
+		// Nor can CEL run below the untyped node: keepFor's duration rule becomes a pattern.
+		delete(keepFor, "x-kubernetes-validations")
+		keepFor["pattern"] = PositiveDurationHint
 		delete(node, "type")
+		delete(node, "x-kubernetes-validations") // keepFor needs KeepUntilDeleted: the anyOf below
 		node["x-kubernetes-preserve-unknown-fields"] = true
 		node["pattern"] = CleanupStringHint
-		node["maxProperties"] = 1
+		node["maxProperties"] = 2
+		// The API server reports the failing branch with the most checks applied, the first on
+		// a tie: the trivial checks make a stray key report the first ("Too many") and keepFor
+		// beside a target not kept the second (the hint). test/admission pins both messages.
+		anything := map[string]any{"pattern": ".*"}
+		node["anyOf"] = []any{
+			map[string]any{"maxProperties": 1, "properties": map[string]any{"target": anything}},
+			map[string]any{"required": []any{"keepFor"}, "properties": map[string]any{"target": map[string]any{"pattern": KeepForHint}, "keepFor": anything}},
+		}
 		node["maximum"], node["minimum"] = -1, 0
 		node["maxItems"], node["minItems"] = 0, 1
 		node["not"] = map[string]any{"enum": []any{true, false}}

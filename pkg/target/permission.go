@@ -13,6 +13,10 @@ import (
 // EnforceLabel is the label a namespace's Pod Security level is read from.
 const EnforceLabel = "pod-security.kubernetes.io/enforce"
 
+// BuiltinLabel marks the built-in Profiles (c1–c4, h0–h3) the chart and config/profiles ship;
+// the admin offers them per namespace (the chart's builtinProfiles.offeredTo).
+const BuiltinLabel = "fleetbench.dev/builtin"
+
 // levelRank orders the Pod Security Standards from the strictest.
 var levelRank = map[string]int{"restricted": 0, "baseline": 1, "privileged": 2}
 
@@ -36,8 +40,12 @@ func NotPermitted(tr *v1alpha1.TestRun, ns *corev1.Namespace, profile *v1alpha1.
 			return fmt.Sprintf("Profile %s has an invalid namespaceSelector (%v): an admin must fix it", profile.Name, err)
 		}
 		if !selector.Matches(labels.Set(ns.Labels)) {
+			who := "an admin"
+			if profile.Labels[BuiltinLabel] == "true" {
+				who = "an admin to offer it here (the chart's builtinProfiles.offeredTo, or a label on the namespace that matches)"
+			}
 			return fmt.Sprintf("Profile %s may be used only from namespaces matching %s (its spec.namespaceSelector); namespace %s does not: "+
-				"pick another profile (kubectl get profiles) or ask an admin", profile.Name, selector, ns.Name)
+				"pick another profile (kubectl get profiles) or ask %s", profile.Name, selector, ns.Name, who)
 		}
 	}
 	return ""

@@ -23,6 +23,9 @@ func TestNotPermitted(t *testing.T) {
 	external := tw.MakeTestRun("x", "team-a").External("http://api.team-a:8080").Obj()
 	external.Spec.Target.PodSecurity = v1alpha1.PodSecurityBaseline
 	forTeamA := tw.MakeProfile("p", "1", "1Gi").ForNamespaces(map[string]string{"team": "a"}).Obj()
+	// A built-in Profile the chart offers only to labelled namespaces.
+	h3 := tw.MakeProfile("h3", "12", "32Gi").ForNamespaces(map[string]string{"fleetbench.dev/large-profiles": "true"}).Obj()
+	h3.Labels = map[string]string{BuiltinLabel: "true"}
 	for _, tc := range []struct {
 		name           string
 		tr             *v1alpha1.TestRun
@@ -42,6 +45,8 @@ func TestNotPermitted(t *testing.T) {
 		{"profile for team a, team b", run(""), ns(map[string]string{"team": "b"}), forTeamA, "restricted", "Profile p may be used only from namespaces matching team=a"},
 		{"profile for team a, no labels", run(""), ns(nil), forTeamA, "restricted", "namespace team-a does not"},
 		{"profile for everyone", run(""), ns(nil), tw.MakeProfile("c1", "1", "1Gi").Obj(), "restricted", ""},
+		{"built-in not offered here", run(""), ns(map[string]string{"team": "a"}), h3, "restricted", "ask an admin to offer it here (the chart's builtinProfiles.offeredTo"},
+		{"built-in offered here", run(""), ns(map[string]string{"fleetbench.dev/large-profiles": "true"}), h3, "restricted", ""},
 	} {
 		got := NotPermitted(tc.tr, tc.ns, tc.profile, tc.clusterDefault)
 		if (got == "") != (tc.says == "") || !strings.Contains(got, tc.says) {

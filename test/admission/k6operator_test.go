@@ -171,13 +171,17 @@ func TestRunnerPodsWithUserSecurityPassRestricted(t *testing.T) {
 // cleanupHint is what admission says to k6-operator's `cleanup: post`.
 const cleanupHint = "k6-operator's `cleanup: post` is spec.ttlSecondsAfterFinished: 0 here (spec.cleanup.target says what happens to the target)"
 
+// keepForHint is what admission says to keepFor beside a target that is not kept.
+const keepForHint = "spec.cleanup.keepFor applies to a kept target only: set spec.cleanup.target: KeepUntilDeleted, or drop keepFor"
+
 // spec.cleanup admits k6-operator's string form only to refuse it (hack/crdpatch): its object
 // form keeps target's enum and default, and every other value, or a key that is not target, is
 // refused too, also when a client's field validation would only have dropped an unknown key.
 func TestCleanupKeepsItsObjectForm(t *testing.T) {
 	for spec, want := range map[string]v1alpha1.TargetCleanupPolicy{
-		`cleanup: {target: KeepUntilDeleted}`: v1alpha1.TargetKeepUntilDeleted,
-		`cleanup: {}`:                         v1alpha1.TargetDeleteAfterRun,
+		`cleanup: {target: KeepUntilDeleted}`:              v1alpha1.TargetKeepUntilDeleted,
+		`cleanup: {}`:                                      v1alpha1.TargetDeleteAfterRun,
+		`cleanup: {target: KeepUntilDeleted, keepFor: 2h}`: v1alpha1.TargetKeepUntilDeleted,
 	} {
 		run, err := dryRunSpec(t, spec)
 		if err != nil || run.Spec.Cleanup == nil || run.Spec.Cleanup.Target != want {
@@ -191,6 +195,13 @@ func TestCleanupKeepsItsObjectForm(t *testing.T) {
 		`cleanup: true`:                       "spec.cleanup",
 		`cleanup: [post]`:                     "spec.cleanup",
 		`cleanup: ""`:                         cleanupHint,
+		// keepFor is the one second key, and only beside KeepUntilDeleted.
+		`cleanup: {keepFor: 2h}`:                                 keepForHint,
+		`cleanup: {target: DeleteAfterRun, keepFor: 2h}`:         keepForHint,
+		`cleanup: {target: KeepUntilDeleted, targte: x}`:         "spec.cleanup: Too many",
+		`cleanup: {target: KeepUntilDeleted, keepFor: 2h, x: y}`: "spec.cleanup: Too many",
+		`cleanup: {target: KeepUntilDeleted, keepFor: forever}`:  "spec.cleanup.keepFor",
+		`cleanup: {target: KeepUntilDeleted, keepFor: "0s"}`:     "must be a positive duration",
 	} {
 		if _, err := dryRunSpec(t, spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want a refusal containing %q", spec, err, want)

@@ -238,13 +238,17 @@ func (e *env) hugeFleet(t *testing.T, c client.Client, ns string) func(t *testin
 }
 
 // floodScript requests a path that is not there, 7,000 bytes long: each 404 writes a 2 KB
-// error line to nginx's log.
+// error line to nginx's log. The load is the run's spec.load: 100 devices, one request a second
+// each, for 30 s.
 var floodScript = `import http from 'k6/http';
-export const options = {
-  scenarios: { load: { executor: 'constant-arrival-rate', rate: 100, timeUnit: '1s', duration: '30s', preAllocatedVUs: 20 } },
-};
 export default function () { http.get(` + "`${__ENV.TARGET_WEB_URL}/" + strings.Repeat("a", 7000) + "`" + `); }
 `
+
+// flood is one of mallory's log-flooding stability runs.
+func flood(name, ns, profile string, patterns []v1alpha1.LogPattern) *v1alpha1.TestRun {
+	return tw.MakeTestRun(name, ns).Type(v1alpha1.TestTypeStability).Profile(profile).Inline(floodScript).
+		Devices(100, "1s").Duration("30s").Stability(&v1alpha1.StabilitySpec{LogPatterns: patterns}).Obj()
+}
 
 // logFlood: five stability runs (more than the manager's four workers) flood their targets'
 // logs with 2 KB lines. A run with issue 36's costly patterns is refused at admission; those
@@ -257,13 +261,13 @@ func (e *env) logFlood(t *testing.T, c client.Client, ns, profile string) func(t
 		// Admissible (repetitions of at most 100), and still costly: each search is cut.
 		cheap = append(cheap, v1alpha1.LogPattern{Name: fmt.Sprintf("p%d", i), Regex: fmt.Sprintf(".{100}.{100}B%d", i)})
 	}
-	refused := tw.MakeTestRun("costly", ns).Type(v1alpha1.TestTypeStability).Profile(profile).Inline(floodScript).Stability(&v1alpha1.StabilitySpec{LogPatterns: costly}).Obj()
+	refused := flood("costly", ns, profile, costly)
 	if err := c.Create(e.ctx, refused); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "logPatterns") {
 		t.Errorf("costly log patterns: create returned %v, want refused at admission naming logPatterns", err)
 	}
 	var runs []*v1alpha1.TestRun
 	for i := range 5 {
-		run := tw.MakeTestRun(fmt.Sprintf("flood-%d", i), ns).Type(v1alpha1.TestTypeStability).Profile(profile).Inline(floodScript).Stability(&v1alpha1.StabilitySpec{LogPatterns: cheap}).Obj()
+		run := flood(fmt.Sprintf("flood-%d", i), ns, profile, cheap)
 		if err := c.Create(e.ctx, run); err != nil {
 			t.Fatalf("mallory creating %s: %v", run.Name, err)
 		}

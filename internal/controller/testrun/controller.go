@@ -61,6 +61,9 @@ func New(mgr ctrl.Manager, opts runenv.Options) *Reconciler {
 	if opts.RecordKey == nil {
 		opts.RecordKey = seal.NewKey()
 	}
+	if opts.MaxKeptTarget <= 0 {
+		opts.MaxKeptTarget = runenv.DefaultMaxKeptTarget
+	}
 	if opts.Workers <= 0 {
 		opts.Workers = runenv.DefaultWorkers
 	}

@@ -53,15 +53,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	// 2.
 	if decide.IsFinished(run) {
 		r.Seen.Forget(run.UID) // level-based: whatever a read that ended after the finish put
+		var kept *decide.KeptTarget
+		if k, ok := decide.KeepOf(run, r.MaxKeptTarget, now); ok {
+			kept = &k
+		}
 		defer func() {
-			run.Status = decide.ComposeFinished(run)
+			run.Status = decide.ComposeFinished(run, kept)
 			reterr = errors.Join(reterr, r.writeStatus(ctx, before, run, now))
 		}()
 		// 3. A Workload whose Finished write failed when the run ended is finished now.
 		if err := r.FinishWorkload(ctx, run); err != nil {
 			return ctrl.Result{}, err
 		}
-		return r.ReconcileFinished(ctx, run, now)
+		return r.ReconcileFinished(ctx, run, now, kept)
 	}
 	s := &decide.Scope{Run: run, Now: now, Timeouts: decide.ResolveTimeouts(run, r.Timeouts)}
 	defer func() {

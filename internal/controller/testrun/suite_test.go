@@ -3,6 +3,7 @@ package testrun
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/runenv"
 	"fleetbench.dev/fleetbench/internal/testenv"
+	"fleetbench.dev/fleetbench/pkg/target"
 )
 
 // The suite runs the real reconciler against a real kube-apiserver and etcd. Nothing plays
@@ -129,6 +131,9 @@ func startManagerIn(e *testenv.Env, ns controller.Namespaces) (*testenv.Manager,
 			TargetNamespace: ns.Target,
 			Workers:         testWorkers,
 			Kueue:           kueue,
+			// tenancy_test.go: what targets may reach, and the labels they take from their tenant.
+			EgressAllowList:          testEgressAllowList,
+			PropagateNamespaceLabels: []string{"team", "cost-center"},
 		})
 		if e == env && len(ns.Watch) == 0 {
 			mainReconciler.Store(rec)
@@ -136,6 +141,9 @@ func startManagerIn(e *testenv.Env, ns controller.Namespaces) (*testenv.Manager,
 		return rec.SetupWithManager(mgr)
 	})
 }
+
+// testEgressAllowList is the suite's --egress-allow-list.
+var testEgressAllowList = target.EgressAllowList{netip.MustParsePrefix("10.0.0.0/8")}
 
 // mainReconciler is the reconciler of the suite's main manager, for what only memory shows.
 var mainReconciler atomic.Pointer[Reconciler]

@@ -73,6 +73,11 @@ func (r *Stage) ReconcilePermission(ctx context.Context, s *decide.Scope) (ctrl.
 	}
 	if why := target.NotPermitted(run, ns, s.Profile, r.DefaultPodSecurity); why != "" {
 		s.Fail(v1alpha1.ReasonNotPermitted, why)
+		return ctrl.Result{}, nil
+	}
+	// The chart's admission policy refuses this at apply; where it is not installed, here.
+	if why := target.EgressOutside(run, r.EgressAllowList); why != "" {
+		s.Fail(v1alpha1.ReasonEgressNotAllowed, why)
 	}
 	return ctrl.Result{}, nil
 }

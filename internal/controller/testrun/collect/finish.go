@@ -58,8 +58,8 @@ func (r *Stage) deleteActiveJobs(ctx context.Context, s *decide.Scope) {
 }
 
 // ReconcileFinished deletes the TestRun when its TTL has passed and releases the target
-// per the cleanup policy.
-func (r *Stage) ReconcileFinished(ctx context.Context, run *v1alpha1.TestRun, now time.Time) (ctrl.Result, error) {
+// per the cleanup policy; a kept target (kept, decide.KeepOf) once its time ran out, saying so.
+func (r *Stage) ReconcileFinished(ctx context.Context, run *v1alpha1.TestRun, now time.Time, kept *decide.KeptTarget) (ctrl.Result, error) {
 	var completion *time.Time
 	if run.Status.CompletionTime != nil {
 		completion = &run.Status.CompletionTime.Time
@@ -87,7 +87,17 @@ func (r *Stage) ReconcileFinished(ctx context.Context, run *v1alpha1.TestRun, no
 		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, "TTLExpired", "Delete", "deleting after ttlSecondsAfterFinished=%d", *run.Spec.TTLSecondsAfterFinished)
 		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 	}
-	if run.Spec.Target.External == nil && decide.TargetPolicy(run) == v1alpha1.TargetDeleteAfterRun {
+	release := run.Spec.Target.External == nil && decide.TargetPolicy(run) == v1alpha1.TargetDeleteAfterRun
+	if kept != nil && kept.Expired {
+		// Once: from the next reconcile TargetKept False makes the policy DeleteAfterRun.
+		c := kept.Condition(run.Generation)
+		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, v1alpha1.ReasonKeepExpired, "Release", "%s", c.Message)
+		release = true
+	}
+	if kept != nil && !kept.Expired {
+		return rc.After(left, kept.Until.Sub(now)), nil
+	}
+	if release {
 		remaining, err := r.ReleaseTarget(ctx, run, true)
 		if err != nil {
 			return ctrl.Result{}, err

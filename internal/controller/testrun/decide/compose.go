@@ -92,9 +92,15 @@ func composeSummary(st *v1alpha1.TestRunStatus, generation int64) {
 	rc.SetSummaryConditions(&st.Conditions, generation, standing(st))
 }
 
-// ComposeFinished is the status of a run that had ended already: only what is derived.
-func ComposeFinished(run *v1alpha1.TestRun) v1alpha1.TestRunStatus {
+// ComposeFinished is the status of a run that had ended already: only what is derived, and
+// how long it keeps its target when it does (KeepOf: kept, whether keepFor was cut, released).
+func ComposeFinished(run *v1alpha1.TestRun, kept *KeptTarget) v1alpha1.TestRunStatus {
 	st := *run.Status.DeepCopy()
+	if kept != nil {
+		c := kept.Condition(run.Generation)
+		c.LastTransitionTime = metav1.Now()
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
 	composeSummary(&st, run.Generation)
 	return st
 }

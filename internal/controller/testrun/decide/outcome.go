@@ -117,8 +117,10 @@ func RunnerLeak(merged *judge.Outcome) string {
 // (no watch need report anything first) and counts its TTL down.
 func AfterEnd() ctrl.Result { return rc.After(time.Millisecond) }
 
+// TargetPolicy is what becomes of run's target at its end: kept only under KeepUntilDeleted,
+// and neither after a refused pre-flight nor once its kept time ran out (KeepOf).
 func TargetPolicy(run *v1alpha1.TestRun) v1alpha1.TargetCleanupPolicy {
-	if run.Spec.Cleanup == nil || run.Spec.Cleanup.Target == "" || refusedByPreflight(run) {
+	if run.Spec.Cleanup == nil || run.Spec.Cleanup.Target == "" || refusedByPreflight(run) || keepExpired(run) {
 		return v1alpha1.TargetDeleteAfterRun
 	}
 	return run.Spec.Cleanup.Target

@@ -183,4 +183,4 @@ func slicesCompact(s []string) []string {
 }
 
 // summarize composes what is derived of a run's status (composeFinished), in place.
-func summarize(run *v1alpha1.TestRun) { run.Status = ComposeFinished(run) }
+func summarize(run *v1alpha1.TestRun) { run.Status = ComposeFinished(run, nil) }

@@ -162,6 +162,9 @@ func (r *Stage) provisionNamespace(ctx context.Context, s *decide.Scope) (ctrl.R
 	ns := &corev1.Namespace{}
 	err := r.APIReader.Get(ctx, key, ns)
 	if apierrors.IsNotFound(err) {
+		if err := r.copyTenantLabels(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
 		if err = r.Create(ctx, s.Desired.Namespace); err == nil {
 			s.Decided.TargetNamespace = s.TargetNS
 			return ctrl.Result{}, nil
@@ -190,6 +193,21 @@ func (r *Stage) provisionNamespace(ctx context.Context, s *decide.Scope) (ctrl.R
 	s.Fail(v1alpha1.ReasonTargetNamespaceConflict, fmt.Sprintf("namespace %s exists and was not made for this TestRun (it does not carry this TestRun's UID in label %s); "+
 		"nothing in it was touched: rename the TestRun, or ask your admin whose namespace it is", s.TargetNS, naming.LabelTestRunUID))
 	return ctrl.Result{}, nil
+}
+
+// copyTenantLabels gives the namespace about to be made the admin's chosen labels of the
+// run's own namespace (--propagate-namespace-labels), read live: they are copied once, here,
+// and a later change of the tenant's labels is not followed.
+func (r *Stage) copyTenantLabels(ctx context.Context, s *decide.Scope) error {
+	if len(r.PropagateNamespaceLabels) == 0 {
+		return nil
+	}
+	tenant := &corev1.Namespace{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: s.Run.Namespace}, tenant); err != nil {
+		return err
+	}
+	target.CopyTenantLabels(s.Desired.Namespace, tenant, r.PropagateNamespaceLabels)
+	return nil
 }
 
 // targetNotReady says which target workload is not available yet, or "".

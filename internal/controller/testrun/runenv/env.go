@@ -92,6 +92,16 @@ type Options struct {
 	// (--max-runners-per-namespace); a run that would pass it waits Pending RunnerLimitReached,
 	// one asking more alone ends NotPermitted, and parallelism auto chooses at most it. 0: no cap.
 	MaxRunnersPerNamespace int
+	// PropagateNamespaceLabels are the keys of the TestRun's namespace's labels its own target
+	// namespace copies when it is created (--propagate-namespace-labels), so that policies
+	// selecting namespaces by them follow the tenant to its targets.
+	PropagateNamespaceLabels []string
+	// EgressAllowList holds the blocks spec.target.egress may open (--egress-allow-list); a run
+	// asking for any other ends Failed EgressNotAllowed before anything is made. Empty: none.
+	EgressAllowList target.EgressAllowList
+	// MaxKeptTarget is how long after its run's end a KeepUntilDeleted target is kept at most
+	// (--max-kept-target); DefaultMaxKeptTarget when zero.
+	MaxKeptTarget time.Duration
 	// Clock defaults to the real one.
 	Clock clock.PassiveClock
 	// KeptRecords is how many kept records (the results a later run may compare with) a
@@ -118,6 +128,10 @@ type Options struct {
 // the workers (scriptCalls, asyncCalls); several workers keep one run's API writes from
 // queueing another's.
 const DefaultWorkers = 4
+
+// DefaultMaxKeptTarget is how long a kept target stays after its run at most, unless an admin
+// says otherwise: a day to inspect it, and no namespace forgotten for good.
+const DefaultMaxKeptTarget = 24 * time.Hour
 
 // DefaultPodSecurityLevel is Kubernetes' own default is privileged, but fleetbench assumes the
 // strict one unless told: a namespace that enforces nothing may get a restricted target only.
