@@ -146,4 +146,3 @@ func holdEnvelope(ctx context.Context, env measure.Envelope) logRead {
 	}
 	return logRead{env: &env, release: release}
 }
-
