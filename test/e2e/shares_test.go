@@ -29,7 +29,8 @@ import (
 type bystanderMeasure struct {
 	attack               string
 	toRunning, endToDone time.Duration
-	peakRSSMiB           int64
+	// The manager's RSS before the attack and its peak during it.
+	idleRSSMiB, peakRSSMiB int64
 }
 
 // TestSharedManagerSurvivesTenants (issue 36): mallory, with only `edit` in e2e-team-a,
@@ -80,7 +81,9 @@ func (e *env) underAttacks(t *testing.T, table string, attacks func(mallory clie
 	managerBefore := e.managerPods(t)
 	small := e.smallProfile(t, "e2e-shares")
 
+	rss := watchManagerRSS(t)
 	undisturbed := e.bystander(t, bobNS, "bob-undisturbed", "undisturbed")
+	undisturbed.idleRSSMiB, undisturbed.peakRSSMiB = rss.idleMiB(), rss.peakMiB()
 	rows := []bystanderMeasure{undisturbed}
 	// Slack over the undisturbed times: scheduling and image start on a 2-core machine vary by
 	// a few seconds run to run; an attack that held the workers made it minutes.
@@ -90,7 +93,8 @@ func (e *env) underAttacks(t *testing.T, table string, attacks func(mallory clie
 			rss := watchManagerRSS(t)
 			check := a.attack(t)
 			m := e.bystander(t, bobNS, "bob-"+a.name, a.name)
-			m.peakRSSMiB = rss.peakMiB()
+			m.idleRSSMiB, m.peakRSSMiB = rss.idleMiB(), rss.peakMiB()
+			rss.check(t) // within 2× the manager's RSS before the attack
 			rows = append(rows, m)
 			if m.toRunning > undisturbed.toRunning+slack || m.endToDone > undisturbed.endToDone+slack {
 				t.Errorf("bob's run took %s to Running and %s from its load's end to done; undisturbed %s and %s (slack %s)",
@@ -126,8 +130,17 @@ func (e *env) bystander(t *testing.T, ns, name, attack string) bystanderMeasure 
 	if res == nil || res.Requests == nil || res.Partial {
 		t.Fatalf("bob's results incomplete: %+v", res)
 	}
-	if served := e.nginxRequests(t, targetNS, "web"); res.Requests.Total < 4000 || res.Requests.Total > served {
-		t.Errorf("bob counted %d requests; nginx served %d; want 4000 ≤ counted ≤ served", res.Requests.Total, served)
+	// Exact: every one of the arrival rate's 4,000 iterations either made its request, counted
+	// (at most what nginx served: stub_status counts probes and its own read too), or was
+	// dropped by k6 and reported so (a 2-core cluster under a flood can starve the runners).
+	served := e.nginxRequests(t, targetNS, "web")
+	dropped := int64(0)
+	if it := res.Iterations; it != nil {
+		dropped = it.Dropped
+	}
+	if res.Requests.Total+dropped < 4000 || res.Requests.Total > served {
+		t.Errorf("bob counted %d requests and %d dropped iterations; nginx served %d; want 4000 ≤ counted + dropped, counted ≤ served",
+			res.Requests.Total, dropped, served)
 	}
 	m := bystanderMeasure{attack: attack,
 		toRunning: got.Status.StartTime.Sub(got.CreationTimestamp.Time),
@@ -238,8 +251,8 @@ func (e *env) hugeFleet(t *testing.T, c client.Client, ns string) func(t *testin
 }
 
 // floodScript requests a path that is not there, 7,000 bytes long: each 404 writes a 2 KB
-// error line to nginx's log. The load is the run's spec.load: 100 devices, one request a second
-// each, for 30 s.
+// error line to nginx's log. The load is the run's spec.load: 50 devices, one request a second
+// each, for 30 s (five such runs beside bob's are what a 2-core cluster holds).
 var floodScript = `import http from 'k6/http';
 export default function () { http.get(` + "`${__ENV.TARGET_WEB_URL}/" + strings.Repeat("a", 7000) + "`" + `); }
 `
@@ -247,7 +260,7 @@ export default function () { http.get(` + "`${__ENV.TARGET_WEB_URL}/" + strings.
 // flood is one of mallory's log-flooding stability runs.
 func flood(name, ns, profile string, patterns []v1alpha1.LogPattern) *v1alpha1.TestRun {
 	return tw.MakeTestRun(name, ns).Type(v1alpha1.TestTypeStability).Profile(profile).Inline(floodScript).
-		Devices(100, "1s").Duration("30s").Stability(&v1alpha1.StabilitySpec{LogPatterns: patterns}).Obj()
+		Devices(50, "1s").Duration("30s").Stability(&v1alpha1.StabilitySpec{LogPatterns: patterns}).Obj()
 }
 
 // logFlood: five stability runs (more than the manager's four workers) flood their targets'
@@ -343,11 +356,11 @@ func (e *env) manyEnvelopes(t *testing.T, c client.Client, ns string) func(t *te
 // writeSharesTable writes the benchmark's table (hack/bench/BASELINES.md quotes it).
 func writeSharesTable(t *testing.T, name string, rows []bystanderMeasure) {
 	var b strings.Builder
-	b.WriteString("| attack | bob apply→Running | bob load end→done | manager peak RSS |\n|---|--:|--:|--:|\n")
+	b.WriteString("| attack | bob apply→Running | bob load end→done | manager RSS before → peak |\n|---|--:|--:|--:|\n")
 	for _, r := range rows {
 		rss := "—"
 		if r.peakRSSMiB > 0 {
-			rss = fmt.Sprintf("%d MiB", r.peakRSSMiB)
+			rss = fmt.Sprintf("%d → %d MiB", r.idleRSSMiB, r.peakRSSMiB)
 		}
 		fmt.Fprintf(&b, "| %s | %.1f s | %.1f s | %s |\n", r.attack, r.toRunning.Seconds(), r.endToDone.Seconds(), rss)
 	}

@@ -430,6 +430,15 @@ func (m *managerRSS) check(t *testing.T) {
 	}
 }
 
+// idleMiB is the largest RSS of the managers when watchManagerRSS began; 0 when none is local.
+func (m *managerRSS) idleMiB() int64 {
+	var idle int64
+	for _, kib := range m.idle {
+		idle = max(idle, kib>>10)
+	}
+	return idle
+}
+
 // peakMiB is the largest peak RSS of the managers since watchManagerRSS; 0 when none is local.
 func (m *managerRSS) peakMiB() int64 {
 	var peak int64
