@@ -177,7 +177,7 @@ func main() {
 	}
 
 	cfg = mgr.GetConfig()
-	// Logs, the node proxy and the pod proxy pass on what a pod or node answers: no redirects.
+	// Logs and the pod proxy pass on what a pod answers: no redirects.
 	clientset, _, err := runio.NoRedirectClientset(cfg)
 	if err != nil {
 		log.Error(err, "creating clientset")
