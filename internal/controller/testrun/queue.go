@@ -31,27 +31,25 @@ func (f *fairQueue) newQueue(name string, limiter workqueue.TypedRateLimiter[rec
 	})
 }
 
-// urgent queues a deleted TestRun ahead of every namespace: deleting is what a user does to
-// stop a run, and must not wait behind a namespace's flood.
+// urgent queues a TestRun ahead of every namespace: deleting is what a user does to stop a
+// run, and must not wait behind a namespace's flood.
 func (f *fairQueue) urgent(obj client.Object) {
-	if obj.GetDeletionTimestamp().IsZero() {
-		return
-	}
 	if base := f.base.Load(); base != nil {
 		base.AddUrgent(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
 	}
 }
 
-// deletions is the handler that sends deletions to urgent.
+// deletions is the handler that sends deletions to urgent: a TestRun marked for deletion (its
+// finalizer still to be removed), or gone without one.
 func (f *fairQueue) deletions() handler.EventHandler {
 	return handler.Funcs{
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			f.urgent(e.ObjectNew)
+			if !e.ObjectNew.GetDeletionTimestamp().IsZero() {
+				f.urgent(e.ObjectNew)
+			}
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if base := f.base.Load(); base != nil {
-				base.AddUrgent(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)})
-			}
+			f.urgent(e.Object)
 		},
 	}
 }
