@@ -82,6 +82,53 @@ type BaselineSpec struct {
 	// +listType=map
 	// +listMapKey=name
 	Metrics []ComparedMetric `json:"metrics,omitempty"`
+
+	// reference holds the run against a fixed bar as well: the run named, or the OLDEST run that
+	// PASSED among those the selector matches (the first accepted release, or the one a label
+	// pins). The baseline moves with every release that passes, so a slide of a few percent per
+	// release never leaves its band; the reference does not move, so the slide is caught once
+	// its sum is beyond the band. Compared with the same metrics and bands, into
+	// status.referenceComparison; a regression against either makes the verdict REGRESSED.
+	// Its kept record is spared by the namespace's retention while runs pin it.
+	// +optional
+	Reference *BaselineReference `json:"reference,omitempty"`
+
+	// allowDifferent names the differences between this run and its baseline (or reference)
+	// that are intended: Load (spec.load and the k6 flags that set load), Script (the script's
+	// text), Type (spec.type) or Profile (spec.profile). Any other difference ends the run
+	// Failed BaselineMismatch before anything is provisioned: a run at another load is another
+	// experiment, not a regression.
+	// +optional
+	// +kubebuilder:validation:MaxItems=4
+	// +listType=set
+	AllowDifferent []ShapePart `json:"allowDifferent,omitempty"`
+}
+
+// ShapePart is one thing that makes two runs the same experiment.
+// +kubebuilder:validation:Enum=Load;Script;Type;Profile
+type ShapePart string
+
+const (
+	ShapeLoad    ShapePart = "Load"
+	ShapeScript  ShapePart = "Script"
+	ShapeType    ShapePart = "Type"
+	ShapeProfile ShapePart = "Profile"
+)
+
+// BaselineReference names the fixed reference of spec.baseline.reference.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.name) != has(self.selector)",message="spec.baseline.reference needs exactly one of name (a TestRun in this namespace) or selector (the oldest TestRun that PASSED whose labels match)"
+type BaselineReference struct {
+	// name of a TestRun in this namespace, or of its kept results once it was deleted.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="spec.baseline.reference.name must be the name of a TestRun in this namespace"
+	Name string `json:"name,omitempty"`
+
+	// selector picks the oldest TestRun that PASSED in this namespace whose labels match,
+	// among the TestRuns and the kept results of deleted ones; never the run itself.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // ComparedMetric is one metric of a comparison with its direction and bands. The bands are
@@ -192,6 +239,12 @@ type ComparedRun struct {
 	// completionTime of the baseline run.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// shape is what made the two runs the same experiment, as the baseline's kept record
+	// says (type, Profile, load, script digest), once checked against this run's; a difference
+	// spec.baseline.allowDifferent allows is named.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Shape string `json:"shape,omitempty"`
 }
 
 // MetricComparison is one metric of this run against the baseline. Numbers are text with

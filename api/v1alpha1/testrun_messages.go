@@ -5,8 +5,12 @@ package v1alpha1
 const (
 	// MessageAccepted: a new run, before anything is made.
 	MessageAccepted = "waiting for the target and runners"
-	// MessageBaselinePinned (baseline name, source): status.comparison before the results.
-	MessageBaselinePinned = "baseline %s (%s) pinned; compared once the results are merged"
+	// MessageBaselinePinned ("baseline" or "reference", its name, source): status.comparison
+	// and status.referenceComparison before the results.
+	MessageBaselinePinned = "%s %s (%s) pinned; compared once the results are merged"
+	// MessageReferenceIsBaseline (baseline name): status.referenceComparison when
+	// spec.baseline.reference picked the baseline itself.
+	MessageReferenceIsBaseline = "the fixed reference is the baseline %s itself: compared once, in status.comparison"
 	// MessageWaitingForBaseline (baseline name).
 	MessageWaitingForBaseline = "waiting for the baseline TestRun %s to finish before anything is provisioned"
 	// MessageBaselineStillRunning (baseline name): the provisioning deadline passed meanwhile.

@@ -139,7 +139,7 @@ var FailureReasons = []string{
 	ReasonScriptNotFound, ReasonScriptInvalid, ReasonSetupFailed, ReasonRunnerRejected,
 	ReasonRunnerImageNotPresent, ReasonRunnerUnschedulable, ReasonRunnerNotCreated, ReasonRunnersNotReady,
 	ReasonRunnerFailedBeforeStart, ReasonStartFailed, ReasonRunnerOOMKilled, ReasonRunnerLost, ReasonRunnerNotReplaceable, ReasonRunnerFailed,
-	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound, ReasonRecordTampered, ReasonEgressNotAllowed,
+	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound, ReasonBaselineMismatch, ReasonRecordTampered, ReasonEgressNotAllowed,
 	// The queue's (testrun_queue_types.go).
 	ReasonQueueNotNamed, ReasonQueueTimeout, ReasonQueueRejected, ReasonEvicted, ReasonQueueRequired, ReasonKueueRequired, ReasonFlavorUnusable,
 }
@@ -172,6 +172,9 @@ const (
 	// ReasonBaselineNotFound: spec.baseline named no TestRun and no kept results in the run's
 	// namespace (onMissing Fail).
 	ReasonBaselineNotFound = "BaselineNotFound"
+	// ReasonBaselineMismatch: the baseline (or reference) ran another experiment: another load,
+	// script, type or Profile than this run, and spec.baseline.allowDifferent does not allow it.
+	ReasonBaselineMismatch = "BaselineMismatch"
 )
 
 // Reasons of the per-step conditions (TargetReady, RunnersReady, ScriptChecked, SetupDone,

@@ -163,6 +163,19 @@ type TestRunStatus struct {
 	// +optional
 	Comparison *Comparison `json:"comparison,omitempty"`
 
+	// referenceComparison is this run against spec.baseline.reference, the fixed bar, as
+	// comparison is against the baseline; when the reference is the baseline itself, its
+	// message says so and nothing is compared twice.
+	// +optional
+	ReferenceComparison *Comparison `json:"referenceComparison,omitempty"`
+
+	// scriptDigest is the SHA-256 of the script's text as the runners got it (for a script in
+	// the runner image or on a volume, of its path and image or claim), recorded once the script
+	// is found; a baseline of another digest is another script.
+	// +optional
+	// +kubebuilder:validation:MaxLength=80
+	ScriptDigest string `json:"scriptDigest,omitempty"`
+
 	// capacity turns the results into device counts.
 	// +optional
 	Capacity *CapacityResult `json:"capacity,omitempty"`

@@ -14,6 +14,9 @@ const (
 	AnnotationKeptUID        = "fleetbench.dev/kept-uid"
 	AnnotationKeptCompletion = "fleetbench.dev/kept-completion"
 	AnnotationKeptVerdict    = "fleetbench.dev/kept-verdict"
+	// AnnotationKeptReference marks a record a run pinned as its fixed reference
+	// (spec.baseline.reference): retention spares the newest few such records.
+	AnnotationKeptReference = "fleetbench.dev/kept-reference"
 	// KeptRecordKey holds the gzipped JSON Record.
 	KeptRecordKey = "record.json.gz"
 	// LabelPrefix is fleetbench's own label prefix: labels under it are not copied to a kept

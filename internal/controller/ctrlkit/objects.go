@@ -2,6 +2,7 @@ package ctrlkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,4 +41,11 @@ func PatchStatus(ctx context.Context, c client.Client, before, obj client.Object
 		return fmt.Errorf("patching status: %w", err)
 	}
 	return nil
+}
+
+// IsAPIError says whether err is the API server's (retried) rather than the caller's data
+// (final): a kept record that cannot be read is the latter.
+func IsAPIError(err error) bool {
+	var status apierrors.APIStatus
+	return errors.As(err, &status)
 }

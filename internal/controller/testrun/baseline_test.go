@@ -215,13 +215,16 @@ func keptCM(ns, run, uid string, at time.Time) *corev1.ConfigMap {
 
 // TestKeptRetentionDeletesOnlyTheOldestRecords: beyond the count, the oldest kept records go;
 // a look-alike (the label, but a name that is not that of its recorded run and UID) stays,
-// however old.
+// however old, and so does a record a run pinned as its fixed reference.
 func TestKeptRetentionDeletesOnlyTheOldestRecords(t *testing.T) {
 	ns := setup(t)
 	now := time.Now()
 	var names []string
 	for i := 0; i < 4; i++ {
 		cm := keptCM(ns, fmt.Sprintf("run-%d", i), fmt.Sprintf("uid0000%d-x", i), now.Add(time.Duration(i)*time.Minute))
+		if i == 0 {
+			cm.Annotations[naming.AnnotationKeptReference] = "true"
+		}
 		names = append(names, cm.Name)
 		if err := env.Client.Create(ctx, cm); err != nil {
 			t.Fatal(err)
@@ -242,13 +245,13 @@ func TestKeptRetentionDeletesOnlyTheOldestRecords(t *testing.T) {
 	for _, cm := range left.Items {
 		got = append(got, cm.Name)
 	}
-	want := map[string]bool{names[2]: true, names[3]: true, fake.Name: true}
+	want := map[string]bool{names[0]: true, names[2]: true, names[3]: true, fake.Name: true}
 	if len(got) != len(want) {
-		t.Fatalf("left %v, want the two newest and the look-alike", got)
+		t.Fatalf("left %v, want the reference, the two newest and the look-alike", got)
 	}
 	for _, n := range got {
 		if !want[n] {
-			t.Errorf("left %v, want the two newest and the look-alike", got)
+			t.Errorf("left %v, want the reference, the two newest and the look-alike", got)
 		}
 	}
 }

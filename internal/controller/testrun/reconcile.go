@@ -121,6 +121,8 @@ func (r *Reconciler) runPhases(ctx context.Context, s *decide.Scope) (ctrl.Resul
 		r.ReconcilePermission,
 		r.ReconcileSharedNamespace,
 		r.ReconcileScript,
+		// Once the script's digest is known: a baseline of another experiment fails the run here.
+		r.ReconcileBaselineShape,
 		// The runner count, once: the pre-flight and the runners are made from it.
 		r.ReconcileParallelism,
 		// Before anything that holds a pod: a queued run waits here until Kueue admits it.

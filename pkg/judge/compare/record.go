@@ -15,6 +15,9 @@ type Record struct {
 	WindowSeconds float64 `json:"windowSeconds"`
 	// Series has one entry per comparable metric and stat.
 	Series []Series `json:"series"`
+	// Shape is the experiment the run was (type, Profile, load, script); nil in a record kept
+	// before records carried it, whose shape cannot be checked.
+	Shape *Shape `json:"shape,omitempty"`
 }
 
 // RunRef names the run a Record was made from.

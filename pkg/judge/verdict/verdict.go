@@ -59,8 +59,10 @@ type Facts struct {
 	GapsSummary string
 	MaxGaps     *int32
 
-	// Comparison is the comparison with a baseline, once decided; nil without one.
+	// Comparison is the comparison with a baseline, once decided; nil without one. Reference
+	// is the comparison with spec.baseline.reference, the fixed bar; nil without one.
 	Comparison *v1alpha1.Comparison
+	Reference  *v1alpha1.Comparison
 	// Undecided names what the comparison could not judge (compare.Undecided): rows that are
 	// TooFewSamples or NoData, or the whole comparison when it had no row (the baseline's
 	// record unreadable). OnUndecided is spec.baseline.onUndecided ("" is Inconclusive).
@@ -144,7 +146,7 @@ func Decide(f Facts) Ending {
 	case f.MaxGaps != nil && f.Gaps > int(*f.MaxGaps):
 		e.Verdict = v1alpha1.VerdictInconclusive
 		notes = append(notes, fmt.Sprintf("%d gaps, more than spec.runnerLoss.maxGaps %d", f.Gaps, *f.MaxGaps))
-	case f.Comparison != nil && f.Comparison.Decision == v1alpha1.ComparisonRegressed:
+	case regressed(f.Comparison) || regressed(f.Reference):
 		e.Verdict = v1alpha1.VerdictRegressed
 	case len(f.Undecided) > 0:
 		var note string
@@ -171,13 +173,25 @@ func Decide(f Facts) Ending {
 		e.Message += "; " + f.GapsSummary
 	}
 	if e.Regressed() {
-		name := ""
-		if f.Comparison.Baseline != nil {
-			name = " " + f.Comparison.Baseline.Name
+		for _, c := range []struct {
+			what string
+			c    *v1alpha1.Comparison
+		}{{"baseline", f.Comparison}, {"the fixed reference", f.Reference}} {
+			if !regressed(c.c) {
+				continue
+			}
+			name := ""
+			if c.c.Baseline != nil {
+				name = " " + c.c.Baseline.Name
+			}
+			e.Message += fmt.Sprintf("; regressed against %s%s: %s", c.what, name, c.c.Worst)
 		}
-		e.Message += fmt.Sprintf("; regressed against baseline%s: %s", name, f.Comparison.Worst)
 	}
 	return e
+}
+
+func regressed(c *v1alpha1.Comparison) bool {
+	return c != nil && c.Decision == v1alpha1.ComparisonRegressed
 }
 
 // maxUndecidedNamed bounds the rows the message names (it is cut at 32 KiB, and 32 rows of
@@ -188,7 +202,7 @@ const maxUndecidedNamed = 5
 // rows, and the note that names them and what to do.
 func undecided(rows []string, policy v1alpha1.BaselineOnUndecided) (v1alpha1.Verdict, string) {
 	named := rows[:min(len(rows), maxUndecidedNamed)]
-	note := fmt.Sprintf("the comparison with the baseline could not judge %d: %s", len(rows), strings.Join(named, "; "))
+	note := fmt.Sprintf("the comparison could not judge %d: %s", len(rows), strings.Join(named, "; "))
 	if len(rows) > len(named) {
 		note += fmt.Sprintf("; and %d more (status.comparison.metrics)", len(rows)-len(named))
 	}

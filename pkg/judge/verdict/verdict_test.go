@@ -80,6 +80,17 @@ func TestDecide(t *testing.T) {
 		{name: "regressed against the baseline", facts: Facts{Merged: true, Results: passing, Comparison: regressed},
 			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictRegressed, reason: v1alpha1.ReasonCompleted, thresholds: "True",
 			says: []string{"verdict REGRESSED: 200 requests", "regressed against baseline v1: p95 +31%"}},
+		// Issue 39, the ratchet: each release within its band of the last, the sum beyond the
+		// fixed reference's (b9fbc85 had no reference: PASSED).
+		{name: "regressed against the fixed reference only", facts: Facts{Merged: true, Results: passing,
+			Comparison: &v1alpha1.Comparison{Decision: v1alpha1.ComparisonOK, Baseline: &v1alpha1.ComparedRun{Name: "v3"}},
+			Reference:  &v1alpha1.Comparison{Decision: v1alpha1.ComparisonRegressed, Worst: "latencyP95 152.00 %", Baseline: &v1alpha1.ComparedRun{Name: "v1"}}},
+			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictRegressed, reason: v1alpha1.ReasonCompleted, thresholds: "True",
+			says: []string{"verdict REGRESSED", "regressed against the fixed reference v1: latencyP95 152.00 %"}, never: "against baseline"},
+		{name: "what the reference could not judge is not passed", facts: Facts{Merged: true, Results: passing, Comparison: partlyJudged,
+			Reference: &v1alpha1.Comparison{Decision: v1alpha1.ComparisonNoData}, Undecided: []string{"against the reference: the whole comparison NoData"}},
+			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictInconclusive, reason: v1alpha1.ReasonCompleted, thresholds: "True",
+			says: []string{"against the reference: the whole comparison NoData"}},
 		{name: "a failed run is not also regressed", facts: Facts{Merged: true, Results: passing, TargetProblems: []string{"OOMKilled"}, Comparison: regressed},
 			phase: v1alpha1.PhaseSucceeded, verdict: v1alpha1.VerdictFailed, reason: v1alpha1.ReasonCompleted, thresholds: "False", never: "regressed against"},
 		{name: "no regression", facts: Facts{Merged: true, Results: passing, Comparison: &v1alpha1.Comparison{Decision: v1alpha1.ComparisonOK}},

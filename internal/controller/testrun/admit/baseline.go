@@ -51,9 +51,28 @@ func (r *Stage) LoadBaseline(ctx context.Context, s *decide.Scope) error {
 	return nil
 }
 
-// resolveBaseline picks the baseline of run among the namespace's TestRuns and kept records.
+// resolveBaseline picks the baseline of run among the namespace's TestRuns and kept records,
+// and its reference when spec.baseline.reference names one.
 func resolveBaseline(run *v1alpha1.TestRun, runs []v1alpha1.TestRun, kept []keptRef) *decide.BaselineLookup {
 	spec := run.Spec.Baseline
+	found := resolveRun(run, runs, kept, "spec.baseline", spec.Name, spec.Selector, newest)
+	if ref := spec.Reference; ref != nil {
+		found.Reference = resolveRun(run, runs, kept, "spec.baseline.reference", ref.Name, ref.Selector, oldest)
+	}
+	return found
+}
+
+// pick says which of the runs a selector matches is wanted: the newest (a baseline: the
+// previous release) or the oldest (a reference: the first accepted release).
+type pick bool
+
+const (
+	newest pick = true
+	oldest pick = false
+)
+
+// resolveRun finds the run name names, or the one the selector picks, for the field at path.
+func resolveRun(run *v1alpha1.TestRun, runs []v1alpha1.TestRun, kept []keptRef, path, name string, selector *metav1.LabelSelector, which pick) *decide.BaselineLookup {
 	keptOf := map[string]keptRef{} // by UID
 	for _, k := range kept {
 		keptOf[k.uid] = k
@@ -62,9 +81,9 @@ func resolveBaseline(run *v1alpha1.TestRun, runs []v1alpha1.TestRun, kept []kept
 	for i := range runs {
 		live[string(runs[i].UID)] = true
 	}
-	if name := spec.Name; name != "" {
+	if name != "" {
 		if name == run.Name {
-			return &decide.BaselineLookup{Missing: "spec.baseline.name names this TestRun: name an earlier run"}
+			return &decide.BaselineLookup{Missing: path + ".name names this TestRun: name an earlier run"}
 		}
 		for i := range runs {
 			b := &runs[i]
@@ -89,16 +108,19 @@ func resolveBaseline(run *v1alpha1.TestRun, runs []v1alpha1.TestRun, kept []kept
 		}
 		return &decide.BaselineLookup{Missing: fmt.Sprintf("no TestRun %s and no kept results of one in namespace %s; run the baseline first, or set spec.baseline.onMissing: Warn to run without a comparison", name, run.Namespace)}
 	}
-	sel, err := metav1.LabelSelectorAsSelector(spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(selector)
 	if err != nil {
-		return &decide.BaselineLookup{Missing: "spec.baseline.selector is not a valid label selector: " + err.Error()}
+		return &decide.BaselineLookup{Missing: path + ".selector is not a valid label selector: " + err.Error()}
 	}
-	// Newest by completion time, which status and the kept record hold to the second; runs that
-	// ended in the same second are told apart by name, so the choice never depends on list order.
+	// By completion time, which status and the kept record hold to the second; runs that ended
+	// in the same second are told apart by name, so the choice never depends on list order.
 	var best *v1alpha1.ComparedRun
 	consider := func(c *v1alpha1.ComparedRun) {
-		if best == nil || c.CompletionTime.After(best.CompletionTime.Time) ||
-			(c.CompletionTime.Equal(best.CompletionTime) && c.Name > best.Name) {
+		if best == nil {
+			best = c
+			return
+		}
+		if later := c.CompletionTime.After(best.CompletionTime.Time) || (c.CompletionTime.Equal(best.CompletionTime) && c.Name > best.Name); later == bool(which) {
 			best = c
 		}
 	}
@@ -116,7 +138,7 @@ func resolveBaseline(run *v1alpha1.TestRun, runs []v1alpha1.TestRun, kept []kept
 		}
 	}
 	if best == nil {
-		return &decide.BaselineLookup{Missing: fmt.Sprintf("no TestRun that PASSED and no kept results in namespace %s match spec.baseline.selector %s; run the baseline first, or set spec.baseline.onMissing: Warn to run without a comparison", run.Namespace, sel)}
+		return &decide.BaselineLookup{Missing: fmt.Sprintf("no TestRun that PASSED and no kept results in namespace %s match %s.selector %s; run the baseline first, or set spec.baseline.onMissing: Warn to run without a comparison", run.Namespace, path, sel)}
 	}
 	return &decide.BaselineLookup{Found: best}
 }
@@ -125,30 +147,53 @@ func comparedRun(name, uid, source string, completion *metav1.Time) *v1alpha1.Co
 	return &v1alpha1.ComparedRun{Name: name, UID: uid, Source: source, CompletionTime: completion.DeepCopy()}
 }
 
-// ReconcileBaseline pins the baseline that load found, before anything is provisioned; a
-// missing one fails the run (onMissing Fail) or is said in status.comparison and an event
-// (Warn); a baseline still running is waited for until the provisioning deadline.
-func (r *Stage) ReconcileBaseline(_ context.Context, s *decide.Scope) (ctrl.Result, error) {
+// ReconcileBaseline pins the baseline and the reference that load found, before anything is
+// provisioned; a missing one fails the run (onMissing Fail) or is said in status and an event
+// (Warn); one still running is waited for until the provisioning deadline. A reference that is
+// the baseline itself is compared once, as the baseline.
+func (r *Stage) ReconcileBaseline(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
 	b := s.Baseline
 	if b == nil {
 		return ctrl.Result{}, nil
 	}
-	switch {
-	case b.Found != nil:
-		s.Decided.Comparison = &v1alpha1.Comparison{Baseline: b.Found,
-			Message: fmt.Sprintf(v1alpha1.MessageBaselinePinned, b.Found.Name, b.Found.Source)}
-	case b.Waiting != "":
-		if rc.Expired(s.Now, s.ProvisioningDeadline()) {
-			s.Fail(v1alpha1.ReasonBaselineNotFound, fmt.Sprintf(v1alpha1.MessageBaselineStillRunning, b.Waiting))
-			return ctrl.Result{}, nil
+	for _, l := range []*decide.BaselineLookup{b, b.Reference} {
+		if l != nil && l.Waiting != "" {
+			if rc.Expired(s.Now, s.ProvisioningDeadline()) {
+				s.Fail(v1alpha1.ReasonBaselineNotFound, fmt.Sprintf(v1alpha1.MessageBaselineStillRunning, l.Waiting))
+				return ctrl.Result{}, nil
+			}
+			s.Enter(v1alpha1.PhasePending, v1alpha1.ReasonWaitingForBaseline, fmt.Sprintf(v1alpha1.MessageWaitingForBaseline, l.Waiting))
+			return rc.After(baselinePoll, s.ProvisioningDeadline().Sub(s.Now)), nil
 		}
-		s.Enter(v1alpha1.PhasePending, v1alpha1.ReasonWaitingForBaseline, fmt.Sprintf(v1alpha1.MessageWaitingForBaseline, b.Waiting))
-		return rc.After(baselinePoll, s.ProvisioningDeadline().Sub(s.Now)), nil
-	case s.Run.Spec.Baseline.OnMissing == v1alpha1.BaselineMissingWarn:
-		s.Decided.Comparison = &v1alpha1.Comparison{Message: rc.Truncate("no baseline: "+b.Missing, 1024)}
-		r.Recorder.Eventf(s.Run, nil, corev1.EventTypeWarning, v1alpha1.ReasonBaselineNotFound, "Resolve", "%s", b.Missing)
-	default:
-		s.Fail(v1alpha1.ReasonBaselineNotFound, b.Missing)
+	}
+	var ok bool
+	if s.Decided.Comparison, ok = r.pin(s, b, "baseline"); !ok {
+		return ctrl.Result{}, nil
+	}
+	if b.Reference == nil {
+		return ctrl.Result{}, nil
+	}
+	if b.Found != nil && b.Reference.Found != nil && b.Found.UID == b.Reference.Found.UID {
+		s.Decided.Reference = &v1alpha1.Comparison{Message: fmt.Sprintf(v1alpha1.MessageReferenceIsBaseline, b.Found.Name)}
+		return ctrl.Result{}, nil
+	}
+	if s.Decided.Reference, ok = r.pin(s, b.Reference, "reference"); ok && b.Reference.Found != nil {
+		f := b.Reference.Found
+		return ctrl.Result{}, r.MarkReference(ctx, s.Run.Namespace, f.Name, f.UID)
 	}
 	return ctrl.Result{}, nil
+}
+
+// pin is the pinned comparison of what l found for what ("baseline", "reference"); a missing
+// one fails the run (ok false), or under onMissing Warn is said in the comparison and an event.
+func (r *Stage) pin(s *decide.Scope, l *decide.BaselineLookup, what string) (c *v1alpha1.Comparison, ok bool) {
+	switch {
+	case l.Found != nil:
+		return &v1alpha1.Comparison{Baseline: l.Found, Message: fmt.Sprintf(v1alpha1.MessageBaselinePinned, what, l.Found.Name, l.Found.Source)}, true
+	case s.Run.Spec.Baseline.OnMissing == v1alpha1.BaselineMissingWarn:
+		r.Recorder.Eventf(s.Run, nil, corev1.EventTypeWarning, v1alpha1.ReasonBaselineNotFound, "Resolve", "no %s: %s", what, l.Missing)
+		return &v1alpha1.Comparison{Message: rc.Truncate("no "+what+": "+l.Missing, 1024)}, true
+	}
+	s.Fail(v1alpha1.ReasonBaselineNotFound, what+": "+l.Missing)
+	return nil, false
 }

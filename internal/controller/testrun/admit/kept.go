@@ -34,6 +34,10 @@ const DefaultKeptRecords = 20
 // maxKeptListed bounds the kept records read from one namespace (metadata only, in pages).
 const maxKeptListed = 1000
 
+// maxKeptReferences bounds the records retention spares as some run's fixed reference, newest
+// first, beyond the retention count: the annotation that marks them is a tenant's to write too.
+const maxKeptReferences = 5
+
 // keptRef is a kept record as its metadata describes it.
 type keptRef struct {
 	meta       metav1.PartialObjectMetadata
@@ -134,8 +138,9 @@ func (r *Stage) listKept(ctx context.Context, ns string) ([]keptRef, error) {
 	return out, nil
 }
 
-// PruneKept deletes the namespace's oldest kept records beyond the retention count; only kept
-// records whose name matches their recorded run and UID (keptRefOf), each exactly as listed.
+// PruneKept deletes the namespace's oldest kept records beyond the retention count, sparing
+// up to maxKeptReferences that runs pinned as their fixed reference; only kept records whose
+// name matches their recorded run and UID (keptRefOf), each exactly as listed.
 func (r *Stage) PruneKept(ctx context.Context, ns string) {
 	keep := r.KeptRecords
 	if keep <= 0 {
@@ -146,8 +151,17 @@ func (r *Stage) PruneKept(ctx context.Context, ns string) {
 		logf.FromContext(ctx).Info("listing kept records for retention failed", "error", err.Error())
 		return
 	}
-	for i := keep; i < len(refs); i++ {
-		m := refs[i].meta
+	kept, spared := 0, 0
+	for _, ref := range refs { // newest first
+		if ref.meta.Annotations[naming.AnnotationKeptReference] == "true" && spared < maxKeptReferences {
+			spared++
+			continue
+		}
+		if kept < keep {
+			kept++
+			continue
+		}
+		m := ref.meta
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID}}
 		if err := rc.DeleteExact(ctx, r.Client, cm); err != nil {
 			logf.FromContext(ctx).Info("deleting a kept record beyond retention failed", "configMap", m.Name, "error", err.Error())
@@ -179,4 +193,20 @@ func (r *Stage) ReadKept(ctx context.Context, ns, name, uid string) (compare.Rec
 // keptMatches says whether a kept record's labels match sel.
 func keptMatches(ref keptRef, sel labels.Selector) bool {
 	return sel.Matches(labels.Set(ref.meta.Labels))
+}
+
+// MarkReference marks the kept record of the run name with uid as a run's fixed reference, so
+// retention spares it. A record that is gone is left so: the comparison says it is gone. (An
+// update of the record as read, not a patch: the manager holds no patch on ConfigMaps.)
+func (r *Stage) MarkReference(ctx context.Context, ns, name, uid string) error {
+	var cm corev1.ConfigMap
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.KeptResults(name, uid)}, &cm); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if _, ok := keptRefOf(metav1.PartialObjectMetadata{ObjectMeta: cm.ObjectMeta}); !ok || cm.Annotations[naming.AnnotationKeptUID] != uid ||
+		cm.Annotations[naming.AnnotationKeptReference] == "true" {
+		return nil
+	}
+	cm.Annotations[naming.AnnotationKeptReference] = "true"
+	return client.IgnoreNotFound(r.Update(ctx, &cm))
 }

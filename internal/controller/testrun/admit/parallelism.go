@@ -76,11 +76,7 @@ func (r *Stage) maxRunners(run *v1alpha1.TestRun) int {
 func (r *Stage) capacityRecordName(s *decide.Scope) string {
 	ref := ""
 	if f := s.Run.Spec.Script.LocalFile; f != "" {
-		image := r.RunnerImage
-		if s.Run.Spec.Runner != nil && s.Run.Spec.Runner.Image != "" {
-			image = s.Run.Spec.Runner.Image
-		}
-		ref = f + "@" + image
+		ref = f + "@" + r.runnerImage(s.Run)
 	} else if vc := s.Run.Spec.Script.VolumeClaim; vc != nil {
 		// Its content is not read by the operator: the claim and file name it, so two
 		// scripts on volumes never share one record.

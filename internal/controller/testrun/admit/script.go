@@ -21,6 +21,14 @@ import (
 // ReconcileScript makes the ConfigMap with the inline script and the k6 config, and checks a
 // referenced script ConfigMap exists.
 func (r *Stage) ReconcileScript(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
+	res, err := r.reconcileScript(ctx, s)
+	if err == nil && s.Failure == nil {
+		r.RecordScriptDigest(s)
+	}
+	return res, err
+}
+
+func (r *Stage) reconcileScript(ctx context.Context, s *decide.Scope) (ctrl.Result, error) {
 	run := s.Run
 	if len(s.Runners) == 0 {
 		// parallelism auto, not chosen yet: the k6 config holds the fleet's segment sequence, so

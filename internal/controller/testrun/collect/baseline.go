@@ -1,12 +1,12 @@
 package collect
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
@@ -16,12 +16,29 @@ import (
 	"fleetbench.dev/fleetbench/pkg/seal"
 )
 
-// compareWithBaseline compares the run's record with the pinned baseline, once: a decided
-// comparison (status.comparison.decision) is not made again, but read back for the verdict.
-func (r *Stage) compareWithBaseline(ctx context.Context, s *decide.Scope, cur compare.Record) (*v1alpha1.Comparison, error) {
+// compareWithBaseline compares the run's record with the pinned baseline and the pinned
+// reference (spec.baseline.reference), each once: a decided comparison
+// (status.comparison.decision) is not made again, but read back for the verdict.
+func (r *Stage) compareWithBaseline(ctx context.Context, s *decide.Scope, cur compare.Record) (baseline, reference *v1alpha1.Comparison, err error) {
 	run := s.Run
-	pinned := run.Status.Comparison
-	if run.Spec.Baseline == nil || pinned == nil || pinned.Baseline == nil {
+	if run.Spec.Baseline == nil {
+		return nil, nil, nil
+	}
+	if baseline, err = r.compareWith(ctx, s, run.Status.Comparison, cur); err != nil || baseline == nil {
+		return nil, nil, err
+	}
+	s.Decided.Comparison = baseline
+	if reference, err = r.compareWith(ctx, s, run.Status.ReferenceComparison, cur); err != nil {
+		return nil, nil, err
+	}
+	s.Decided.Reference = reference
+	return baseline, reference, nil
+}
+
+// compareWith compares cur with the run pinned in pinned; nil when nothing was pinned.
+func (r *Stage) compareWith(ctx context.Context, s *decide.Scope, pinned *v1alpha1.Comparison, cur compare.Record) (*v1alpha1.Comparison, error) {
+	run := s.Run
+	if pinned == nil || pinned.Baseline == nil {
 		return nil, nil
 	}
 	if pinned.Decision != "" {
@@ -30,7 +47,7 @@ func (r *Stage) compareWithBaseline(ctx context.Context, s *decide.Scope, cur co
 	c := v1alpha1.Comparison{Decision: v1alpha1.ComparisonNoData}
 	base, err := r.ReadKept(ctx, run.Namespace, pinned.Baseline.Name, pinned.Baseline.UID)
 	switch {
-	case err != nil && (ctx.Err() != nil || isAPIError(err) || seal.Refused(err)):
+	case err != nil && (ctx.Err() != nil || rc.IsAPIError(err) || seal.Refused(err)):
 		return nil, err // the API server's, or the budget's wait cut short: retried; a tampered record fails the run
 	case err != nil:
 		c.Message = "the baseline's results could not be read: " + err.Error()
@@ -42,7 +59,6 @@ func (r *Stage) compareWithBaseline(ctx context.Context, s *decide.Scope, cur co
 	}
 	c.Baseline = pinned.Baseline.DeepCopy()
 	c.Message = rc.Truncate(c.Message, 1024)
-	s.Decided.Comparison = &c
 	return &c, nil
 }
 
@@ -51,11 +67,14 @@ func (r *Stage) compareWithBaseline(ctx context.Context, s *decide.Scope, cur co
 func (r *Stage) keepRecord(ctx context.Context, s *decide.Scope, cur compare.Record, e decide.Ending) error {
 	run := s.Run
 	if e.Regressed() {
-		c := s.Decided.Comparison
-		if c == nil {
-			c = run.Status.Comparison
+		for _, c := range []struct {
+			what    string
+			decided *v1alpha1.Comparison
+		}{{"baseline", cmp.Or(s.Decided.Comparison, run.Status.Comparison)}, {"fixed reference", cmp.Or(s.Decided.Reference, run.Status.ReferenceComparison)}} {
+			if c.decided != nil && c.decided.Decision == v1alpha1.ComparisonRegressed && c.decided.Baseline != nil {
+				r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, "Regressed", "Compare", "regressed against the %s %s: %s", c.what, c.decided.Baseline.Name, c.decided.Worst)
+			}
 		}
-		r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, "Regressed", "Compare", "regressed against %s: %s", c.Baseline.Name, c.Worst)
 	}
 	if e.Phase != v1alpha1.PhaseSucceeded {
 		return nil
@@ -70,10 +89,4 @@ func (r *Stage) keepRecord(ctx context.Context, s *decide.Scope, cur compare.Rec
 		r.PruneKept(ctx, run.Namespace)
 	}
 	return nil
-}
-
-// isAPIError says whether err is the API server's (retried) rather than the record's (final).
-func isAPIError(err error) bool {
-	var status apierrors.APIStatus
-	return errors.As(err, &status)
 }

@@ -176,7 +176,11 @@ func composeDecided(st *v1alpha1.TestRunStatus, d *Decision) {
 	if d.Gaps != nil {
 		st.Gaps = slices.Clone(*d.Gaps)
 	}
-	composeComparison(st, d.Comparison)
+	composeComparison(&st.Comparison, d.Comparison)
+	composeComparison(&st.ReferenceComparison, d.Reference)
+	if d.ScriptDigest != "" && st.ScriptDigest == "" {
+		st.ScriptDigest = d.ScriptDigest
+	}
 	composeParallelism(st, d)
 	applyConditions(&st.Conditions, d.conditions)
 }
@@ -192,13 +196,14 @@ func composeParallelism(st *v1alpha1.TestRunStatus, d *Decision) {
 	}
 }
 
-// composeComparison writes status.comparison once when the baseline is pinned (or found
-// missing) and once when the comparison is decided; a decided comparison is never rewritten.
-func composeComparison(st *v1alpha1.TestRunStatus, c *v1alpha1.Comparison) {
-	if c == nil || (st.Comparison != nil && (st.Comparison.Decision != "" || c.Decision == "")) {
+// composeComparison writes a comparison (status.comparison, status.referenceComparison) when
+// the baseline is pinned (or found missing), when its shape is checked, and once when it is
+// decided; a decided comparison is never rewritten.
+func composeComparison(st **v1alpha1.Comparison, c *v1alpha1.Comparison) {
+	if c == nil || (*st != nil && (*st).Decision != "") {
 		return
 	}
-	st.Comparison = c.DeepCopy()
+	*st = c.DeepCopy()
 }
 
 // applyConditions sets the decided conditions on conds, in order.

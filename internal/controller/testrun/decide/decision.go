@@ -56,6 +56,10 @@ type Decision struct {
 	// Comparison is status.comparison: the pinned baseline (reconcileBaseline), then the
 	// comparison with it (judgeBaseline); composeComparison writes each once.
 	Comparison *v1alpha1.Comparison
+	// Reference is status.referenceComparison, written as Comparison is.
+	Reference *v1alpha1.Comparison
+	// ScriptDigest is status.scriptDigest, recorded once the script is found.
+	ScriptDigest string
 }
 
 // GeneratorBound is whether the runners, not the target, limited the load, and why.

@@ -44,6 +44,8 @@ type Collected struct {
 	// spec.baseline.onUndecided, what its rows that decided nothing make of a passing run.
 	Comparison  *v1alpha1.Comparison
 	OnUndecided v1alpha1.BaselineOnUndecided
+	// Reference is the comparison with spec.baseline.reference, once decided.
+	Reference *v1alpha1.Comparison
 }
 
 // Ending is how a run ends, as verdict.Decide decided it.
@@ -58,7 +60,7 @@ func FailedEnding(f Failure) Ending { return verdict.Decide(verdict.Facts{Failed
 func Outcome(c Collected) Ending {
 	f := verdict.Facts{Runner: c.Runners.RunFailure(), TargetLost: c.targetLost, Problems: c.Problems,
 		TargetProblems: c.TargetProblems, Uncounted: c.Uncounted, Peak: c.Peak, RunnerLeak: c.RunnerLeak, Gaps: len(c.Gaps), MaxGaps: c.MaxGaps,
-		Comparison: c.Comparison}
+		Comparison: c.Comparison, Reference: c.Reference}
 	if _, stopped := c.Runners.first(runnerStopped); stopped && !c.RunDeadline.IsZero() && rc.Expired(c.Now, c.RunDeadline) {
 		f.RunTimeout = c.RunDeadline.UTC().Format(time.RFC3339)
 	}
@@ -67,6 +69,12 @@ func Outcome(c Collected) Ending {
 	}
 	if c.Comparison != nil {
 		f.Undecided, f.OnUndecided = compare.Undecided(*c.Comparison), c.OnUndecided
+	}
+	if c.Reference != nil {
+		for _, row := range compare.Undecided(*c.Reference) {
+			f.Undecided = append(f.Undecided, "against the reference: "+row)
+		}
+		f.OnUndecided = c.OnUndecided
 	}
 	if c.Abort != nil {
 		f.Aborted = c.Abort.Aborted

@@ -154,4 +154,6 @@ type BaselineLookup struct {
 	Waiting string
 	// Missing says why no baseline was found, and what to do.
 	Missing string
+	// Reference is what load found of spec.baseline.reference; nil without one.
+	Reference *BaselineLookup
 }
