@@ -268,9 +268,9 @@ func suffix(sep, s string) string {
 	return sep + s
 }
 
-// writeRunComparison prints a run's comparison with its baseline under its results: who the
-// baseline was, the decision, and the table.
-func writeRunComparison(w io.Writer, c *v1alpha1.Comparison) {
+// writeRunComparison prints a run's comparison with its baseline (what "the baseline", or
+// "the fixed reference") under its results: who it was, its shape, the decision, and the table.
+func writeRunComparison(w io.Writer, what, label string, c *v1alpha1.Comparison) {
 	if c == nil {
 		return
 	}
@@ -280,9 +280,12 @@ func writeRunComparison(w io.Writer, c *v1alpha1.Comparison) {
 		if b.CompletionTime != nil {
 			src += ", completed " + b.CompletionTime.UTC().Format(time.RFC3339)
 		}
-		head = append(head, []string{"Baseline:", src + ")"})
+		head = append(head, []string{label, src + ")"})
+		if b.Shape != "" {
+			head = append(head, []string{"Shape:", oneLine(b.Shape)})
+		}
 	} else {
-		head = append(head, []string{"Baseline:", "none found"})
+		head = append(head, []string{label, "none found"})
 	}
 	head = append(head, []string{"Decision:", orDash(string(c.Decision)) + suffix(": ", c.Worst)})
 	if c.Method != "" {
@@ -291,7 +294,7 @@ func writeRunComparison(w io.Writer, c *v1alpha1.Comparison) {
 	if c.Message != "" {
 		head = append(head, []string{"Message:", oneLine(c.Message)})
 	}
-	section(w, "Comparison with the baseline", head)
+	section(w, "Comparison with "+what, head)
 	if len(c.Metrics) > 0 {
 		section(w, "", comparisonTable(rowCells(columns.TestedRows(c))))
 	}

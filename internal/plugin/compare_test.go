@@ -225,6 +225,30 @@ func TestGetShowsTheComparison(t *testing.T) {
 	}
 }
 
+// TestGetShowsTheReference: a run held against a fixed reference shows that comparison too,
+// after the baseline's, with the shape each was checked for.
+func TestGetShowsTheReference(t *testing.T) {
+	ns := namespace(t)
+	w := tw.MakeTestRun("v3", ns).Measured(v1alpha1.VerdictRegressed).Compared("v2", "uid-2", tw.LatencyWithin())
+	w.Status.Comparison.Baseline.Shape = "type load, profile c1, load devices=400 period=10s duration=30s, script sha256:0123456789ab"
+	ref := tw.MakeTestRun("v3", ns).Compared("v1", "uid-1", tw.ThroughputDrop()).Obj().Status.Comparison
+	w.Status.ReferenceComparison = ref
+	createRun(t, w)
+	res := plugin(t, ns, "get", "v3")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	for _, line := range []string{"Baseline: v2 (TestRun)", "Shape: type load, profile c1, load devices=400 period=10s duration=30s, script sha256:0123456789ab",
+		"Reference: v1 (TestRun)", "Decision: Regressed: throughput 71.20 % of baseline"} {
+		if !slices.Contains(normLines(res.stdout), line) {
+			t.Errorf("no line %q in:\n%s", line, res.stdout)
+		}
+	}
+	if b, r := strings.Index(res.stdout, "Comparison with the baseline"), strings.Index(res.stdout, "Comparison with the fixed reference"); b < 0 || r < b {
+		t.Errorf("the reference's comparison is not after the baseline's:\n%s", res.stdout)
+	}
+}
+
 // TestJUnitComparison: a testcase per compared metric, read back from the XML: Regressed fails
 // with the row's numbers, TooFewSamples and NoData are skipped with their note, OK passes; the
 // run's REGRESSED verdict fails its own case, naming the worst metric.

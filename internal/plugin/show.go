@@ -195,7 +195,8 @@ func writeTestRun(w io.Writer, run *v1alpha1.TestRun, describe bool) {
 	if ab := s.AbortOnFail; ab != nil && ab.Aborted != "" {
 		section(w, "Aborted", [][]string{{"Threshold:", ab.Aborted}})
 	}
-	writeRunComparison(w, s.Comparison)
+	writeRunComparison(w, "the baseline", "Baseline:", s.Comparison)
+	writeRunComparison(w, "the fixed reference", "Reference:", s.ReferenceComparison)
 	if s.Results != nil && len(s.Results.Warnings) > 0 {
 		var rows [][]string
 		for _, wn := range s.Results.Warnings {
