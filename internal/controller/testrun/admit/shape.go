@@ -67,13 +67,7 @@ func (r *Stage) ReconcileBaselineShape(ctx context.Context, s *decide.Scope) (ct
 	if run.Spec.Baseline == nil || decide.IsFinished(run) {
 		return ctrl.Result{}, nil
 	}
-	digest := run.Status.ScriptDigest
-	if digest == "" {
-		digest = s.Decided.ScriptDigest
-	}
-	withDigest := run.DeepCopy()
-	withDigest.Status.ScriptDigest = digest
-	cur := ShapeOf(withDigest)
+	var cur *compare.Shape // the run's, made once a comparison needs it
 	for _, c := range []struct {
 		what    string
 		pinned  *v1alpha1.Comparison
@@ -84,6 +78,11 @@ func (r *Stage) ReconcileBaselineShape(ctx context.Context, s *decide.Scope) (ct
 	} {
 		if c.pinned == nil || c.pinned.Baseline == nil || c.pinned.Baseline.Shape != "" || c.pinned.Decision != "" {
 			continue
+		}
+		if cur == nil {
+			withDigest := run.DeepCopy()
+			withDigest.Status.ScriptDigest = cmp.Or(run.Status.ScriptDigest, s.Decided.ScriptDigest)
+			cur = ShapeOf(withDigest)
 		}
 		checked, err := r.checkShape(ctx, s, c.what, c.pinned, *cur)
 		if err != nil || s.Failure != nil {
