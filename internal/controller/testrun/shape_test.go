@@ -17,15 +17,12 @@ import (
 	"fleetbench.dev/fleetbench/internal/controller/children"
 )
 
-// The reconcile's shape, checked on the source of the controller's packages (go/ast): the
-// status is composed in decide/compose.go only, and each kind of child (children.Kinds) is
-// created from one function.
+// The reconcile's shape, checked on the source of the controller's packages (go/ast): each kind
+// of child (children.Kinds) is created from one function. That the status is composed in
+// decide/compose.go only is checked on types, in internal/controller/statusshape.
 
 // composeFile is the one file that may write a TestRun's status.
 const composeFile = "decide/compose.go"
-
-// conditionSetters write conditions.
-var conditionSetters = []string{"setCondition", "SetCondition", "SetStatusCondition", "SetSummaryConditions", "RemoveStatusCondition"}
 
 // sources parses the non-test files of the controller's packages, by their path below it.
 func sources(t *testing.T) map[string]*ast.File {
@@ -44,98 +41,6 @@ func sources(t *testing.T) map[string]*ast.File {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// throughStatus says whether e is a selector path that goes through a field named Status
-// (run.Status, s.run.Status.Results.Partial, …).
-func throughStatus(e ast.Expr) bool {
-	for {
-		switch x := e.(type) {
-		case *ast.SelectorExpr:
-			if x.Sel.Name == "Status" {
-				return true
-			}
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.ParenExpr:
-			e = x.X
-		default:
-			return false
-		}
-	}
-}
-
-// composedBy says whether the right-hand side is a call of a compose.go function: the one way
-// another file may set a whole status (Reconcile, writeStatus).
-func composedBy(rhs ast.Expr, composers map[string]bool) bool {
-	call, ok := rhs.(*ast.CallExpr)
-	if !ok {
-		return false
-	}
-	switch fn := call.Fun.(type) {
-	case *ast.Ident:
-		return composers[fn.Name]
-	case *ast.SelectorExpr:
-		pkg, ok := fn.X.(*ast.Ident)
-		return ok && pkg.Name == "decide" && composers[fn.Sel.Name]
-	}
-	return false
-}
-
-// statusWrites counts, per file, the assignments through a Status field and the calls of a
-// condition setter outside compose.go.
-func statusWrites(files map[string]*ast.File) map[string]int {
-	composers := map[string]bool{}
-	for _, d := range files[composeFile].Decls {
-		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil {
-			composers[fn.Name.Name] = true
-		}
-	}
-	out := map[string]int{}
-	for name, f := range files {
-		if name == composeFile {
-			continue
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch x := n.(type) {
-			case *ast.AssignStmt:
-				for i, lhs := range x.Lhs {
-					if throughStatus(lhs) && (len(x.Rhs) != len(x.Lhs) || !composedBy(x.Rhs[i], composers)) {
-						out[name]++
-					}
-				}
-			case *ast.IncDecStmt:
-				if throughStatus(x.X) {
-					out[name]++
-				}
-			case *ast.CallExpr:
-				var fn string
-				switch f := x.Fun.(type) {
-				case *ast.Ident:
-					fn = f.Name
-				case *ast.SelectorExpr:
-					fn = f.Sel.Name
-				}
-				if slices.Contains(conditionSetters, fn) {
-					out[name]++
-				}
-			}
-			return true
-		})
-	}
-	return out
-}
-
-// TestOnlyComposeWritesStatus: no file but compose.go assigns a status field or sets a
-// condition; the phases record decisions (s.d, s.recordCondition) instead. A pod's status is
-// never written here either: the kubelet writes it.
-func TestOnlyComposeWritesStatus(t *testing.T) {
-	if got := statusWrites(sources(t)); len(got) != 0 {
-		t.Errorf("status written outside %s (file: writes): record a decision and compose it in %s instead: %v", composeFile, composeFile, got)
-	}
 }
 
 // createCalls are the calls that create an object in the API server.

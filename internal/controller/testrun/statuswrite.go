@@ -14,15 +14,14 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
-	"fleetbench.dev/fleetbench/pkg/statusbound"
 )
 
-// writeStatus cuts run's status to the CRD's bounds (statusbound: much of it is what the
+// writeStatus cuts run's status to the CRD's bounds (decide.Bounded: much of it is what the
 // tenant's script reported) and patches it. A patch the API server still refuses as Invalid
 // would be refused on every reconcile, and the run would never end: it ends Failed
 // StatusRejected instead, with a short status, and its runners' Jobs are deleted.
 func (r *Reconciler) writeStatus(ctx context.Context, before, run *v1alpha1.TestRun, now time.Time) error {
-	statusbound.TestRun(&run.Status)
+	run.Status = decide.Bounded(run.Status)
 	changed := !equality.Semantic.DeepEqual(before.Status, run.Status)
 	err := rc.PatchStatus(ctx, r.Client, before, run, changed)
 	if err == nil || !apierrors.IsInvalid(err) {

@@ -16,8 +16,8 @@ import (
 
 // The compose step: a reconcile's status is composed here, once, from the scope (what was
 // loaded) and its decision (what the phases and finish decided), as Cluster API's machine
-// controller composes a Machine's status in updateStatus. shape_test.go holds every other
-// file of the package to that: none assigns status fields or sets conditions but through here.
+// controller composes a Machine's status in updateStatus. internal/controller/statusshape holds
+// all other code of the controller to that, on types: none writes a status but through here.
 
 // ComposeStatus is the TestRun's status after this reconcile: the identity (testID), the
 // Profile fixed at the first provisioning step, where the target is, the runner counts, the
@@ -115,6 +115,13 @@ func ComposeRejected(st *v1alpha1.TestRunStatus, generation int64, refusal strin
 		fmt.Sprintf(v1alpha1.MessageStatusRejected, statusbound.Cut(refusal, 1024))})
 	composeSummary(&short, generation)
 	return short
+}
+
+// Bounded is st cut to the CRD's bounds (statusbound.TestRun), the last step before it is
+// written. It cuts st's lists in place: the caller stores the result back over st.
+func Bounded(st v1alpha1.TestRunStatus) v1alpha1.TestRunStatus {
+	statusbound.TestRun(&st)
+	return st
 }
 
 // Announced are the standing changes of this reconcile that an event and the phase metric
