@@ -24,7 +24,7 @@ var readers = map[string]bool{
 }
 
 // readerPkgs only read their arguments: formatting, logging and comparing.
-var readerPkgs = []string{"fmt", "strings", "strconv", "errors", "github.com/go-logr/logr", "github.com/google/go-cmp/cmp"}
+var readerPkgs = []string{"cmp", "fmt", "strings", "strconv", "errors", "github.com/go-logr/logr", "github.com/google/go-cmp/cmp"}
 
 // readerMethods read their receiver, whatever its type (DeepCopyInto writes its argument).
 var readerMethods = map[string]bool{"DeepCopy": true, "DeepCopyInto": true, "DeepCopyObject": true, "String": true,
@@ -44,6 +44,7 @@ var writers = map[string]int{
 // packages are taken to return values of their own (target.FromSnapshot copies, for one).
 var aliasers = map[string]bool{
 	"k8s.io/apimachinery/pkg/api/meta.FindStatusCondition": true,
+	"cmp.Or":      true, // the first argument that is not zero
 	"slices.Grow": true, "slices.Clip": true, "slices.Insert": true, "slices.Delete": true, "slices.DeleteFunc": true,
 	"slices.Compact": true, "slices.CompactFunc": true, "slices.Replace": true,
 }

@@ -53,10 +53,9 @@ func (r *Stage) runnerImage(run *v1alpha1.TestRun) string {
 	return r.RunnerImage
 }
 
-// ShapeOf is the run's experiment, as its kept record carries it.
-func ShapeOf(run *v1alpha1.TestRun) *compare.Shape {
-	sh := compare.ShapeOf(&run.Spec, runners.UserArgs(&run.Spec), run.Status.ScriptDigest)
-	return &sh
+// ShapeOf is the experiment of run, whose script has digest script, as its kept record carries it.
+func ShapeOf(run *v1alpha1.TestRun, script string) compare.Shape {
+	return compare.ShapeOf(&run.Spec, runners.UserArgs(&run.Spec), script)
 }
 
 // ReconcileBaselineShape checks, once the script digest is known, that the pinned baseline and
@@ -67,35 +66,28 @@ func (r *Stage) ReconcileBaselineShape(ctx context.Context, s *decide.Scope) (ct
 	if run.Spec.Baseline == nil || decide.IsFinished(run) {
 		return ctrl.Result{}, nil
 	}
-	var cur *compare.Shape // the run's, made once a comparison needs it
-	for _, c := range []struct {
-		what    string
-		pinned  *v1alpha1.Comparison
-		decided **v1alpha1.Comparison
-	}{ // pinned in this reconcile, or an earlier one
-		{"baseline", cmp.Or(s.Decided.Comparison, run.Status.Comparison), &s.Decided.Comparison},
-		{"reference", cmp.Or(s.Decided.Reference, run.Status.ReferenceComparison), &s.Decided.Reference},
-	} {
-		if c.pinned == nil || c.pinned.Baseline == nil || c.pinned.Baseline.Shape != "" || c.pinned.Decision != "" {
-			continue
-		}
-		if cur == nil {
-			withDigest := run.DeepCopy()
-			withDigest.Status.ScriptDigest = cmp.Or(run.Status.ScriptDigest, s.Decided.ScriptDigest)
-			cur = ShapeOf(withDigest)
-		}
-		checked, err := r.checkShape(ctx, s, c.what, c.pinned, *cur)
-		if err != nil || s.Failure != nil {
-			return ctrl.Result{}, err
-		}
-		*c.decided = checked
+	cur := ShapeOf(run, cmp.Or(run.Status.ScriptDigest, s.Decided.ScriptDigest))
+	// Each pinned in this reconcile, or an earlier one.
+	checked, err := r.checkShape(ctx, s, "baseline", cmp.Or(s.Decided.Comparison, run.Status.Comparison), cur)
+	if err != nil || s.Failure != nil {
+		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, nil
+	if checked != nil {
+		s.Decided.Comparison = checked
+	}
+	if checked, err = r.checkShape(ctx, s, "reference", cmp.Or(s.Decided.Reference, run.Status.ReferenceComparison), cur); checked != nil {
+		s.Decided.Reference = checked
+	}
+	return ctrl.Result{}, err
 }
 
 // checkShape reads the kept record pinned in pinned and compares its shape with cur: the
-// comparison with its shape recorded, or the run failed BaselineMismatch (or RecordTampered).
+// comparison with its shape recorded, or the run failed BaselineMismatch (or RecordTampered);
+// nil when there is nothing to check.
 func (r *Stage) checkShape(ctx context.Context, s *decide.Scope, what string, pinned *v1alpha1.Comparison, cur compare.Shape) (*v1alpha1.Comparison, error) {
+	if pinned == nil || pinned.Baseline == nil || pinned.Baseline.Shape != "" || pinned.Decision != "" {
+		return nil, nil // nothing pinned, or checked already
+	}
 	b := pinned.Baseline
 	rec, err := r.ReadKept(ctx, s.Run.Namespace, b.Name, b.UID)
 	switch {

@@ -109,7 +109,8 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 		}
 		record = compare.BuildRecord(compare.RunRef{Name: run.Name, UID: string(run.UID), CompletionTime: s.Now, Labels: admit.KeptLabels(run)},
 			merged.Results, &summary, tl, compare.SubMetricsOf(&run.Spec))
-		record.Shape = admit.ShapeOf(run)
+		shape := admit.ShapeOf(run, run.Status.ScriptDigest)
+		record.Shape = &shape
 		if facts.Comparison, facts.Reference, err = r.compareWithBaseline(ctx, s, record); seal.Refused(err) {
 			s.Fail(v1alpha1.ReasonRecordTampered, "the baseline's kept record: "+err.Error())
 			return ctrl.Result{}, nil
