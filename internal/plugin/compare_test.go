@@ -247,6 +247,13 @@ func TestGetShowsTheReference(t *testing.T) {
 	if b, r := strings.Index(res.stdout, "Comparison with the baseline"), strings.Index(res.stdout, "Comparison with the fixed reference"); b < 0 || r < b {
 		t.Errorf("the reference's comparison is not after the baseline's:\n%s", res.stdout)
 	}
+	// JUnit: the reference's rows are cases of their own, and the run's failure names its worst.
+	junit := plugin(t, ns, "report", "v3", "--format", "junit")
+	for _, want := range []string{`name="reference: throughput (req/s)" classname="fleetbench.reference.v3"`, "worst against the fixed reference: throughput 71.20 % of baseline"} {
+		if !strings.Contains(junit.stdout, want) {
+			t.Errorf("junit does not say %q:\n%s", want, junit.stdout)
+		}
+	}
 }
 
 // TestJUnitComparison: a testcase per compared metric, read back from the XML: Regressed fails

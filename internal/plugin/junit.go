@@ -134,8 +134,15 @@ func junitTestRun(run *v1alpha1.TestRun) junitSuites {
 	}
 	s.Cases = append(s.Cases, comparisonCases(run)...)
 	c := runCase(run.Name, "fleetbench.testrun", run.Status.Phase, run.Status.Verdict, run.Status.Reason, run.Status.Message)
-	if cmp := run.Status.Comparison; cmp != nil && run.Status.Verdict == v1alpha1.VerdictRegressed && c.Failure != nil {
-		c.Failure.Text = strings.TrimSpace(c.Failure.Text + "\nworst: " + orDash(cmp.Worst))
+	if run.Status.Verdict == v1alpha1.VerdictRegressed && c.Failure != nil {
+		for _, w := range []struct {
+			label string
+			cmp   *v1alpha1.Comparison
+		}{{"worst", run.Status.Comparison}, {"worst against the fixed reference", run.Status.ReferenceComparison}} {
+			if w.cmp != nil && w.cmp.Decision == v1alpha1.ComparisonRegressed {
+				c.Failure.Text = strings.TrimSpace(c.Failure.Text + "\n" + w.label + ": " + orDash(w.cmp.Worst))
+			}
+		}
 	}
 	c.Time = s.Time
 	s.Cases = append(s.Cases, c)
@@ -177,15 +184,20 @@ func junitPlan(p *v1alpha1.CapacityPlan) junitSuites {
 	return s.wrap()
 }
 
-// comparisonCases are a testcase per metric of the run's comparison with its baseline: a
-// failure when it Regressed, with the row's numbers; skipped when no decision was made (too
-// few samples, no data); passed otherwise (Success, OK).
+// comparisonCases are a testcase per metric of the run's comparison with its baseline, then
+// with its fixed reference: a failure when it Regressed, with the row's numbers; skipped when
+// no decision was made (too few samples, no data); passed otherwise (Success, OK).
 func comparisonCases(run *v1alpha1.TestRun) []junitCase {
+	return append(comparisonCasesOf(run.Name, "comparison", run.Status.Comparison),
+		comparisonCasesOf(run.Name, "reference", run.Status.ReferenceComparison)...)
+}
+
+func comparisonCasesOf(run, what string, cmp *v1alpha1.Comparison) []junitCase {
 	cols := columns.ComparisonFor(columns.JUnit)
 	var out []junitCase
-	for _, r := range columns.TestedRows(run.Status.Comparison) {
+	for _, r := range columns.TestedRows(cmp) {
 		cells := r.Cells(cols)
-		c := junitCase{Name: "comparison: " + cells[columns.CmpMetric], Classname: "fleetbench.comparison." + run.Name}
+		c := junitCase{Name: what + ": " + cells[columns.CmpMetric], Classname: "fleetbench." + what + "." + run}
 		switch r.Metric.Decision {
 		case v1alpha1.ComparisonRegressed:
 			c.Failure = &junitProblem{Message: comparisonMessage(cells), Type: string(v1alpha1.ComparisonRegressed), Text: comparisonText(cols, cells)}
