@@ -16,6 +16,12 @@ import (
 // (rows of one run share its noise). The family is every tested row, not only those beyond
 // the ok edge: a family chosen by looking at the data would not bound the rate. OK rows,
 // which do not block a verdict, keep the test of their own row at Alpha.
+//
+// The correction asks more of a row than Alpha: the most significant of m rows needs
+// p < Alpha/m, and a test of few blocks (30 windows at autocorrelation 0.8) or repetitions
+// (5 a side give at best 1/252) may not reach that whatever the data. Such a row, beyond its
+// ok edge and significant alone, is TooFewSamples, not OK: passing it would claim more than
+// the data says, and undecided rows never pass a run.
 
 // Judged is one row judged alone: everything but the decision among Success, OK and
 // Regressed. Judge makes it; Decide decides a family of them.
@@ -39,8 +45,8 @@ type Judged struct {
 // Decide decides a family of rows judged alone (Judge): a comparison's rows, or a
 // CapacityPlan's over all its cells. A row is Regressed only when its ratio is beyond the ok
 // edge and its test of that edge survives Holm's correction over the tested rows. One the
-// correction holds back is OK when significantly beyond the success edge (else Success), and
-// its note says so. Every decision is the lesser of what the whole-run ratio and the test say
+// correction holds back is TooFewSamples when its test cannot reach Alpha/m with its blocks,
+// else OK when significantly beyond the success edge (else Success); its note says which. Every decision is the lesser of what the whole-run ratio and the test say
 // (bandVsTest). Pure and deterministic; the rows keep their order.
 func Decide(rows []Judged) []v1alpha1.MetricComparison { return decide(rows, true) }
 
@@ -99,6 +105,16 @@ func decideRow(j Judged, adjustedOK float64, family int) v1alpha1.MetricComparis
 		if family > 1 {
 			why = join(why, fmt.Sprintf("significant after Holm's correction over %d rows (adjusted p %s)", family, pValue(adjustedOK)))
 		}
+	case held && j.minP*float64(family) >= Alpha:
+		row.Decision = v1alpha1.ComparisonTooFewSamples
+		row.PValue = pValue(j.pOK)
+		unit := "blocks"
+		if j.kind == Repetitions {
+			unit = "repetitions"
+		}
+		why = join(why, fmt.Sprintf("p %s beyond the ok edge alone, but Holm's correction over %d rows asks p < %.4f of the most significant "+
+			"and %d vs %d %s give at best %.4f: no decision; more samples a side decide", pValue(j.pOK), family, Alpha/float64(family),
+			j.n[0], j.n[1], unit, j.minP))
 	case j.beyondSuccess && j.p < Alpha:
 		row.Decision = v1alpha1.ComparisonOK
 		switch {

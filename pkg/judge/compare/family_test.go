@@ -166,3 +166,30 @@ func TestAutocorrelationAtItsCap(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldBackRowThatCannotReachTheLevel: a row beyond its ok edge with p 0.02 alone, held back
+// by Holm's correction over 5 rows, is TooFewSamples when its blocks cannot give p < 0.01 at
+// all (a 50 % drop on 30 windows at high autocorrelation), and OK when they could have: only
+// the first claims no more than the data. Before issue 39 both were Regressed.
+func TestHeldBackRowThatCannotReachTheLevel(t *testing.T) {
+	quiet := Judged{tested: true, pOK: 1, p: 0.6, minP: 0.001, row: v1alpha1.MetricComparison{Name: "quiet"}}
+	for _, tc := range []struct {
+		minP float64
+		want v1alpha1.ComparisonDecision
+		note string
+	}{
+		{0.015, v1alpha1.ComparisonTooFewSamples, "p 0.0200 beyond the ok edge alone, but Holm's correction over 5 rows asks p < 0.0100 of the most significant " +
+			"and 10 vs 10 blocks give at best 0.0150: no decision; more samples a side decide"},
+		{0.002, v1alpha1.ComparisonOK, "p 0.0200 beyond the ok edge, not significant after Holm's correction over 5 rows (adjusted p 0.1000 ≥ 0.05)"},
+	} {
+		held := Judged{tested: true, pOK: 0.02, p: 0.0001, minP: tc.minP, n: [2]int{10, 10}, beyondSuccess: true, beyondOK: true,
+			metric: Builtins()[0], row: v1alpha1.MetricComparison{Name: "throughput"}}
+		rows := Decide([]Judged{quiet, quiet, held, quiet, quiet})
+		if r := rows[2]; r.Decision != tc.want || r.Note != tc.note {
+			t.Errorf("minP %v: %s %q, want %s %q", tc.minP, r.Decision, r.Note, tc.want, tc.note)
+		}
+		if alone := Decide([]Judged{held})[0]; alone.Decision != v1alpha1.ComparisonRegressed {
+			t.Errorf("alone: %s, want Regressed", alone.Decision)
+		}
+	}
+}
