@@ -199,13 +199,15 @@ func BenchmarkVerdictBlockRates(b *testing.B) {
 	// Seeded, so the rates are exact for this code; the bounds leave about a point (more where a
 	// rate is near 50 %, whose sampling error is largest) for a change of seed or of the draws.
 	type bound struct{ maxAA, min10, min20, min30, min50 float64 }
+	// Measured in a family (issue 39); the row alone, as before, blocked more, and is reported
+	// as %alone-* (hack/bench/BASELINES.md has both).
 	bounds := map[string]bound{
-		"windows30_cv5_ar0.5/default":     {maxAA: 0.5, min10: 0, min20: 4, min30: 99.5, min50: 99.5},
-		"windows30_cv5_ar0.5/releasegate": {maxAA: 0.5, min10: 0, min20: 74, min30: 99.5, min50: 99.5},
-		"windows30_cv5_ar0.8/default":     {maxAA: 0.5, min10: 0, min20: 4, min30: 69, min50: 73},
-		"windows30_cv5_ar0.8/releasegate": {maxAA: 0.5, min10: 0, min20: 33, min30: 73, min50: 73},
-		"repetitions5_cv9/default":        {maxAA: 0.5, min10: 0, min20: 4, min30: 63, min50: 99.5},
-		"repetitions5_cv9/releasegate":    {maxAA: 0.5, min10: 0, min20: 21, min30: 88, min50: 99.5},
+		"windows30_cv5_ar0.5/default":     {maxAA: 0.5, min10: 0, min20: 0.3, min30: 91, min50: 93.5},
+		"windows30_cv5_ar0.5/releasegate": {maxAA: 0.5, min10: 0, min20: 39, min30: 94.5, min50: 93.5},
+		"windows30_cv5_ar0.8/default":     {maxAA: 0.5, min10: 0, min20: 0.8, min30: 28, min50: 34},
+		"windows30_cv5_ar0.8/releasegate": {maxAA: 0.5, min10: 0, min20: 11.5, min30: 30.5, min50: 34},
+		"repetitions5_cv9/default":        {maxAA: 0.5, min10: 0, min20: 0.3, min30: 27.5, min50: 99.5},
+		"repetitions5_cv9/releasegate":    {maxAA: 0.5, min10: 0, min20: 5, min30: 58, min50: 99.5},
 	}
 	for _, sc := range scenarios {
 		pool := companions(sc.sc, 1000, 41)
@@ -226,6 +228,7 @@ func BenchmarkVerdictBlockRates(b *testing.B) {
 					b.ReportMetric(100*got[i+1].alone, "%alone-blocked-"+label+"%drop")
 				}
 				b.ReportMetric(100*got[2].undecided, "%undecided-20%drop")
+				b.ReportMetric(100*got[3].undecided, "%undecided-30%drop")
 				b.ReportMetric(100*got[4].undecided, "%undecided-50%drop")
 				want, ok := bounds[name]
 				if !ok {
@@ -239,6 +242,10 @@ func BenchmarkVerdictBlockRates(b *testing.B) {
 					if r := 100 * got[i+1].regressed; r < mins[i] {
 						b.Errorf("a %s %% drop blocked %.2f %%, at least %.1f %%", label, r, mins[i])
 					}
+				}
+				// What the correction holds back from a 50 % drop is undecided, never passed.
+				if r := 100 * (got[4].regressed + got[4].undecided); r < 99.5 {
+					b.Errorf("a 50 %% drop blocked or undecided %.2f %%, at least 99.5 %%", r)
 				}
 			})
 		}
