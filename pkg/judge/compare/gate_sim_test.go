@@ -88,8 +88,9 @@ func simulateGate(spec v1alpha1.BaselineSpec, trials int, seed uint64, drift boo
 // autocorrelation and noise of a run, how often the comparison is Regressed. Once with noise
 // within the runs only (what the test models: Holm bounds the rate by Alpha), once with each
 // row's level drifting between the runs as well (what the test cannot see: a bound measured,
-// not proved); with seed 000's bands and with examples/gitops/release-gate.yaml's. Seeded: the same numbers on every machine. It fails when a rate with the
-// correction rises past the bound below.
+// not proved), with seed 000's bands and with examples/gitops/release-gate.yaml's. Seeded:
+// the same numbers on every machine. It fails when a rate with the correction rises past the
+// bound below.
 //
 //	go test -run '^$' -bench BenchmarkGateAAFalseAlarms -benchtime 1x ./pkg/judge/compare
 func BenchmarkGateAAFalseAlarms(b *testing.B) {
