@@ -53,7 +53,7 @@ func TestComparePlansFamily(t *testing.T) {
 		want: v1alpha1.ComparisonSuccess, wantRow: v1alpha1.ComparisonTooFewSamples,
 		inNote: "p 0.0040 beyond the ok edge alone, but Holm's correction over 16 rows asks p < 0.0031 of the most significant " +
 			"and 5 vs 5 repetitions give at best 0.0040: no decision",
-		inMessage: "Holm's correction over 16 tested rows asks p < 0.0031 for a regression; 16 rows cannot reach it (5 vs 5 repetitions give at best 0.0040)",
+		inMessage: "Holm's correction over 16 tested rows asks the most significant for p < 0.0031; 16 rows cannot reach that (5 vs 5 repetitions give at best 0.0040)",
 	}, {
 		name: "16 rows, 8 repetitions a side: the same drop survives the correction",
 		base: four(reps, 8, 100), cur: four(reps, 8, 70),

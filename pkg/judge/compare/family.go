@@ -190,7 +190,11 @@ func FamilyNote(rows []Judged) string {
 	if worst.kind == Repetitions {
 		unit = "repetitions"
 	}
-	return fmt.Sprintf("Holm's correction over %d tested rows asks p < %.4f for a regression; %d rows cannot reach it "+
-		"(%d vs %d %s give at best %.4f): add samples a side, or compare fewer rows", m, Alpha/float64(m), short,
+	verb := "rows cannot"
+	if short == 1 {
+		verb = "row cannot"
+	}
+	return fmt.Sprintf("Holm's correction over %d tested rows asks the most significant for p < %.4f; %d %s reach that "+
+		"(%d vs %d %s give at best %.4f): add samples a side, or compare fewer rows", m, Alpha/float64(m), short, verb,
 		worst.n[0], worst.n[1], unit, worst.minP)
 }
