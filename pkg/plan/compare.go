@@ -15,11 +15,15 @@ import (
 // cell. Cells are matched by profile (without case, as profiles are named) and sweep values;
 // each repetition that Succeeded is one sample of a side, tested with compare.Test's rank test
 // (Kind Repetitions), so fewer than 4 repetitions a side give TooFewSamples, never a decision.
+// Repetitions are separate runs, so the test holds the noise between runs by construction.
+// The plan's rows, 4 a cell over up to 256 cells, are one family (compare.Decide): a plan is
+// Regressed only when some row survives Holm's correction over all of them.
 
 // PlanMethod is written to status.comparison.method.
-const PlanMethod = "per cell (profile and sweep values): the mean over the repetitions that Succeeded, each repetition one sample; " +
-	"one-sided Mann-Whitney U over the repetitions (exact), alpha 0.05; seeded bootstrap 95 % interval of the ratio of means; " +
-	"regressed only beyond the ok band and significant"
+const PlanMethod = "per cell (profile and sweep values): the mean over the repetitions that Succeeded, each repetition one sample, " +
+	"so the noise between runs is in the test; one-sided Mann-Whitney U over the repetitions (exact); seeded bootstrap 95 % interval " +
+	"of the ratio of means; regressed only beyond the ok band and significant after Holm's correction over every tested row " +
+	"of every cell at alpha 0.05"
 
 // cellMetric reads one compared value of a table row; ok false when the row has none.
 type cellMetric struct {
@@ -140,30 +144,41 @@ func ComparePlans(baseline, current *v1alpha1.CapacityPlan) v1alpha1.PlanCompari
 	curCells, _ := groups(current.Status.Table)
 	_, baseCells := groups(baseline.Status.Table)
 	matched := map[string]bool{}
-	var all []v1alpha1.MetricComparison // every row, named by its cell, for the worst
+	// Every cell's rows are judged alone first, then decided as one family.
+	var judged []compare.Judged
+	var cellRows []int // how many rows each cell has, in order
 	for _, g := range curCells {
 		if len(out.Cells) == 256 {
 			break
 		}
 		k := cellKey(g.profile, g.values)
 		b := baseCells[k]
-		c := v1alpha1.CellComparison{Profile: g.profile, Values: g.values}
-		for _, m := range cellMetrics(b, g) {
-			row := compare.Row(m.metric, side(m, b), side(m, g), compare.Repetitions)
-			if b == nil {
-				row.Note = "the baseline plan has no cell " + CellLabel(g.profile, g.values)
+		metrics := cellMetrics(b, g)
+		for _, m := range metrics {
+			judged = append(judged, compare.Judge(m.metric, side(m, b), side(m, g), compare.Repetitions))
+		}
+		cellRows = append(cellRows, len(metrics))
+		matched[k] = b != nil
+		out.Cells = append(out.Cells, v1alpha1.CellComparison{Profile: g.profile, Values: g.values})
+	}
+	rows := compare.Decide(judged)
+	var all []v1alpha1.MetricComparison // every row, named by its cell, for the worst
+	for i := range out.Cells {
+		c := &out.Cells[i]
+		label := CellLabel(c.Profile, c.Values)
+		c.Metrics, rows = rows[:cellRows[i]], rows[cellRows[i]:]
+		for r := range c.Metrics {
+			if !matched[cellKey(c.Profile, c.Values)] {
+				c.Metrics[r].Note = "the baseline plan has no cell " + label
 			}
-			c.Metrics = append(c.Metrics, row)
-			named := row
-			named.Name = CellLabel(g.profile, g.values) + " " + row.Name
+			named := c.Metrics[r]
+			named.Name = label + " " + named.Name
 			all = append(all, named)
 		}
-		matched[k] = b != nil
 		c.Decision, _ = compare.Overall(c.Metrics)
-		out.Cells = append(out.Cells, c)
 	}
 	out.Decision, out.Worst = compare.Overall(all)
-	out.Message = planMessage(baseline.Name, out, len(baseCells)-count(matched))
+	out.Message = planMessage(baseline.Name, out, len(baseCells)-count(matched), compare.FamilyNote(judged))
 	return out
 }
 
@@ -177,7 +192,7 @@ func count(m map[string]bool) int {
 	return n
 }
 
-func planMessage(base string, c v1alpha1.PlanComparison, onlyInBaseline int) string {
+func planMessage(base string, c v1alpha1.PlanComparison, onlyInBaseline int, family string) string {
 	n := map[v1alpha1.ComparisonDecision]int{}
 	for _, cell := range c.Cells {
 		n[cell.Decision]++
@@ -190,6 +205,9 @@ func planMessage(base string, c v1alpha1.PlanComparison, onlyInBaseline int) str
 	}
 	if onlyInBaseline > 0 {
 		s += fmt.Sprintf("; %d cells of the baseline are not in this plan", onlyInBaseline)
+	}
+	if family != "" {
+		s += "; " + family
 	}
 	return truncateMessage(s)
 }

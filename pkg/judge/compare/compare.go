@@ -11,11 +11,13 @@ import (
 	"fleetbench.dev/fleetbench/api/v1alpha1"
 )
 
-// Method is written to status.comparison.method.
-const Method = "one-sided Mann-Whitney U (exact below 50 a side without ties, else normal with tie correction) " +
-	"on means of blocks of adjacent windows (block length the windows' integrated autocorrelation time, at least 8 blocks a side; " +
-	"the correlation left between blocks inflates the variance), alpha 0.05; seeded bootstrap 95 % interval of the ratio of means; " +
-	"regressed only when significantly beyond the ok edge (the test against the baseline scaled to the edge), ok only when significantly beyond the success edge"
+// Method is written to status.comparison.method (at most 512 bytes).
+const Method = "one-sided Mann-Whitney U (exact below 50 a side without ties, else normal, tie-corrected) " +
+	"on means of blocks of adjacent windows (block length their autocorrelation time, ≥ 8 blocks a side, " +
+	"leftover correlation inflating the variance): within-run noise only; " +
+	"regressed only when the whole-run ratio is beyond the ok edge and the test against the baseline scaled to it " +
+	"survives Holm's correction over the tested rows at alpha 0.05; ok when beyond the success edge at p < 0.05; " +
+	"seeded bootstrap 95 % interval"
 
 // Side is one side of a compared metric: the whole-run value and the samples tested.
 type Side struct {
@@ -29,6 +31,18 @@ type Side struct {
 // Compare compares current with baseline under spec and returns status.comparison. It is
 // pure and deterministic: the same records give the same result, byte for byte.
 func Compare(spec v1alpha1.BaselineSpec, baseline, current Record) v1alpha1.Comparison {
+	out, rows, dropped := judgeRecords(spec, baseline, current)
+	return finish(out, rows, dropped, true)
+}
+
+// judgedSeries is a row judged alone with what its sub-metric note reads.
+type judgedSeries struct {
+	j      Judged
+	bs, cs *Series
+}
+
+// judgeRecords judges each row of the comparison alone (Judge); finish decides them together.
+func judgeRecords(spec v1alpha1.BaselineSpec, baseline, current Record) (v1alpha1.Comparison, []judgedSeries, int) {
 	out := v1alpha1.Comparison{Baseline: comparedRun(baseline.Run), Method: Method}
 	metrics := resolve(spec, baseline, current)
 	dropped := 0
@@ -36,6 +50,7 @@ func Compare(spec v1alpha1.BaselineSpec, baseline, current Record) v1alpha1.Comp
 		dropped = len(metrics) - MaxRows
 		metrics = metrics[:MaxRows]
 	}
+	rows := make([]judgedSeries, 0, len(metrics))
 	for _, m := range metrics {
 		bs, cs, stat := find(m, baseline, current)
 		m.Stat = stat
@@ -45,10 +60,22 @@ func Compare(spec v1alpha1.BaselineSpec, baseline, current Record) v1alpha1.Comp
 			b.Values, c.Values, note = sameWidth(b.Values, c.Values, baseline.WindowSeconds, current.WindowSeconds)
 			m.Note = join(m.Note, note)
 		}
-		out.Metrics = append(out.Metrics, subMetricNote(Row(m, b, c, Windows), m, bs, cs))
+		rows = append(rows, judgedSeries{Judge(m, b, c, Windows), bs, cs})
+	}
+	return out, rows, dropped
+}
+
+// finish decides the rows as one family (holm false: each alone, as before issue 39).
+func finish(out v1alpha1.Comparison, rows []judgedSeries, dropped int, holm bool) v1alpha1.Comparison {
+	js := make([]Judged, len(rows))
+	for i, r := range rows {
+		js[i] = r.j
+	}
+	for i, row := range decide(js, holm) {
+		out.Metrics = append(out.Metrics, subMetricNote(row, rows[i].j.metric, rows[i].bs, rows[i].cs))
 	}
 	out.Decision, out.Worst = Overall(out.Metrics)
-	out.Message = message(out, dropped)
+	out.Message = message(out, dropped, FamilyNote(js))
 	return out
 }
 
@@ -97,15 +124,21 @@ func comparedRun(r RunRef) *v1alpha1.ComparedRun {
 	return c
 }
 
-// Row compares one metric. Decision: NoData when a side lacks the metric or its value is
-// not a finite number ≥ 0, or the baseline is 0 (no ratio); TooFewSamples when the test
-// cannot reach Alpha; Regressed when the ratio is beyond the ok band and significantly so
-// (the rank test against the baseline scaled to the ok edge: p < Alpha); OK when beyond the
-// success edge and significantly so; Success otherwise (including a difference beyond a band
-// that may be noise: the note says so). pValue is the test of the edge that decided. The ratio is compared with the bands as
-// displayed (two decimals), so a row never reads "80.00 %" next to a decision that 80.00 %
-// would not give.
+// Row compares one metric alone: a family of one row (Decide). Decision: NoData when a side
+// lacks the metric or its value is not a finite number ≥ 0, or the baseline is 0 (no ratio);
+// TooFewSamples when the test cannot reach Alpha; Regressed when the ratio is beyond the ok
+// band and significantly so (the rank test against the baseline scaled to the ok edge:
+// p < Alpha); OK when beyond the success edge and significantly so; Success otherwise
+// (including a difference beyond a band that may be noise: the note says so). pValue is the
+// test of the edge that decided. The ratio is compared with the bands as displayed (two
+// decimals), so a row never reads "80.00 %" next to a decision that 80.00 % would not give.
 func Row(m Metric, base, cur Side, kind Kind) v1alpha1.MetricComparison {
+	return Decide([]Judged{Judge(m, base, cur, kind)})[0]
+}
+
+// Judge compares one metric up to the decision among Success, OK and Regressed, which Decide
+// takes over the family of rows. NoData and TooFewSamples rows are final here.
+func Judge(m Metric, base, cur Side, kind Kind) Judged {
 	row := v1alpha1.MetricComparison{
 		Name:      truncate(m.Name, 256),
 		Stat:      truncate(m.Stat, 16),
@@ -114,26 +147,26 @@ func Row(m Metric, base, cur Side, kind Kind) v1alpha1.MetricComparison {
 		Band:      m.Band(),
 		Decision:  v1alpha1.ComparisonNoData,
 	}
-	note := func(s string) { row.Note = truncate(join(m.Note, s), 512) }
+	j := Judged{metric: m, kind: kind}
+	final := func(s string) Judged {
+		row.Note = truncate(join(m.Note, s), 512)
+		j.row = row
+		return j
+	}
 	switch {
 	case !base.Present && !cur.Present:
-		note("in neither run")
-		return row
+		return final("in neither run")
 	case !base.Present:
-		note("missing from the baseline")
-		return row
+		return final("missing from the baseline")
 	case !cur.Present:
-		note("missing from this run")
-		return row
+		return final("missing from this run")
 	}
 	if !valid(base.Whole) || !valid(cur.Whole) {
-		note("a whole-run value is not a finite number ≥ 0")
-		return row
+		return final("a whole-run value is not a finite number ≥ 0")
 	}
 	row.Baseline, row.Current = number(base.Whole), number(cur.Whole)
 	if base.Whole == 0 {
-		note("the baseline is 0: a ratio is undefined; judge this metric with a threshold instead")
-		return row
+		return final("the baseline is 0: a ratio is undefined; judge this metric with a threshold instead")
 	}
 	ratio := math.Round(100*cur.Whole/base.Whole*100) / 100
 	row.RatioPercent = number2(ratio)
@@ -149,32 +182,20 @@ func Row(m Metric, base, cur Side, kind Kind) v1alpha1.MetricComparison {
 	}
 	if t.TooFew {
 		row.Decision = v1alpha1.ComparisonTooFewSamples
-		note(join(why, t.Note))
-		return row
+		return final(join(why, t.Note))
 	}
-	row.PValue = pValue(t.P)
 	if t.BlockLen > 1 {
 		why = join(why, fmt.Sprintf("%d vs %d blocks of %d %s (autocorrelation %.2f)", t.BaselineBlocks, t.CurrentBlocks, t.BlockLen, kind, t.Autocorrelation))
 	}
-	beyondSuccess, beyondOK := m.Beyond(ratio)
-	switch {
-	case beyondOK && t.POK < Alpha:
-		row.Decision = v1alpha1.ComparisonRegressed
-		row.PValue = pValue(t.POK)
-	case beyondSuccess && t.P < Alpha:
-		row.Decision = v1alpha1.ComparisonOK
-		if beyondOK {
-			why = join(why, fmt.Sprintf("beyond the ok edge but p %s ≥ %.2f that it is beyond %.0f %% of the baseline: may be run-to-run drift",
-				pValue(t.POK), Alpha, m.OKPercent))
-		}
-	default:
-		row.Decision = v1alpha1.ComparisonSuccess
-		if beyondSuccess {
-			why = join(why, fmt.Sprintf("worse than the success edge but p %s ≥ %.2f: may be noise", row.PValue, Alpha))
-		}
+	if kind == Windows && atCap(t.Autocorrelation) {
+		// The test ran, but its blocks assume at most the cap: say what the estimate means.
+		why = join(why, capText()+": blocks may not hold it and p may be too small; "+capAdvice)
 	}
-	note(why)
-	return row
+	j.row, j.tested, j.why = row, true, why
+	j.p, j.pOK, j.minP = t.P, t.POK, t.MinP
+	j.n = [2]int{t.BaselineBlocks, t.CurrentBlocks}
+	j.beyondSuccess, j.beyondOK = m.Beyond(ratio)
+	return j
 }
 
 // Overall is the comparison's decision and the row that decided it: Regressed if any row
@@ -232,7 +253,7 @@ func worstText(r v1alpha1.MetricComparison) string {
 	return truncate(fmt.Sprintf("%s %s %% of baseline (%s), p %s", name, r.RatioPercent, edge, r.PValue), 512)
 }
 
-func message(c v1alpha1.Comparison, dropped int) string {
+func message(c v1alpha1.Comparison, dropped int, family string) string {
 	if len(c.Metrics) == 0 {
 		return truncate(fmt.Sprintf("nothing to compare: neither this run nor %s has a comparable metric", c.Baseline.Name), 1024)
 	}
@@ -245,6 +266,9 @@ func message(c v1alpha1.Comparison, dropped int) string {
 		count[v1alpha1.ComparisonSuccess], count[v1alpha1.ComparisonTooFewSamples], count[v1alpha1.ComparisonNoData])
 	if dropped > 0 {
 		s += fmt.Sprintf("; %d more metrics not compared (at most %d rows)", dropped, MaxRows)
+	}
+	if family != "" {
+		s += "; " + family
 	}
 	return truncate(s, 1024)
 }

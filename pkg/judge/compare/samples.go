@@ -80,6 +80,9 @@ type TestResult struct {
 	// CILow and CIHigh bound the ratio mean(current)/mean(baseline) in %, at 95 %, from a
 	// seeded bootstrap of the blocks. NaN when the baseline's mean is 0.
 	CILow, CIHigh float64
+	// MinP is the smallest p-value the test can give with these blocks (every block of one
+	// side beyond every block of the other): what a family's correction can ask of it.
+	MinP float64
 	// TooFew is set when the test cannot reach p < Alpha with this many blocks; Note says
 	// how many it needs.
 	TooFew bool
@@ -116,7 +119,8 @@ func Test(baseline, current []float64, kind Kind, dir v1alpha1.Direction, edges 
 		r.CILow, r.CIHigh = bootstrapRatio(bb, cb, seed(b, c, kind, dir))
 	}
 
-	if minP(len(bb), len(cb), vif) >= Alpha {
+	r.MinP = minP(len(bb), len(cb), vif)
+	if r.MinP >= Alpha {
 		r.TooFew = true
 		r.Note = tooFewNote(r, kind)
 		return r
@@ -169,6 +173,10 @@ func tooFewNote(r TestResult, kind Kind) string {
 		return fmt.Sprintf("%d vs %d %s: a one-sided rank test cannot reach p < %.2f (smallest p %.4f); it needs at least %d a side",
 			r.BaselineBlocks, r.CurrentBlocks, kind, Alpha, smallestP(r.BaselineBlocks, r.CurrentBlocks), samplesNeeded(Alpha))
 	}
+	if atCap(r.Autocorrelation) {
+		return fmt.Sprintf("%d vs %d windows in blocks of %d: %s, so no block length makes them independent and no decision is possible; %s",
+			r.BaselineN, r.CurrentN, r.BlockLen, capText(), capAdvice)
+	}
 	need := "more than the record can hold"
 	if k := windowsNeeded(r.Autocorrelation); k > 0 {
 		need = fmt.Sprintf("at least %d", k)
@@ -176,6 +184,20 @@ func tooFewNote(r TestResult, kind Kind) string {
 	return fmt.Sprintf("%d vs %d windows in blocks of %d (autocorrelation %.2f) cannot reach p < %.2f: at this autocorrelation the test needs %s windows a side",
 		r.BaselineN, r.CurrentN, r.BlockLen, r.Autocorrelation, Alpha, need)
 }
+
+// At the cap the estimate is no measurement: the windows follow a trend (both runs ramp their
+// load, or memory grows) more than they vary around one level, and the AR(1) blocks' length,
+// and with it the variance the test allows, is a lower bound. More windows of a ramp do not
+// help, so the note says what does.
+const capAdvice = "compare a constant-load stage (a run of its own), or judge this metric with a threshold"
+
+func capText() string {
+	return fmt.Sprintf("autocorrelation at its cap %.2f: the windows follow a trend (a ramping load, a growing memory) rather than vary around one level",
+		maxAutocorrelation)
+}
+
+// atCap says whether an estimated lag-1 autocorrelation reached maxAutocorrelation.
+func atCap(rho float64) bool { return rho >= maxAutocorrelation }
 
 // usable keeps the finite, non-negative samples: every compared metric (a rate, a duration,
 // bytes, cores) is ≥ 0, and one NaN would poison every mean and rank after it.

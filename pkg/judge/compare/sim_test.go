@@ -136,10 +136,9 @@ func BenchmarkDecisionRates(b *testing.B) {
 	}
 }
 
-// releaseGateThroughput is the throughput metric as examples/gitops/release-gate.yaml's
-// spec.baseline compares it: read from the shipped file, so the benchmark measures the bands
-// users copy.
-func releaseGateThroughput(tb testing.TB) Metric {
+// releaseGateSpec is examples/gitops/release-gate.yaml's spec.baseline: read from the shipped
+// file, so the benchmarks measure the bands users copy.
+func releaseGateSpec(tb testing.TB) v1alpha1.BaselineSpec {
 	tb.Helper()
 	raw, err := os.ReadFile("../../../examples/gitops/release-gate.yaml")
 	if err != nil {
@@ -149,8 +148,15 @@ func releaseGateThroughput(tb testing.TB) Metric {
 	if err := yaml.Unmarshal(raw, &run); err != nil || run.Spec.Baseline == nil {
 		tb.Fatalf("release-gate.yaml: %v (baseline %v)", err, run.Spec.Baseline)
 	}
+	return *run.Spec.Baseline
+}
+
+// releaseGateThroughput is the throughput metric as examples/gitops/release-gate.yaml's
+// spec.baseline compares it.
+func releaseGateThroughput(tb testing.TB) Metric {
+	tb.Helper()
 	rec := Record{Series: []Series{{Name: SeriesThroughput}}}
-	for _, m := range resolve(*run.Spec.Baseline, rec, rec) {
+	for _, m := range resolve(releaseGateSpec(tb), rec, rec) {
 		if m.Name == SeriesThroughput {
 			return m
 		}
@@ -164,10 +170,13 @@ func releaseGateThroughput(tb testing.TB) Metric {
 // comparisons (a false block), with seed 000's bands (ok ≥ 80 %) and with those of
 // examples/gitops/release-gate.yaml (ok ≥ 85 %); and how often the row is undecided
 // (TooFewSamples: INCONCLUSIVE by default, never PASSED). An OK row does not change the
-// verdict. Seeded: the same numbers on every machine. It fails when a rate worsens past the
-// bounds below.
+// verdict. The throughput row is judged in its gate (simulateGateRates): with a TestRun's four
+// other built-ins (windows) or a plan cell's three other rows (repetitions), all A/A, under
+// Holm's correction; the rate of the row alone (before issue 39) is reported beside it.
+// Seeded: the same numbers on every machine. It fails when a rate worsens past the bounds
+// below.
 //
-//	go test -run '^$' -bench BenchmarkVerdictBlockRates ./pkg/judge/compare
+//	go test -run '^$' -bench BenchmarkVerdictBlockRates -benchtime 1x ./pkg/judge/compare
 func BenchmarkVerdictBlockRates(b *testing.B) {
 	const trials = 10000
 	scenarios := []struct {
@@ -190,31 +199,36 @@ func BenchmarkVerdictBlockRates(b *testing.B) {
 	// Seeded, so the rates are exact for this code; the bounds leave about a point (more where a
 	// rate is near 50 %, whose sampling error is largest) for a change of seed or of the draws.
 	type bound struct{ maxAA, min10, min20, min30, min50 float64 }
+	// Measured in a family (issue 39); the row alone, as before, blocked more, and is reported
+	// as %alone-* (hack/bench/BASELINES.md has both).
 	bounds := map[string]bound{
-		"windows30_cv5_ar0.5/default":     {maxAA: 0.5, min10: 0, min20: 4, min30: 99.5, min50: 99.5},
-		"windows30_cv5_ar0.5/releasegate": {maxAA: 0.5, min10: 0, min20: 74, min30: 99.5, min50: 99.5},
-		"windows30_cv5_ar0.8/default":     {maxAA: 0.5, min10: 0, min20: 4, min30: 69, min50: 73},
-		"windows30_cv5_ar0.8/releasegate": {maxAA: 0.5, min10: 0, min20: 33, min30: 73, min50: 73},
-		"repetitions5_cv9/default":        {maxAA: 0.5, min10: 0, min20: 4, min30: 63, min50: 99.5},
-		"repetitions5_cv9/releasegate":    {maxAA: 0.5, min10: 0, min20: 21, min30: 88, min50: 99.5},
+		"windows30_cv5_ar0.5/default":     {maxAA: 0.5, min10: 0, min20: 0.3, min30: 91, min50: 93.5},
+		"windows30_cv5_ar0.5/releasegate": {maxAA: 0.5, min10: 0, min20: 39, min30: 94.5, min50: 93.5},
+		"windows30_cv5_ar0.8/default":     {maxAA: 0.5, min10: 0, min20: 0.8, min30: 28, min50: 34},
+		"windows30_cv5_ar0.8/releasegate": {maxAA: 0.5, min10: 0, min20: 11.5, min30: 30.5, min50: 34},
+		"repetitions5_cv9/default":        {maxAA: 0.5, min10: 0, min20: 0.3, min30: 27.5, min50: 99.5},
+		"repetitions5_cv9/releasegate":    {maxAA: 0.5, min10: 0, min20: 5, min30: 58, min50: 99.5},
 	}
 	for _, sc := range scenarios {
+		pool := companions(sc.sc, 1000, 41)
 		for _, band := range bands {
 			name := sc.name + "/" + band.name
 			b.Run(name, func(b *testing.B) {
-				got := make([]rates, len(changes))
+				got := make([]gateRates, len(changes))
 				for b.Loop() {
 					for i, ratio := range changes {
 						s := sc.sc
 						s.ratio = ratio
-						got[i] = simulateRates(band.metric, s, trials, uint64(40+i))
+						got[i] = simulateGateRates(band.metric, s, trials, uint64(40+i), pool)
 					}
 				}
 				b.ReportMetric(100*got[0].regressed, "%blocked-AA")
 				for i, label := range []string{"10", "20", "30", "50"} {
 					b.ReportMetric(100*got[i+1].regressed, "%blocked-"+label+"%drop")
+					b.ReportMetric(100*got[i+1].alone, "%alone-blocked-"+label+"%drop")
 				}
 				b.ReportMetric(100*got[2].undecided, "%undecided-20%drop")
+				b.ReportMetric(100*got[3].undecided, "%undecided-30%drop")
 				b.ReportMetric(100*got[4].undecided, "%undecided-50%drop")
 				want, ok := bounds[name]
 				if !ok {
@@ -228,6 +242,10 @@ func BenchmarkVerdictBlockRates(b *testing.B) {
 					if r := 100 * got[i+1].regressed; r < mins[i] {
 						b.Errorf("a %s %% drop blocked %.2f %%, at least %.1f %%", label, r, mins[i])
 					}
+				}
+				// What the correction holds back from a 50 % drop is undecided, never passed.
+				if r := 100 * (got[4].regressed + got[4].undecided); r < 99.5 {
+					b.Errorf("a 50 %% drop blocked or undecided %.2f %%, at least 99.5 %%", r)
 				}
 			})
 		}
