@@ -167,7 +167,7 @@ func windowsNeeded(rho float64) int {
 func tooFewNote(r TestResult, kind Kind) string {
 	if kind == Repetitions || r.Autocorrelation == 0 {
 		return fmt.Sprintf("%d vs %d %s: a one-sided rank test cannot reach p < %.2f (smallest p %.4f); it needs at least %d a side",
-			r.BaselineBlocks, r.CurrentBlocks, kind, Alpha, smallestP(r.BaselineBlocks, r.CurrentBlocks), samplesNeeded(Alpha))
+			r.BaselineBlocks, r.CurrentBlocks, kind, Alpha, smallestP(r.BaselineBlocks, r.CurrentBlocks), SamplesNeeded(Alpha))
 	}
 	need := "more than the record can hold"
 	if k := windowsNeeded(r.Autocorrelation); k > 0 {
