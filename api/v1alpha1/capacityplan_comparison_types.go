@@ -19,6 +19,17 @@ type PlanBaselineSpec struct {
 	// +optional
 	// +kubebuilder:default=Fail
 	OnMissing BaselineOnMissing `json:"onMissing,omitempty"`
+
+	// onUndecided is what a plan that would otherwise pass becomes when its comparison could
+	// not judge a cell: TooFewSamples (fewer than 4 repetitions that Succeeded on a side, e.g.
+	// a baseline plan of 1 repetition) or NoData (a cell the baseline plan lacks, or that
+	// measured nothing). Inconclusive (the default) ends it Ready=False, Stalled=True
+	// VerdictInconclusive, Fail Ready=False, Stalled=True VerdictFailed, Pass leaves it Ready;
+	// status.message names the cells either way. As spec.baseline.onUndecided of a TestRun.
+	// A regression still ends the plan VerdictRegressed.
+	// +optional
+	// +kubebuilder:default=Inconclusive
+	OnUndecided BaselineOnUndecided `json:"onUndecided,omitempty"`
 }
 
 // PlanComparison is a plan compared with its baseline plan, written once when every cell is
@@ -64,6 +75,10 @@ type ComparedPlan struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	UID string `json:"uid,omitempty"`
+	// repetitions is the baseline plan's spec.repetitions when compared: below 4 no cell can
+	// be judged, and the plan's message says to run the baseline plan again.
+	// +optional
+	Repetitions int32 `json:"repetitions,omitempty"`
 }
 
 // CellComparison is one cell of the plan against the baseline plan's cell of the same profile

@@ -76,8 +76,11 @@ type CapacityPlanSpec struct {
 	// cell is done: per cell (profile and sweep values) memory peak, memory per device,
 	// pushes/s (or req/s) and safe max devices, in % of the baseline's, with seed 000's bands
 	// and a rank test over the repetitions (4 or more a side decide). A regression ends the
-	// plan Ready=False, Stalled=True VerdictRegressed. Admission refuses it with fewer than 4
-	// spec.repetitions: the comparison could then never decide, and would always pass.
+	// plan Ready=False, Stalled=True VerdictRegressed; cells the comparison could not judge
+	// (the baseline plan had fewer than 4 repetitions, or lacks the cell) end it as
+	// spec.baseline.onUndecided says, Ready=False, Stalled=True VerdictInconclusive by
+	// default. Admission refuses it with fewer than 4 spec.repetitions: the comparison could
+	// then never decide.
 	// +optional
 	Baseline *PlanBaselineSpec `json:"baseline,omitempty"`
 
@@ -219,7 +222,9 @@ type CapacityPlanStatus struct {
 	// +kubebuilder:validation:MaxLength=64
 	Progress string `json:"progress,omitempty"`
 	// conditions, as on a TestRun: Ready (every cell was measured: each child Succeeded, whatever
-	// its verdict, which the table shows), Reconciling, Stalled (a child failed) and Complete.
+	// its verdict, which the table shows; and the comparison with spec.baseline neither
+	// regressed nor, unless spec.baseline.onUndecided is Pass, left cells undecided),
+	// Reconciling, Stalled (a child failed, or Ready is False for the comparison) and Complete.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -77,7 +77,8 @@ func Baseline(p, base *v1alpha1.CapacityPlan, d Decision, doneSince, now time.Ti
 }
 
 // applied is d with a written comparison's consequence: no baseline with onMissing Fail ends
-// the plan Failed; a regression marks it Regressed and says where.
+// the plan Failed; a regression marks it Regressed and says where; cells left undecided make
+// it what spec.baseline.onUndecided says, and are named.
 func applied(d Decision, spec *v1alpha1.PlanBaselineSpec, c *v1alpha1.PlanComparison) Decision {
 	switch {
 	case c.Baseline == nil && spec.OnMissing != v1alpha1.BaselineMissingWarn:
@@ -90,6 +91,7 @@ func applied(d Decision, spec *v1alpha1.PlanBaselineSpec, c *v1alpha1.PlanCompar
 		d.Message += fmt.Sprintf("; regressed against CapacityPlan %s: %s", c.Baseline.Name, c.Worst)
 	case c.Decision != "":
 		d.Message += fmt.Sprintf("; compared with CapacityPlan %s: %s", c.Baseline.Name, c.Decision)
+		d = undecided(d, spec.OnUndecided, c)
 	}
 	return d
 }

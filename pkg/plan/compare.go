@@ -140,7 +140,8 @@ func cellMetrics(base, cur *group) []cellMetric {
 // deterministic. A cell of current that baseline has not is compared with nothing (NoData);
 // a cell only baseline has is counted in the message.
 func ComparePlans(baseline, current *v1alpha1.CapacityPlan) v1alpha1.PlanComparison {
-	out := v1alpha1.PlanComparison{Baseline: &v1alpha1.ComparedPlan{Name: baseline.Name, UID: string(baseline.UID)}, Method: PlanMethod}
+	out := v1alpha1.PlanComparison{Method: PlanMethod,
+		Baseline: &v1alpha1.ComparedPlan{Name: baseline.Name, UID: string(baseline.UID), Repetitions: baseline.Spec.Repetitions}}
 	curCells, _ := groups(current.Status.Table)
 	_, baseCells := groups(baseline.Status.Table)
 	matched := map[string]bool{}

@@ -40,6 +40,10 @@ type Decision struct {
 	AllMeasured bool
 	// Regressed: the comparison with spec.baseline regressed.
 	Regressed bool
+	// Undecided is the verdict the comparison's undecided cells give a plan that would pass
+	// (spec.baseline.onUndecided: INCONCLUSIVE or FAILED); "" when every cell was judged or
+	// onUndecided is Pass.
+	Undecided v1alpha1.Verdict
 }
 
 // Decide picks the cells to start and the plan's phase. Serial starts the next cell only when

@@ -65,3 +65,25 @@ func TestComparedPlanNeedsFourRepetitions(t *testing.T) {
 		_ = env.Client.Delete(ctx, p)
 	}
 }
+
+// TestPlanOnUndecidedDefaultsToInconclusive: a CapacityPlan's spec.baseline.onUndecided is the
+// TestRun's: Inconclusive unless set, one of three words.
+func TestPlanOnUndecidedDefaultsToInconclusive(t *testing.T) {
+	ctx := context.Background()
+	plan := func(name string, policy v1alpha1.BaselineOnUndecided) *v1alpha1.CapacityPlan {
+		p := tw.MakeCapacityPlan(name, ns, tw.MakeTestRun("t", ns).Obj(), "C1").Obj()
+		p.Spec.Repetitions, p.Spec.Baseline = 4, &v1alpha1.PlanBaselineSpec{Name: "plan-v1", OnUndecided: policy}
+		return p
+	}
+	p := plan("plan-undecided-default", "")
+	if err := env.Client.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, p) })
+	if got := p.Spec.Baseline.OnUndecided; got != v1alpha1.BaselineUndecidedInconclusive {
+		t.Errorf("spec.baseline.onUndecided defaulted to %q, want Inconclusive", got)
+	}
+	if err := env.Client.Create(ctx, plan("plan-undecided-bad", "Warn")); err == nil || !strings.Contains(err.Error(), "onUndecided") {
+		t.Errorf("onUndecided: Warn: %v, want refused by the enum", err)
+	}
+}

@@ -4,10 +4,13 @@ package e2e
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -85,7 +88,9 @@ func (e *env) runPlan(t *testing.T, plan *v1alpha1.CapacityPlan, timeout time.Du
 // plan), naming the first as its baseline. Its status gets the seed's table for the cell: memory
 // peak, KiB per device, pushes/s and safe max devices as % of the first plan, each with seed
 // 000's band; the baseline's 2 repetitions are too few for the rank test, which the rows say
-// instead of deciding.
+// instead of deciding. A comparison that judged nothing is no pass: the plan ends
+// Ready=False Inconclusive (spec.baseline.onUndecided's default), saying to run the baseline
+// plan again with 4 repetitions or more.
 func TestPlanComparedWithAnEarlierPlan(t *testing.T) {
 	e := newEnv(t)
 	ns := e.namespace(t, "e2e-plan-compare")
@@ -121,5 +126,16 @@ func TestPlanComparedWithAnEarlierPlan(t *testing.T) {
 	}
 	if len(names) != 4 {
 		t.Errorf("compared %v, want seed 000's four: memory peak, KiB per device, pushes/s, safe max devices", names)
+	}
+	if ready := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady); ready == nil || ready.Status != metav1.ConditionFalse ||
+		ready.Reason != v1alpha1.ReasonInconclusive {
+		t.Errorf("Ready %+v, want False Inconclusive: no cell was judged", ready)
+	}
+	if stalled := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled); stalled == nil || stalled.Reason != v1alpha1.ReasonVerdictInconclusive {
+		t.Errorf("Stalled %+v, want VerdictInconclusive", stalled)
+	}
+	const rerun = "the baseline plan release-v1 had 2 repetitions; a rank test needs at least 4 a side: run the baseline plan again with repetitions >= 4"
+	if !strings.Contains(got.Status.Message, rerun) || c.Baseline.Repetitions != 2 {
+		t.Errorf("message %q (baseline repetitions %d), want it to say %q", got.Status.Message, c.Baseline.Repetitions, rerun)
 	}
 }

@@ -234,15 +234,8 @@ func (r *Reconciler) report(p *v1alpha1.CapacityPlan, s *scope, d plan.Decision,
 		r.recorder.Eventf(p, nil, kind, d.Reason, d.Phase, "%s", d.Message)
 	}
 	st.Phase, st.Reason, st.Message = d.Phase, d.Reason, d.Message
-	verdict := v1alpha1.VerdictFailed
-	switch {
-	case d.AllMeasured && d.Regressed:
-		verdict = v1alpha1.VerdictRegressed
-	case d.AllMeasured:
-		verdict = v1alpha1.VerdictPassed
-	}
 	rc.SetSummaryConditions(&st.Conditions, p.Generation, rc.Standing{Ended: d.Phase == v1alpha1.PlanSucceeded || d.Phase == v1alpha1.PlanFailed,
-		Failed: d.Phase == v1alpha1.PlanFailed, Verdict: verdict, Phase: d.Phase, Reason: d.Reason, Message: d.Message})
+		Failed: d.Phase == v1alpha1.PlanFailed, Verdict: d.Verdict(), Phase: d.Phase, Reason: d.Reason, Message: d.Message})
 	return res
 }
 

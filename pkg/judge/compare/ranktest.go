@@ -143,8 +143,9 @@ func smallestP(m, n int) float64 {
 	return 1 / c
 }
 
-// samplesNeeded is the smallest k such that k a side can reach p < alpha.
-func samplesNeeded(alpha float64) int {
+// SamplesNeeded is the smallest k such that k a side can reach p < alpha: at Alpha, the
+// repetitions a side a CapacityPlan's comparison needs to judge a cell at all (4).
+func SamplesNeeded(alpha float64) int {
 	for k := 1; ; k++ {
 		if smallestP(k, k) < alpha {
 			return k

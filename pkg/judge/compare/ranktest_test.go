@@ -92,7 +92,7 @@ func TestSmallestPAndSamplesNeeded(t *testing.T) {
 	if p := smallestP(4, 4); math.Abs(p-1.0/70) > 1e-9 {
 		t.Fatalf("smallest p 4 vs 4 = %v, want 1/70", p)
 	}
-	if k := samplesNeeded(0.05); k != 4 {
+	if k := SamplesNeeded(0.05); k != 4 {
 		t.Fatalf("samples needed = %d, want 4", k)
 	}
 	if p := pLess([]float64{1, 2, 3}, []float64{4, 5, 6}); math.Abs(p-0.05) > 1e-9 {

@@ -171,7 +171,7 @@ func windowsNeeded(rho float64) int {
 func tooFewNote(r TestResult, kind Kind) string {
 	if kind == Repetitions || r.Autocorrelation == 0 {
 		return fmt.Sprintf("%d vs %d %s: a one-sided rank test cannot reach p < %.2f (smallest p %.4f); it needs at least %d a side",
-			r.BaselineBlocks, r.CurrentBlocks, kind, Alpha, smallestP(r.BaselineBlocks, r.CurrentBlocks), samplesNeeded(Alpha))
+			r.BaselineBlocks, r.CurrentBlocks, kind, Alpha, smallestP(r.BaselineBlocks, r.CurrentBlocks), SamplesNeeded(Alpha))
 	}
 	if atCap(r.Autocorrelation) {
 		return fmt.Sprintf("%d vs %d windows in blocks of %d: %s, so no block length makes them independent and no decision is possible; %s",

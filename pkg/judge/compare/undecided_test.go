@@ -52,9 +52,9 @@ func TestUndecidedRowsOfARealComparison(t *testing.T) {
 // reach p < Alpha at all (every sample of one side below every one of the other). If Alpha or
 // the test changes, the rule and its message must follow.
 func TestPlanAdmissionAsksForWhatTheRankTestNeeds(t *testing.T) {
-	n := samplesNeeded(Alpha)
+	n := SamplesNeeded(Alpha)
 	if n != 4 || smallestP(n-1, n-1) < Alpha || smallestP(n, n) >= Alpha {
-		t.Fatalf("samplesNeeded(%.2f) = %d (smallest p %g at %d a side, %g at %d)", Alpha, n, smallestP(n-1, n-1), n-1, smallestP(n, n), n)
+		t.Fatalf("SamplesNeeded(%.2f) = %d (smallest p %g at %d a side, %g at %d)", Alpha, n, smallestP(n-1, n-1), n-1, smallestP(n, n), n)
 	}
 	src, err := os.ReadFile("../../../api/v1alpha1/capacityplan_types.go")
 	if err != nil {

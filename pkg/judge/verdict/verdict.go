@@ -198,15 +198,25 @@ func regressed(c *v1alpha1.Comparison) bool {
 // notes would fill it); the rest are counted.
 const maxUndecidedNamed = 5
 
+// runTodo is what a TestRun whose comparison could not judge rows can do about it.
+const runTodo = "run longer (more windows), name the metric in the baseline run too, or judge it with a threshold"
+
 // undecided is the verdict of a run that would pass but whose comparison could not judge
 // rows, and the note that names them and what to do.
 func undecided(rows []string, policy v1alpha1.BaselineOnUndecided) (v1alpha1.Verdict, string) {
+	return Undecided(rows, policy, "status.comparison.metrics", runTodo)
+}
+
+// Undecided applies spec.baseline.onUndecided to a comparison that would pass but left rows
+// undecided (a TestRun's metrics, a CapacityPlan's cells): PASSED, FAILED or, by default,
+// INCONCLUSIVE, and the note that names the first rows, counts the rest (listed in where),
+// and says what to do (todo). One rule for both kinds: not judged is not passed.
+func Undecided(rows []string, policy v1alpha1.BaselineOnUndecided, where, todo string) (v1alpha1.Verdict, string) {
 	named := rows[:min(len(rows), maxUndecidedNamed)]
 	note := fmt.Sprintf("the comparison could not judge %d: %s", len(rows), strings.Join(named, "; "))
 	if len(rows) > len(named) {
-		note += fmt.Sprintf("; and %d more (status.comparison.metrics)", len(rows)-len(named))
+		note += fmt.Sprintf("; and %d more (%s)", len(rows)-len(named), where)
 	}
-	const todo = "run longer (more windows), name the metric in the baseline run too, or judge it with a threshold"
 	switch policy {
 	case v1alpha1.BaselineUndecidedPass:
 		return v1alpha1.VerdictPassed, note + "; passed as spec.baseline.onUndecided: Pass says"
