@@ -201,6 +201,9 @@ const (
 	ReasonRunningChildren = "RunningChildren"
 	// ReasonWaitingForTargetNamespace: Serial waits for the previous child's target namespace to go.
 	ReasonWaitingForTargetNamespace = "WaitingForTargetNamespace"
+	// ReasonRepetitionsTooFew: a Warning event when a compared plan starts: its repetitions
+	// cannot find a regression under Holm's correction over all its rows (plan.RepetitionsWarning).
+	ReasonRepetitionsTooFew = "RepetitionsTooFew"
 )
 
 // CapacityPlanStatus is the sizing table, rebuilt from the children on every pass.

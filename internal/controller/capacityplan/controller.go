@@ -114,6 +114,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	now := time.Now()
 	p.Status.Table = plan.Rows(&p.Spec, p.Name, s.cells, s.children)
 	d, step := plan.Baseline(p, s.baseline, d, doneSince(p, s), now)
+	if w := plan.RepetitionsWarning(&p.Spec); w != "" && len(d.Create) > 0 && !s.anyChild() {
+		r.recorder.Eventf(p, nil, corev1.EventTypeWarning, v1alpha1.ReasonRepetitionsTooFew, "Create", "%s", w)
+	}
 	for _, c := range d.Create {
 		child, err := r.createChild(ctx, p, c)
 		if err != nil {
@@ -122,6 +125,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		s.children[c.Index].Run = child
 	}
 	return r.report(p, s, d, step, now), nil
+}
+
+// anyChild says whether any cell has its child: none before the plan's first children.
+func (s *scope) anyChild() bool {
+	for _, c := range s.children {
+		if c.Run != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // load reads the children through the owner index, and for the cells without one whether
