@@ -176,6 +176,13 @@ type TestRunStatus struct {
 	// +kubebuilder:validation:MaxLength=80
 	ScriptDigest string `json:"scriptDigest,omitempty"`
 
+	// plannedDuration is the longest the load may take as k6 planned it in the pre-flight
+	// (gracefulStop included), e.g. 45s. A run whose length only its script knows (no
+	// spec.load) takes its target's sampling interval and its progress's expected end from it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	PlannedDuration string `json:"plannedDuration,omitempty"`
+
 	// capacity turns the results into device counts.
 	// +optional
 	Capacity *CapacityResult `json:"capacity,omitempty"`

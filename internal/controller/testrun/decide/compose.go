@@ -188,6 +188,9 @@ func composeDecided(st *v1alpha1.TestRunStatus, d *Decision) {
 	if d.ScriptDigest != "" && st.ScriptDigest == "" {
 		st.ScriptDigest = d.ScriptDigest
 	}
+	if d.PlannedDuration != "" && st.PlannedDuration == "" {
+		st.PlannedDuration = d.PlannedDuration
+	}
 	composeParallelism(st, d)
 	applyConditions(&st.Conditions, d.conditions)
 }

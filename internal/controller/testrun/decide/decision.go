@@ -60,6 +60,8 @@ type Decision struct {
 	Reference *v1alpha1.Comparison
 	// ScriptDigest is status.scriptDigest, recorded once the script is found.
 	ScriptDigest string
+	// PlannedDuration is status.plannedDuration, recorded from the pre-flight's report.
+	PlannedDuration string
 }
 
 // GeneratorBound is whether the runners, not the target, limited the load, and why.

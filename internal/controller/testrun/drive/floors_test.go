@@ -31,6 +31,21 @@ func TestSamplingAndEndPollingHaveFloors(t *testing.T) {
 			t.Errorf("%s: sampled every %s, want %s", run.Name, got, want)
 		}
 	}
+	// A script-only run (no spec.load): every 30 s until the pre-flight says how long k6 plans
+	// it (status.plannedDuration), then as a run of that length (issue 38: a 45 s script's
+	// target chart had two points).
+	scriptOnly := tw.MakeTestRun("script-only", "ns").Obj()
+	if got := r.SampleInterval(scriptOnly); got != 30*time.Second {
+		t.Errorf("script-only, unchecked: sampled every %s, want 30s", got)
+	}
+	scriptOnly.Status.PlannedDuration = "1m30s"
+	if got := r.SampleInterval(scriptOnly); got != 3*time.Second || RunLength(scriptOnly) != 90*time.Second {
+		t.Errorf("script-only, planned 1m30s: sampled every %s over %s, want 3s over 1m30s", got, RunLength(scriptOnly))
+	}
+	scriptOnly.Status.PlannedDuration = "not a duration"
+	if got := r.SampleInterval(scriptOnly); got != 30*time.Second {
+		t.Errorf("script-only, a planned duration that does not parse: sampled every %s, want 30s", got)
+	}
 	for waited, want := range map[time.Duration]time.Duration{0: 250 * time.Millisecond, time.Second: time.Second, time.Hour: 5 * time.Second, -time.Minute: 250 * time.Millisecond} {
 		if got := EndPoll(waited); got != want {
 			t.Errorf("endPoll(%s) = %s, want %s", waited, got, want)

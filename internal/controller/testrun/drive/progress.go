@@ -46,6 +46,10 @@ func (r *Stage) refreshProgress(ctx context.Context, s *decide.Scope) time.Durat
 }
 
 func ProgressOf(s *decide.Scope, summary *measure.Summary, now time.Time) *v1alpha1.Progress {
-	p := judge.Progress(summary, s.StartTime().Time, now, runners.ExpectedDuration(&s.Run.Spec))
+	expected := runners.ExpectedDuration(&s.Run.Spec)
+	if expected <= 0 {
+		expected = planned(s.Run)
+	}
+	p := judge.Progress(summary, s.StartTime().Time, now, expected)
 	return &p
 }

@@ -45,7 +45,7 @@ const (
 // SampleInterval is spec.stability.sampleInterval, else one that follows the run's length
 // (runners.SampleIntervalFor), so a short run's target still draws a curve.
 func (r *Stage) SampleInterval(run *v1alpha1.TestRun) time.Duration {
-	def := runners.SampleIntervalFor(runners.RunLength(&run.Spec))
+	def := runners.SampleIntervalFor(RunLength(run))
 	if run.Spec.Stability != nil {
 		return max(rc.Timeout(run.Spec.Stability.SampleInterval, def), minSampleInterval)
 	}
@@ -391,4 +391,23 @@ func (r *Stage) targetLogs(ctx context.Context, pods []corev1.Pod) (logs [][]byt
 		notes = append(notes, fmt.Sprintf("%d container logs could not be read (the manager's log says why)", failed))
 	}
 	return logs, strings.Join(notes, "; ")
+}
+
+// RunLength is the run's length as its spec says it (runners.RunLength), else as k6 planned it
+// in the pre-flight (status.plannedDuration): a script-only run's, known once its script was
+// checked; 0 before.
+func RunLength(run *v1alpha1.TestRun) time.Duration {
+	if l := runners.RunLength(&run.Spec); l > 0 {
+		return l
+	}
+	return planned(run)
+}
+
+// planned is status.plannedDuration; 0 when unknown.
+func planned(run *v1alpha1.TestRun) time.Duration {
+	d, err := time.ParseDuration(run.Status.PlannedDuration)
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"time"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -186,6 +187,12 @@ func (r *Stage) ReconcilePreflight(ctx context.Context, s *decide.Scope) (ctrl.R
 		msg := r.warnBeforeRun(ctx, s, pods.Items, "k6 run accepted the test: its flags parse, the script compiles, its imports resolve, its init code runs and its options make a plan")
 		s.RecordCondition(v1alpha1.ConditionScriptChecked, metav1.ConditionTrue, v1alpha1.ReasonLoaded, msg)
 		recordSkippedSteps(s, p.report)
+		if p.report != nil {
+			// The script's own plan: how long a run without spec.load lasts.
+			if d, err := time.ParseDuration(p.report.TotalDuration); err == nil && d > 0 && d < 1<<62 {
+				s.Decided.PlannedDuration = d.String()
+			}
+		}
 		if exportsHandleSummary(s.Script) {
 			r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, "HandleSummaryNotRun", "CheckScript", "%s", handleSummaryNotRun)
 		}
