@@ -75,9 +75,10 @@ func WriteShift(w io.Writer, in ShiftInput) error {
 	}
 	for i, m := range in.Trend.Metrics {
 		sm := shiftMetric{Title: MetricTitle(m), Chart: shiftChart(fmt.Sprintf("trend-%d", i), m, labels)}
+		format := ShiftFormat(m)
 		for _, cp := range m.ChangePoints {
-			sm.Points = append(sm.Points, shiftPoint{Run: in.Trend.Runs[cp.Index].Name, Before: ShiftValue(cp.Before),
-				After: ShiftValue(cp.After), Shift: ShiftPercent(cp.ShiftPercent), P: strconv.FormatFloat(cp.PValue, 'g', 3, 64),
+			sm.Points = append(sm.Points, shiftPoint{Run: in.Trend.Runs[cp.Index].Name, Before: format(cp.Before),
+				After: format(cp.After), Shift: ShiftPercent(cp.ShiftPercent), P: strconv.FormatFloat(cp.PValue, 'g', 3, 64),
 				Direction: orDash(cp.Direction), Class: shiftClass(cp.Direction)})
 		}
 		v.Metrics = append(v.Metrics, sm)
@@ -98,15 +99,27 @@ func MetricTitle(m shift.Metric) string {
 }
 
 // ShiftValue writes a whole-run value with the digits that tell runs apart.
-func ShiftValue(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 1000:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 2, 64)
+func ShiftValue(v float64) string { return strconv.FormatFloat(v, 'f', valueDecimals(v), 64) }
+
+// ShiftFormat writes a metric's values alike, with the decimals its largest value needs, so
+// a column does not switch between 1005 and 804.00.
+func ShiftFormat(m shift.Metric) func(float64) string {
+	top := 0.0
+	for _, v := range m.Values {
+		top = max(top, math.Abs(v.Value))
 	}
-	return strconv.FormatFloat(v, 'f', 4, 64)
+	d := valueDecimals(top)
+	return func(v float64) string { return strconv.FormatFloat(v, 'f', d, 64) }
+}
+
+func valueDecimals(v float64) int {
+	switch a := math.Abs(v); {
+	case a >= 1000:
+		return 0
+	case a >= 1:
+		return 2
+	}
+	return 4
 }
 
 // ShiftPercent writes a relative shift with its sign.

@@ -42,7 +42,7 @@ func TestWriteShift(t *testing.T) {
 	for _, want := range []string{
 		`data-figure="trend-0"`, `data-figure="trend-1"`, // a chart per metric
 		`class="peak change"`, "-20.0 % worse (p 0.005)", // the change point marked
-		`<tr data-row="ingest-4"><td>ingest-4</td><td class="num">1000</td><td class="num">800.50</td><td class="num fail-text">-20.0 %</td>`,
+		`<tr data-row="ingest-4"><td>ingest-4</td><td class="num">1000</td><td class="num">800</td><td class="num fail-text">-20.0 %</td>`,
 		"no change point", // memory
 		"throughput (req/s)", "targetMemory (MiB)", "test=ingest", "8 kept runs",
 	} {
