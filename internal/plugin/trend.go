@@ -61,7 +61,7 @@ in % and its p-value, and whether it is better or worse (throughput higher is be
 and the target's memory and CPU lower).
 
 Defaults: p <= 0.01 with 199 permutations (the smallest reachable p-value is 0.005), windows of
-50 runs, at least 2 runs a level. A single run's jump is not a change point: compare that run
+50 runs, at least 2 runs a level; --test ttest --p-value 0.001 is Otava's own. A single run's jump is not a change point: compare that run
 with its baseline (spec.baseline). The metrics are the built-ins unless --metrics names series
 of the kept records (k6 metrics as in status.results.metrics).
   table  (default) the runs' values and the change points
@@ -110,6 +110,7 @@ of the kept records (k6 metrics as in status.results.metrics).
 	cmd.Flags().Float64Var(&f.opts.PValue, "p-value", shift.DefaultPValue, "largest p-value of a change point")
 	cmd.Flags().IntVar(&f.opts.Permutations, "permutations", shift.DefaultPermutations, "permutations of the test (the smallest p-value is 1/(N+1))")
 	cmd.Flags().IntVar(&f.opts.Window, "window", shift.DefaultWindow, "runs analysed together")
+	cmd.Flags().StringVar((*string)(&f.opts.Test), "test", string(shift.Permutation), "permutation, or ttest (Otava's: Student's t-test of the two sides)")
 	return cmd
 }
 
@@ -128,6 +129,9 @@ func (o *options) trend(cmd *cobra.Command, f trendFlags) (*TrendDocument, error
 	}
 	if _, _, err := shift.Sort(nil, f.orderBy); err != nil {
 		return nil, fmt.Errorf("--order-by: %w", err)
+	}
+	if f.opts.Test != shift.Permutation && f.opts.Test != shift.TTest {
+		return nil, fmt.Errorf("--test %q: want %s or %s", f.opts.Test, shift.Permutation, shift.TTest)
 	}
 	if !(f.opts.PValue > 0 && f.opts.PValue < 1) {
 		return nil, fmt.Errorf("--p-value %g: want a number between 0 and 1", f.opts.PValue)
@@ -152,8 +156,12 @@ func (o *options) trend(cmd *cobra.Command, f trendFlags) (*TrendDocument, error
 			strings.TrimPrefix(f.orderBy, shift.OrderLabelPrefix), strings.Join(runNames(skipped, 5), ", ")))
 	}
 	doc.Trend = shift.Analyze(sorted, f.metrics, opts)
-	doc.Method = fmt.Sprintf("E-Divisive means over whole-run values, permutation test (%d permutations, smallest p %.3g), change points at p <= %g, windows of %d runs, at least %d runs a level",
-		opts.Permutations, doc.SmallestP, opts.PValue, opts.Window, opts.MinSegment)
+	test := fmt.Sprintf("permutation test (%d permutations, smallest p %.3g)", opts.Permutations, doc.SmallestP)
+	if opts.Test == shift.TTest {
+		test = "Student's t-test of the two sides (Otava's)"
+	}
+	doc.Method = fmt.Sprintf("E-Divisive means over whole-run values, %s, change points at p <= %g, windows of %d runs, at least %d runs a level",
+		test, opts.PValue, opts.Window, opts.MinSegment)
 	if opts.PValue < doc.SmallestP {
 		doc.Notes = append(doc.Notes, fmt.Sprintf("--p-value %g is below the smallest p-value %d permutations can give (%.3g): no change point can be found; raise --permutations",
 			opts.PValue, opts.Permutations, doc.SmallestP))

@@ -141,6 +141,11 @@ func TestTrendJSONAndHTML(t *testing.T) {
 		t.Errorf("change points %+v, want one at ingest-6, worse", m.ChangePoints)
 	}
 
+	r = plugin(t, ns, "trend", "-l", "test=ingest", "--order-by", "label:release", "--test", "ttest", "--p-value", "0.001")
+	if _, cps, _ := strings.Cut(r.stdout, "Change points:"); r.code != ExitPassed || !strings.Contains(r.stdout, "Student's t-test") || !strings.Contains(cps, "ingest-6") {
+		t.Errorf("Otava's test: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+
 	file := filepath.Join(t.TempDir(), "trend.html")
 	r = plugin(t, ns, "trend", "-l", "test=ingest", "--format", "html", "-o", file)
 	if r.code != ExitPassed || !strings.Contains(r.stderr, "wrote "+file) {
@@ -167,6 +172,7 @@ func TestTrendRefusals(t *testing.T) {
 		{[]string{"trend", "-l", "test=ingest", "--order-by", "release"}, "--order-by"},
 		{[]string{"trend", "-l", "test=ingest", "--format", "csv"}, "--format"},
 		{[]string{"trend", "-l", "test in (", "--format", "json"}, "-l"},
+		{[]string{"trend", "-l", "test=ingest", "--test", "ks"}, "--test"},
 	} {
 		r := plugin(t, ns, tc.args...)
 		if r.code != ExitError || !strings.Contains(r.stderr, tc.want) {

@@ -2,6 +2,7 @@ package shift
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -109,6 +110,9 @@ func BenchmarkShiftDetection(b *testing.B) {
 	}
 	b.Logf("%d series per cell\n%s", trials, t.String())
 
+	edges := edgeCases(trials)
+	b.Logf("20 runs, %d series per cell: a single run 30 %% off (any change point), a 20 %% shift in the last k runs (within ±1 run), heavy-tailed noise\n%s", trials, edges)
+
 	def := got[benchSettings[0].name]
 	for i, r := range rows {
 		x := def[i]
@@ -121,4 +125,87 @@ func BenchmarkShiftDetection(b *testing.B) {
 			b.Errorf("%d runs, CV %.0f %%, shift %.0f %%: detected %.1f %%, want at least 90 %%", r.n, r.cv*100, r.shift*100, x.detected*100)
 		}
 	}
+}
+
+// edgeCases is the table of the gate's edge cases on 20 runs, for the first two settings: a
+// single outlier, which should not be a change point, and a shift in the last few runs, which
+// is what "did anything shift in the last N releases" asks about.
+func edgeCases(trials int) string {
+	var t strings.Builder
+	t.WriteString("| noise CV | case |")
+	for _, s := range benchSettings[:2] {
+		fmt.Fprintf(&t, " %s |", s.name)
+	}
+	t.WriteString("\n|---|---|---|---|\n")
+	for _, cv := range []float64{0.02, 0.05} {
+		for _, k := range []int{0, 2, 3, 4} {
+			what := fmt.Sprintf("20 %% shift in the last %d runs", k)
+			if k == 0 {
+				what = "one run 30 % off (false positives)"
+			}
+			fmt.Fprintf(&t, "| %.0f %% | %s |", cv*100, what)
+			for _, s := range benchSettings[:2] {
+				n := 0
+				for i := range trials {
+					seed := uint64(i)*7919 + uint64(cv*1e4) + uint64(k)*13
+					if k == 0 {
+						v := series(seed, 20, 1000, cv, 0)
+						v[2+i%16] *= 1.3
+						if len(Detect(v, v1alpha1.LowerIsBetter, s.o)) > 0 {
+							n++
+						}
+						continue
+					}
+					for _, cp := range Detect(series(seed, 20, 1000, cv, 0.2, 20-k), v1alpha1.LowerIsBetter, s.o) {
+						if abs(cp.Index-(20-k)) <= 1 {
+							n++
+							break
+						}
+					}
+				}
+				fmt.Fprintf(&t, " %.1f %% |", float64(n)/float64(trials)*100)
+			}
+			t.WriteString("\n")
+		}
+	}
+	for _, shift := range []float64{0, 0.1} {
+		what := "heavy tails: 10 % shift in the middle"
+		if shift == 0 {
+			what = "heavy tails: no shift (false positives)"
+		}
+		fmt.Fprintf(&t, "| 3 %%, 1 run in 10 at 5× | %s |", what)
+		for _, s := range benchSettings[:2] {
+			n := 0
+			for i := range trials {
+				v := heavyTailed(uint64(i)+31337, 20, shift)
+				for _, cp := range Detect(v, v1alpha1.LowerIsBetter, s.o) {
+					if shift == 0 || abs(cp.Index-10) <= 1 {
+						n++
+						break
+					}
+				}
+			}
+			fmt.Fprintf(&t, " %.1f %% |", float64(n)/float64(trials)*100)
+		}
+		t.WriteString("\n")
+	}
+	return t.String()
+}
+
+// heavyTailed is n values with 3 % noise, one value in ten (at random) with 5 times as much, as
+// a run on a noisy node; shifted by shift from n/2 on.
+func heavyTailed(seed uint64, n int, shift float64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	v := make([]float64, n)
+	for j := range v {
+		x := rng.NormFloat64() * 0.03
+		if rng.Float64() < 0.1 {
+			x *= 5
+		}
+		v[j] = 1000 * (1 + x)
+		if j >= n/2 {
+			v[j] *= 1 + shift
+		}
+	}
+	return v
 }
