@@ -3,9 +3,14 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -43,4 +48,75 @@ func KeptBaseline(ctx context.Context, c client.Reader, run *v1alpha1.TestRun) (
 		return nil, fmt.Sprintf("its kept record (ConfigMap %s) is not readable: %v", name, err)
 	}
 	return &r, ""
+}
+
+// maxKeptListed bounds the kept records listed from one namespace (metadata only, in pages), as
+// the manager's own listing is bounded.
+const maxKeptListed = 1000
+
+// KeptRecords reads the namespace's kept records whose labels match sel, newest completed first,
+// at most limit of them: a metadata-only list, then one Get each, so no more than limit records'
+// data is read. A look-alike (a ConfigMap with the label whose name is not that of the run and
+// UID it records) is left out unread, as the manager leaves it out; a record that cannot be read
+// or decoded is left out and named in unread. The plugin holds no sealing key: as KeptBaseline,
+// it treats the bytes as the namespace's to write, bounded by compare.DecodeRecord.
+func KeptRecords(ctx context.Context, c client.Reader, ns string, sel labels.Selector, limit int) (recs []compare.Record, unread []string, err error) {
+	req, err := labels.NewRequirement(naming.LabelKeptResults, selection.Equals, []string{"true"})
+	if err != nil {
+		return nil, nil, err
+	}
+	sel = sel.Add(*req)
+	type ref struct {
+		name, run, uid string
+		at             time.Time
+	}
+	var refs []ref
+	cont := ""
+	for listed := 0; listed < maxKeptListed; {
+		var list metav1.PartialObjectMetadataList
+		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
+		opts := []client.ListOption{client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}, client.Limit(250)}
+		if cont != "" {
+			opts = append(opts, client.Continue(cont))
+		}
+		if err := c.List(ctx, &list, opts...); err != nil {
+			if apierrors.IsForbidden(err) {
+				return nil, nil, fmt.Errorf("you may not list the kept records: reading them needs list and get on configmaps in namespace %s: %w", ns, err)
+			}
+			return nil, nil, err
+		}
+		for _, o := range list.Items {
+			a := o.Annotations
+			r := ref{name: o.Name, run: a[naming.AnnotationKeptName], uid: a[naming.AnnotationKeptUID]}
+			r.at, _ = time.Parse(time.RFC3339, a[naming.AnnotationKeptCompletion])
+			if r.run != "" && r.uid != "" && o.Name == naming.KeptResults(r.run, r.uid) {
+				refs = append(refs, r)
+			}
+		}
+		listed += len(list.Items)
+		if cont = list.Continue; cont == "" {
+			break
+		}
+	}
+	sort.SliceStable(refs, func(i, j int) bool { return refs[i].at.After(refs[j].at) })
+	if limit > 0 && len(refs) > limit {
+		refs = refs[:limit]
+	}
+	for _, r := range refs {
+		var cm corev1.ConfigMap
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: r.name}, &cm); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // deleted by retention since the list
+			}
+			unread = append(unread, fmt.Sprintf("%s: %v", r.name, err))
+			continue
+		}
+		rec, err := compare.KeptRecordIn(&cm, r.run, r.uid)
+		if err != nil {
+			unread = append(unread, fmt.Sprintf("%s: %v", r.name, err))
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	return recs, unread, nil
 }

@@ -98,7 +98,8 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Run fleetbench TestRuns, follow them to their verdict, and report their results",
 		Long: `kubectl fleetbench runs a TestRun and follows it to its verdict, waits for one, shows the
 results of a TestRun or the sizing table of a CapacityPlan, lists them (get without a name),
-compares a TestRun with its baseline (compare A B), answers which of a CapacityPlan's profiles
+compares a TestRun with its baseline (compare A B), finds where a test's metrics shifted
+across its kept runs (trend -l test=NAME), answers which of a CapacityPlan's profiles
 holds N devices and at what cost (size PLAN --devices N --period 260s), and writes reports.
 
 Exit codes of run and wait: 0 verdict PASSED, 1 FAILED or REGRESSED, 2 INCONCLUSIVE, phase Failed, a timeout
@@ -114,7 +115,7 @@ or any other error. Of size: 0 a profile holds the fleet, 1 none does, 2 an erro
 	cmd.SetErr(streams.ErrOut)
 	o.flags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newRunCommand(o), newWaitCommand(o), newGetCommand(o, false), newGetCommand(o, true), newReportCommand(o),
-		newConvertCommand(o), newCompareCommand(o), newSizeCommand(o))
+		newConvertCommand(o), newCompareCommand(o), newSizeCommand(o), newTrendCommand(o))
 	return cmd
 }
 
