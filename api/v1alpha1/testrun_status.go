@@ -163,6 +163,11 @@ type TestRunStatus struct {
 	// +optional
 	Comparison *Comparison `json:"comparison,omitempty"`
 
+	// trend is where the metrics of this run's test shifted over its kept runs (spec.trend),
+	// written once when the results are merged.
+	// +optional
+	Trend *TrendResult `json:"trend,omitempty"`
+
 	// referenceComparison is this run against spec.baseline.reference, the fixed bar, as
 	// comparison is against the baseline; when the reference is the baseline itself, its
 	// message says so and nothing is compared twice.

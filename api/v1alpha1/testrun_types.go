@@ -176,6 +176,11 @@ type TestRunSpec struct {
 	// +optional
 	Baseline *BaselineSpec `json:"baseline,omitempty"`
 
+	// trend holds the run against the trend of its test's kept runs: where throughput, latency
+	// or the target's resources shifted, and by how much, in status.trend.
+	// +optional
+	Trend *TrendSpec `json:"trend,omitempty"`
+
 	// runnerLoss says what a runner lost after the start does to the run: Fail, or Replace it
 	// for the remaining time (the default for type stability), and whether kubectl drain waits.
 	// +optional

@@ -225,9 +225,9 @@ func TestGetShowsTheComparison(t *testing.T) {
 	}
 }
 
-// TestGetShowsTheReference: a run held against a fixed reference shows that comparison too,
+// TestGetShowsTheReferenceAndTheTrend: a run held against a fixed reference shows that comparison too,
 // after the baseline's, with the shape each was checked for.
-func TestGetShowsTheReference(t *testing.T) {
+func TestGetShowsTheReferenceAndTheTrend(t *testing.T) {
 	ns := namespace(t)
 	w := tw.MakeTestRun("v3", ns).Measured(v1alpha1.VerdictRegressed).Compared("v2", "uid-2", tw.LatencyWithin())
 	w.Status.Comparison.Baseline.Shape = "type load, profile c1, load devices=400 period=10s duration=30s, script sha256:0123456789ab"
@@ -247,6 +247,21 @@ func TestGetShowsTheReference(t *testing.T) {
 	if b, r := strings.Index(res.stdout, "Comparison with the baseline"), strings.Index(res.stdout, "Comparison with the fixed reference"); b < 0 || r < b {
 		t.Errorf("the reference's comparison is not after the baseline's:\n%s", res.stdout)
 	}
+	// The trend, under the comparisons.
+	setStatus(t, ns, "v3", func(s *v1alpha1.TestRunStatus) {
+		s.Trend = &v1alpha1.TrendResult{Runs: 10, First: "v0", Last: "v3", Method: "E-Divisive means", Message: "1 change points within the last 5 of 10 runs, 1 for the worse",
+			Shifts: []v1alpha1.TrendShift{{Metric: "latencyP95", Stat: "p95", Run: "v2", Before: "20.00", After: "30.00", ShiftPercent: "50.00", PValue: "0.0050", Direction: "worse"}}}
+	})
+	res = plugin(t, ns, "get", "v3")
+	for _, line := range []string{"Runs: 10 (v0 … v3)", "Message: 1 change points within the last 5 of 10 runs, 1 for the worse"} {
+		if !slices.Contains(normLines(res.stdout), line) {
+			t.Errorf("no line %q in:\n%s", line, res.stdout)
+		}
+	}
+	if rows := tableRows(t, res.stdout, "METRIC FROM RUN"); len(rows) != 2 || !slices.Equal(rows[1], []string{"latencyP95 p95", "v2", "20.00", "30.00", "50.00", "0.0050", "worse"}) {
+		t.Errorf("trend table %q\n%s", rows, res.stdout)
+	}
+
 	// JUnit: the reference's rows are cases of their own, and the run's failure names its worst.
 	junit := plugin(t, ns, "report", "v3", "--format", "junit")
 	for _, want := range []string{`name="reference: throughput (req/s)" classname="fleetbench.reference.v3"`, "worst against the fixed reference: throughput 71.20 % of baseline"} {

@@ -197,6 +197,7 @@ func writeTestRun(w io.Writer, run *v1alpha1.TestRun, describe bool) {
 	}
 	writeRunComparison(w, "the baseline", "Baseline:", s.Comparison)
 	writeRunComparison(w, "the fixed reference", "Reference:", s.ReferenceComparison)
+	writeRunTrend(w, s.Trend)
 	if s.Results != nil && len(s.Results.Warnings) > 0 {
 		var rows [][]string
 		for _, wn := range s.Results.Warnings {

@@ -63,6 +63,11 @@ type Facts struct {
 	// is the comparison with spec.baseline.reference, the fixed bar; nil without one.
 	Comparison *v1alpha1.Comparison
 	Reference  *v1alpha1.Comparison
+	// TrendWorse is the first change for the worse within the trend's last runs (spec.trend;
+	// shift.Worst), "" when none; TrendRegresses is spec.trend.onShift Regressed, which makes
+	// it turn the verdict. Either way the message says it.
+	TrendWorse     string
+	TrendRegresses bool
 	// Undecided names what the comparison could not judge (compare.Undecided): rows that are
 	// TooFewSamples or NoData, or the whole comparison when it had no row (the baseline's
 	// record unreadable). OnUndecided is spec.baseline.onUndecided ("" is Inconclusive).
@@ -146,7 +151,7 @@ func Decide(f Facts) Ending {
 	case f.MaxGaps != nil && f.Gaps > int(*f.MaxGaps):
 		e.Verdict = v1alpha1.VerdictInconclusive
 		notes = append(notes, fmt.Sprintf("%d gaps, more than spec.runnerLoss.maxGaps %d", f.Gaps, *f.MaxGaps))
-	case regressed(f.Comparison) || regressed(f.Reference):
+	case regressed(f.Comparison) || regressed(f.Reference) || (f.TrendRegresses && f.TrendWorse != ""):
 		e.Verdict = v1alpha1.VerdictRegressed
 	case len(f.Undecided) > 0:
 		var note string
@@ -171,6 +176,9 @@ func Decide(f Facts) Ending {
 	if f.Gaps > 0 {
 		// A run with gaps never passes silently: the message says what the results cover.
 		e.Message += "; " + f.GapsSummary
+	}
+	if f.TrendWorse != "" && e.Verdict != v1alpha1.VerdictFailed {
+		e.Message += "; shifted for the worse over its kept runs (status.trend): " + f.TrendWorse
 	}
 	if e.Regressed() {
 		for _, c := range []struct {

@@ -3,6 +3,7 @@ package admit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -209,4 +210,40 @@ func (r *Stage) MarkReference(ctx context.Context, ns, name, uid string) error {
 	}
 	cm.Annotations[naming.AnnotationKeptReference] = "true"
 	return client.IgnoreNotFound(r.Update(ctx, &cm))
+}
+
+// KeptMatching reads the newest limit kept records of ns whose labels match sel, but the run
+// skipUID's own, oldest first. A record that cannot be read (its seal does not verify, its
+// bytes are not a record) is left out and counted in the notes; the API server's errors and a
+// budget's wait cut short are returned.
+func (r *Stage) KeptMatching(ctx context.Context, ns string, sel labels.Selector, limit int, skipUID string) ([]compare.Record, []string, error) {
+	refs, err := r.listKept(ctx, ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []compare.Record
+	unreadable := 0
+	for _, ref := range refs { // newest first
+		if len(out)+unreadable >= limit {
+			break
+		}
+		if ref.uid == skipUID || !keptMatches(ref, sel) {
+			continue
+		}
+		rec, err := r.ReadKept(ctx, ns, ref.run, ref.uid)
+		switch {
+		case err != nil && (ctx.Err() != nil || rc.IsAPIError(err)):
+			return nil, nil, err
+		case err != nil:
+			unreadable++
+			continue
+		}
+		out = append(out, rec)
+	}
+	slices.Reverse(out)
+	var notes []string
+	if unreadable > 0 {
+		notes = append(notes, fmt.Sprintf("%d kept records could not be read (tampered or not a record) and were left out", unreadable))
+	}
+	return out, notes, nil
 }

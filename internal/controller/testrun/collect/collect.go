@@ -52,6 +52,7 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 
 	var merged *judge.Outcome
 	var summary measure.Summary
+	var trend keptTrend
 	if len(envs) > 0 {
 		judged, done := r.mergeAndJudge(s, envs)
 		if !done {
@@ -64,6 +65,7 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 			o := judged.Val.outcome
 			r.AdviseParallelism(s, &summary, &o)
 			merged = &o
+			trend = judged.Val.trend
 			r.Warn(run, runenv.EventThresholdNoData, "Collect", o.NoData)
 		}
 	}
@@ -117,6 +119,7 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 		} else if err != nil {
 			return ctrl.Result{}, err
 		}
+		facts.Trend, facts.TrendOnShift = r.judgeTrend(s, trend, record)
 	}
 	// Every fact is in: the verdict is decided once, here.
 	e := decide.Outcome(facts)
@@ -139,10 +142,12 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 	return decide.AfterEnd(), nil
 }
 
-// judged is a collection's merge and what the judge made of it.
+// judged is a collection's merge and what the judge made of it, and the kept runs of the
+// run's trend (spec.trend).
 type judged struct {
 	summary measure.Summary
 	outcome judge.Outcome
+	trend   keptTrend
 }
 
 // mergeAndJudge merges the envelopes and judges the thresholds off the worker, within the
@@ -151,7 +156,10 @@ type judged struct {
 func (r *Stage) mergeAndJudge(s *decide.Scope, envs []measure.Envelope) (runio.Typed[judged], bool) {
 	spec := s.Run.Spec.DeepCopy()
 	runners := len(s.Runners)
+	ns, uid := s.Run.Namespace, string(s.Run.UID)
 	return runio.Poll(r.Calls, s.Run, runio.CallMerge, runio.MergeLimit, func(ctx context.Context) (judged, error) {
+		// Reading the trend's kept runs waits on the API server, not the CPU: before the slot.
+		trend := r.readTrend(ctx, ns, uid, spec.Trend)
 		return runio.OnCPU(ctx, func() (judged, error) {
 			summary, err := measure.Merge(envs...)
 			if err != nil {
@@ -159,7 +167,7 @@ func (r *Stage) mergeAndJudge(s *decide.Scope, envs []measure.Envelope) (runio.T
 			}
 			o := judge.BuildWith(&summary, spec.Thresholds, runners, judge.Options{NoData: spec.ThresholdsOnNoData})
 			o.RunnerMemory = judge.RunnersMemory(&summary, spec)
-			return judged{summary: summary, outcome: o}, nil
+			return judged{summary: summary, outcome: o, trend: trend}, nil
 		})
 	})
 }

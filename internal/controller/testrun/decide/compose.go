@@ -191,6 +191,9 @@ func composeDecided(st *v1alpha1.TestRunStatus, d *Decision) {
 	if d.PlannedDuration != "" && st.PlannedDuration == "" {
 		st.PlannedDuration = d.PlannedDuration
 	}
+	if d.Trend != nil && st.Trend == nil {
+		st.Trend = d.Trend.DeepCopy()
+	}
 	composeParallelism(st, d)
 	applyConditions(&st.Conditions, d.conditions)
 }

@@ -62,6 +62,8 @@ type Decision struct {
 	ScriptDigest string
 	// PlannedDuration is status.plannedDuration, recorded from the pre-flight's report.
 	PlannedDuration string
+	// Trend is status.trend, decided when the results are merged (spec.trend).
+	Trend *v1alpha1.TrendResult
 }
 
 // GeneratorBound is whether the runners, not the target, limited the load, and why.

@@ -11,6 +11,7 @@ import (
 	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
 	"fleetbench.dev/fleetbench/pkg/judge"
 	"fleetbench.dev/fleetbench/pkg/judge/compare"
+	"fleetbench.dev/fleetbench/pkg/judge/shift"
 	"fleetbench.dev/fleetbench/pkg/judge/verdict"
 )
 
@@ -46,6 +47,9 @@ type Collected struct {
 	OnUndecided v1alpha1.BaselineOnUndecided
 	// Reference is the comparison with spec.baseline.reference, once decided.
 	Reference *v1alpha1.Comparison
+	// Trend is status.trend, and TrendOnShift spec.trend.onShift.
+	Trend        *v1alpha1.TrendResult
+	TrendOnShift v1alpha1.TrendOnShift
 }
 
 // Ending is how a run ends, as verdict.Decide decided it.
@@ -60,7 +64,10 @@ func FailedEnding(f Failure) Ending { return verdict.Decide(verdict.Facts{Failed
 func Outcome(c Collected) Ending {
 	f := verdict.Facts{Runner: c.Runners.RunFailure(), TargetLost: c.targetLost, Problems: c.Problems,
 		TargetProblems: c.TargetProblems, Uncounted: c.Uncounted, Peak: c.Peak, RunnerLeak: c.RunnerLeak, Gaps: len(c.Gaps), MaxGaps: c.MaxGaps,
-		Comparison: c.Comparison, Reference: c.Reference}
+		Comparison: c.Comparison, Reference: c.Reference, TrendRegresses: c.TrendOnShift == v1alpha1.TrendShiftRegressed}
+	if c.Trend != nil {
+		f.TrendWorse = shift.Worst(*c.Trend)
+	}
 	if _, stopped := c.Runners.first(runnerStopped); stopped && !c.RunDeadline.IsZero() && rc.Expired(c.Now, c.RunDeadline) {
 		f.RunTimeout = c.RunDeadline.UTC().Format(time.RFC3339)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"time"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
