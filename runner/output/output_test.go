@@ -118,6 +118,8 @@ func TestConfigFromEnvRejectsBadValues(t *testing.T) {
 		{"K6_FLEETBENCH_WINDOW": "1ms"},
 		{"K6_FLEETBENCH_MAX_WINDOWS": "1"},
 		{"K6_FLEETBENCH_CHECKPOINT": "-1s"},
+		{"K6_FLEETBENCH_SLOWEST": "51"},
+		{"K6_FLEETBENCH_SLOWEST": "-1"},
 	} {
 		if _, err := ConfigFromEnv(env); err == nil {
 			t.Errorf("%v accepted", env)
