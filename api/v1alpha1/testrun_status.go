@@ -307,6 +307,13 @@ type Results struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
 	Scenarios []ScenarioResult `json:"scenarios,omitempty"`
+	// slowestRequests are the run's slowest requests (http_req_duration and grpc_req_duration
+	// samples) over every runner, slowest first, at most 10: which requests a p99 was made of.
+	// The full result's timeline keeps each window's slowest too.
+	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	SlowestRequests []SlowRequest `json:"slowestRequests,omitempty"`
 	// fullResult is the ConfigMap (owned by the TestRun) with every merged metric, sub-metric,
 	// threshold and check in k6's end-of-test summary shape, gzipped JSON under summary.json.gz,
 	// and the run over time (merged windows, target samples, runners, latency histogram) under
@@ -320,6 +327,43 @@ type Results struct {
 	// +kubebuilder:validation:items:MaxLength=1024
 	// +listType=atomic
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// SlowRequest is one of the run's slowest requests, as a runner saw it.
+type SlowRequest struct {
+	// duration of the request, e.g. 1.25s or 850ms (as latency's).
+	// +kubebuilder:validation:MaxLength=64
+	Duration string `json:"duration"`
+	// start is when the request started: its sample's time less its duration.
+	Start metav1.MicroTime `json:"start"`
+	// name is k6's name tag (the URL unless the script named the request).
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	URL string `json:"url,omitempty"`
+	// method: an HTTP method, or a gRPC method's full name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	Method string `json:"method,omitempty"`
+	// status: an HTTP status (0: no response), or a gRPC status code (0: OK).
+	// +optional
+	// +kubebuilder:validation:MaxLength=16
+	Status string `json:"status,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Scenario string `json:"scenario,omitempty"`
+	// runner is the runner pod that made the request.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Runner string `json:"runner,omitempty"`
+	// traceID is the request's trace when the script propagates trace context (k6's tracing
+	// instrumentation), in hex.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{1,32}$`
+	TraceID string `json:"traceID,omitempty"`
 }
 
 // FullResultRef points at the full merged result.

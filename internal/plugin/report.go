@@ -35,7 +35,7 @@ const (
 
 func newReportCommand(o *options) *cobra.Command {
 	var plan bool
-	var out, format string
+	var out, format, traceURL string
 	cmd := &cobra.Command{
 		Use:   "report NAME [-o FILE] [--format html|json|junit|csv]",
 		Short: "Write a TestRun's or a CapacityPlan's report",
@@ -52,12 +52,17 @@ func newReportCommand(o *options) *cobra.Command {
 			if !slices.Contains([]string{formatHTML, formatJSON, formatJUnit, formatCSV}, format) {
 				return fmt.Errorf("--format %q: want html, json, junit or csv", format)
 			}
+			if traceURL != "" {
+				if err := htmlreport.CheckTraceURL(traceURL); err != nil {
+					return fmt.Errorf("--trace-url: %w", err)
+				}
+			}
 			c, obj, err := o.resolve(cmd.Context(), args[0], plan)
 			if err != nil {
 				return err
 			}
 			var buf bytes.Buffer
-			if err := writeReport(cmd.Context(), c, &buf, obj, format); err != nil {
+			if err := writeReport(cmd.Context(), c, &buf, obj, format, traceURL); err != nil {
 				return err
 			}
 			if out == "" && format == formatHTML {
@@ -77,6 +82,9 @@ func newReportCommand(o *options) *cobra.Command {
 	cmd.Flags().BoolVar(&plan, "plan", false, "NAME is a CapacityPlan")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (- for standard output; html defaults to NAME.html)")
 	cmd.Flags().StringVar(&format, "format", formatHTML, "html, json, junit or csv")
+	cmd.Flags().StringVar(&traceURL, "trace-url", os.Getenv(TraceURLEnv), "link the slowest requests' trace ids through this http(s) URL, "+
+		htmlreport.TraceIDPlaceholder+" replaced by the id (e.g. http://jaeger.example/trace/"+htmlreport.TraceIDPlaceholder+
+		"); default $"+TraceURLEnv)
 	return cmd
 }
 
@@ -87,11 +95,15 @@ func objectName(obj object) string {
 	return obj.plan.Name
 }
 
-func writeReport(ctx context.Context, c client.Client, w io.Writer, obj object, format string) error {
+// TraceURLEnv is the default of report --trace-url: an admin sets it once for a cluster's
+// trace UI (Jaeger, Tempo through Grafana, ...), in a shell profile or a CI job's environment.
+const TraceURLEnv = "FLEETBENCH_TRACE_URL"
+
+func writeReport(ctx context.Context, c client.Client, w io.Writer, obj object, format, traceURL string) error {
 	switch format {
 	case formatHTML:
 		if obj.run != nil {
-			in := htmlreport.TestRunInput{Run: obj.run}
+			in := htmlreport.TestRunInput{Run: obj.run, TraceURL: traceURL}
 			var err error
 			if in.Summary, in.Timeline, err = FullResult(ctx, c, obj.run); err != nil {
 				return err

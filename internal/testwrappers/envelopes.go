@@ -2,6 +2,7 @@ package testwrappers
 
 import (
 	"bytes"
+	"fmt"
 	"time"
 
 	"fleetbench.dev/fleetbench/pkg/measure"
@@ -35,7 +36,8 @@ func Envelope(l RunnerLoad) measure.Envelope {
 	if l.LatencyMs == nil {
 		l.LatencyMs = func(i int) float64 { return float64(10 + i%5) }
 	}
-	c := measure.NewCollector(measure.CollectorConfig{Window: 10 * time.Second, MaxWindows: 64, MaxSeriesPerMetric: 32}, l.Start)
+	c := measure.NewCollector(measure.CollectorConfig{Window: 10 * time.Second, MaxWindows: 64, MaxSeriesPerMetric: 32,
+		Slowest: measure.DefaultSlowest}, l.Start)
 	for i := 0; i < l.Requests; i++ {
 		t := l.Start.Add(time.Duration(i) * l.Duration / time.Duration(max(l.Requests, 1))).UnixNano()
 		failed := 0.0
@@ -46,6 +48,11 @@ func Envelope(l RunnerLoad) measure.Envelope {
 		c.Series("http_req_failed", measure.Rate, "", nil).Add(t, failed)
 		c.Series("http_req_duration", measure.Trend, "time", nil).Add(t, l.LatencyMs(i))
 		c.Series("iterations", measure.Counter, "", nil).Add(t, 1)
+		// As a script with trace context: every request traced, one trace each.
+		if ms := l.LatencyMs(i); c.SlowAdmits(t, ms) {
+			c.AddSlow(t, measure.SlowRequest{DurationMillis: ms, StartUnixNano: t - int64(ms*1e6), Name: "orders",
+				URL: "http://target/orders", Method: "GET", Status: "200", Scenario: "default", TraceID: fmt.Sprintf("%032x", i+1)})
+		}
 	}
 	for i := 0; i < l.Sessions; i++ {
 		t := l.Start.Add(time.Duration(i) * l.Duration / time.Duration(l.Sessions)).UnixNano()

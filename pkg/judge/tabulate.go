@@ -6,6 +6,9 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/pkg/measure"
@@ -59,6 +62,7 @@ func tabulate(s *measure.Summary, expectedRunners int) *v1alpha1.Results {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d more metrics are not listed in status (at most %d are)", omitted, maxMetrics))
 	}
 	r.Scenarios = scenarioRows(s, req)
+	r.SlowestRequests = slowestRows(s.SlowestOfRun)
 	for _, o := range s.Overflows {
 		if len(r.Warnings) < maxWarnings {
 			r.Warnings = append(r.Warnings, o.Message())
@@ -73,6 +77,7 @@ const (
 	maxMetrics   = 64
 	maxScenarios = 32
 	maxChecks    = 64
+	maxSlowest   = 10
 )
 
 // Protocols of the requests a run counts.
@@ -220,6 +225,19 @@ func scenarioRows(s *measure.Summary, req requests) []v1alpha1.ScenarioResult {
 			row.P95 = Millis(a.durations.Quantile(0.95))
 		}
 		rows = append(rows, row)
+	}
+	return rows
+}
+
+// slowestRows are the first maxSlowest of the run's slowest requests (slowest first), each cut
+// to status' bounds.
+func slowestRows(rs []measure.SlowRequest) []v1alpha1.SlowRequest {
+	var rows []v1alpha1.SlowRequest
+	for _, r := range rs[:min(len(rs), maxSlowest)] {
+		r = measure.CutSlow(r)
+		rows = append(rows, v1alpha1.SlowRequest{Duration: Millis(r.DurationMillis),
+			Start: metav1.NewMicroTime(time.Unix(0, r.StartUnixNano).UTC()), Name: r.Name, URL: r.URL,
+			Method: r.Method, Status: r.Status, Scenario: r.Scenario, Runner: r.Runner, TraceID: r.TraceID})
 	}
 	return rows
 }

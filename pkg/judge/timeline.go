@@ -33,6 +33,10 @@ type Timeline struct {
 	RunnerMemory *RunnerMemorySeries `json:"runnerMemory,omitempty"`
 	// Latency is the distribution of request durations in log-spaced buckets.
 	Latency []HistogramBucket `json:"latency,omitempty"`
+	// Slowest are each window's slowest requests over the fleet and SlowestOfRun the run's
+	// (measure.Summary's, bounded there): the report's table of them and its latency chart's dots.
+	Slowest      []measure.SlowRequest `json:"slowest,omitempty"`
+	SlowestOfRun []measure.SlowRequest `json:"slowestOfRun,omitempty"`
 }
 
 // TimelineWindow is one window of the merged run. Rates use the part of the window that lies
@@ -174,6 +178,7 @@ func BuildTimeline(s *measure.Summary, target []TargetPoint) Timeline {
 	if req.duration != nil {
 		t.Latency = latencyHistogram(&req.duration.Agg)
 	}
+	t.Slowest, t.SlowestOfRun = s.Slowest, s.SlowestOfRun
 	return t
 }
 

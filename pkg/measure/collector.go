@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -16,6 +17,9 @@ type CollectorConfig struct {
 	// MaxSeriesPerMetric caps tag combinations per metric; further ones
 	// fold into one "_overflow" series.
 	MaxSeriesPerMetric int
+	// Slowest is K, the slowest requests kept per window (AddSlow); 0 keeps none, at most
+	// MaxSlowest.
+	Slowest int
 }
 
 // DefaultCollectorConfig: 10 s windows, 10 min before the first coarsening.
@@ -33,6 +37,9 @@ type Collector struct {
 	rss         []int64   // resident memory at the slot's last sample, bytes
 	overflow    uint64
 	overflows   []Overflow
+	slow        []slowHeap // the slowest requests per window slot
+	// slowRun are the run's slowest requests; their Key holds the sample's time until Envelope.
+	slowRun slowHeap
 }
 
 type collectedMetric struct {
@@ -64,6 +71,7 @@ func NewCollector(cfg CollectorConfig, start time.Time) *Collector {
 	if cfg.MaxSeriesPerMetric < 1 {
 		cfg.MaxSeriesPerMetric = DefaultCollectorConfig.MaxSeriesPerMetric
 	}
+	cfg.Slowest = min(max(cfg.Slowest, 0), MaxSlowest)
 	c := &Collector{cfg: cfg, windowNanos: int64(cfg.Window), start: start.UnixNano(), metrics: map[string]*collectedMetric{}}
 	c.firstKey = floorDiv(c.start, c.windowNanos)
 	return c
@@ -172,6 +180,17 @@ func (c *Collector) coarsen() {
 		}
 	})
 	c.rss = rss[:n]
+	if len(c.slow) > 0 {
+		slow := make([]slowHeap, (len(c.slow)+2)/2)
+		n = remap(len(c.slow), func(from, to int) {
+			for _, r := range c.slow[from] {
+				r.Key = floorDiv(r.Key, 2)
+				slow[to] = c.slowAt(slow[to])
+				slow[to].offer(r, c.cfg.Slowest)
+			}
+		})
+		c.slow = slow[:n]
+	}
 	c.firstKey = newFirst
 	c.windowNanos *= 2
 }
@@ -206,6 +225,48 @@ func (c *Collector) AddMemory(t int64, rssBytes int64) {
 		c.rss = append(c.rss, make([]int64, i-len(c.rss)+1)...)
 	}
 	c.rss[i] = rssBytes
+}
+
+// SlowAdmits says whether a request of ms milliseconds whose sample is at unix-ns time t is
+// among the slowest kept so far, of its window or of the run: the caller builds the request
+// (its strings) for AddSlow only then.
+func (c *Collector) SlowAdmits(t int64, ms float64) bool {
+	if c.cfg.Slowest == 0 {
+		return false
+	}
+	if c.slowRun.admits(ms, SlowestOfRun) {
+		return true
+	}
+	i := c.slot(t)
+	return i >= len(c.slow) || c.slow[i].admits(ms, c.cfg.Slowest)
+}
+
+// AddSlow keeps r, the request of a sample at unix-ns time t, if it is among the slowest of
+// its window or of the run; its Key is set here. It allocates only when r is kept.
+func (c *Collector) AddSlow(t int64, r SlowRequest) {
+	if c.cfg.Slowest == 0 {
+		return
+	}
+	i := c.slot(t)
+	if i >= len(c.slow) {
+		c.slow = append(c.slow, make([]slowHeap, i-len(c.slow)+1)...)
+	}
+	r.Key = c.firstKey + int64(i)
+	c.slow[i] = c.slowAt(c.slow[i])
+	c.slow[i].offer(r, c.cfg.Slowest)
+	if c.slowRun == nil {
+		c.slowRun = make(slowHeap, 0, SlowestOfRun)
+	}
+	r.Key = t
+	c.slowRun.offer(r, SlowestOfRun)
+}
+
+// slowAt is h, made with room for K on first use.
+func (c *Collector) slowAt(h slowHeap) slowHeap {
+	if h == nil {
+		h = make(slowHeap, 0, c.cfg.Slowest)
+	}
+	return h
 }
 
 // Envelope snapshots what was collected. It shares histograms with the
@@ -251,6 +312,16 @@ func (c *Collector) Envelope(end time.Time) Envelope {
 		}
 		if w.Seconds > 0 || w.RSSBytes > 0 {
 			e.CPU.Windows = append(e.CPU.Windows, w)
+		}
+	}
+	if c.cfg.Slowest > 0 {
+		e.SlowestPerWindow = c.cfg.Slowest
+		for _, h := range c.slow {
+			e.Slowest = append(e.Slowest, TopSlow(slices.Clone(h), len(h))...)
+		}
+		e.SlowestRun = TopSlow(slices.Clone(c.slowRun), SlowestOfRun)
+		for i := range e.SlowestRun {
+			e.SlowestRun[i].Key = floorDiv(e.SlowestRun[i].Key, c.windowNanos)
 		}
 	}
 	return e

@@ -84,6 +84,15 @@ type Envelope struct {
 	Overflows []Overflow `json:"overflows,omitempty"`
 	// Tags are the tag keys this runner split series by: KeptTags plus those thresholds name.
 	Tags []string `json:"tags,omitempty"`
+	// SlowestPerWindow is K, the most requests Slowest holds per window; 0: none kept (an
+	// older runner, or turned off).
+	SlowestPerWindow int `json:"slowestK,omitempty"`
+	// Slowest are the K slowest requests of each window, ascending by window key and slowest
+	// first within one (slowest.go).
+	Slowest []SlowRequest `json:"slowest,omitempty"`
+	// SlowestRun are the runner's SlowestOfRun slowest requests of the whole run, slowest
+	// first: the run's top list is exact even when its slowest requests crowd one window.
+	SlowestRun []SlowRequest `json:"slowestRun,omitempty"`
 }
 
 // Overflow says which tag of a metric had more values than the runner keeps series for.
@@ -193,7 +202,7 @@ func (e *Envelope) Validate() error {
 			}
 		}
 	}
-	return nil
+	return e.validateSlowest()
 }
 
 // Encode writes e between marker lines. Small bodies are plain JSON, larger

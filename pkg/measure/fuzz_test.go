@@ -12,6 +12,11 @@ func FuzzDecode(f *testing.F) {
 	full := encode(f, smallEnvelope("r", true))
 	f.Add(full)
 	f.Add(full[:len(full)/2])
+	slow := smallEnvelope("r", true)
+	slow.SlowestPerWindow = 2
+	slow.Slowest = []SlowRequest{{Key: 1, DurationMillis: 9, URL: "http://x/<a>", TraceID: "4bf92f3577b34da6"}, {Key: 1, DurationMillis: 3}}
+	slow.SlowestRun = slow.Slowest[:1]
+	f.Add(encode(f, slow))
 	f.Add(encode(f, Envelope{Version: Version, WindowNanos: 1, Accuracy: RelativeAccuracy}))
 	f.Add([]byte(BeginMarker + "\nencoding=json bytes=2 sha256=44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a\n{}\n" + EndMarker + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -45,6 +45,11 @@ type Summary struct {
 	Overflows       []Overflow        `json:"overflows,omitempty"`
 	// Tags are the tag keys every runner split series by; a threshold on another tag cannot be judged.
 	Tags []string `json:"tags,omitempty"`
+	// Slowest are the K slowest requests of each window over the fleet (keys in WindowNanos),
+	// ascending by window and slowest first within one; SlowestOfRun the run's SlowestOfRun
+	// slowest, slowest first. Runners are named.
+	Slowest      []SlowRequest `json:"slowest,omitempty"`
+	SlowestOfRun []SlowRequest `json:"slowestOfRun,omitempty"`
 }
 
 // RunnerInfo describes one merged envelope.
@@ -387,6 +392,7 @@ func Merge(envs ...Envelope) (Summary, error) {
 		s.Metrics[name] = m
 	}
 	s.Checks = checks(s.Metrics["checks"])
+	s.Slowest, s.SlowestOfRun = mergeSlowest(envs, s.WindowNanos, SlowestOfRun)
 	s.Thresholds = s.EvaluateThresholds(thresholds)
 	for i := range s.Runners {
 		r := &s.Runners[i]

@@ -38,6 +38,8 @@ var (
 		"windows":     max(int64(unsafe.Sizeof(Window{})), int64(unsafe.Sizeof(CPUWindow{}))),
 		"abortonfail": int64(unsafe.Sizeof(AbortThreshold{})),
 		"overflows":   int64(unsafe.Sizeof(Overflow{})),
+		"slowest":     int64(unsafe.Sizeof(SlowRequest{})),
+		"slowestrun":  int64(unsafe.Sizeof(SlowRequest{})),
 	}
 	largestElem = func() int64 {
 		n := int64(0)
@@ -555,6 +557,13 @@ func SizeOf(e *Envelope) int64 {
 		n += entryCost + stringCost + int64(len(k)) + int64(cap(v))*stringCost
 		for _, x := range v {
 			n += stringCost + int64(len(x))
+		}
+	}
+	for _, list := range [][]SlowRequest{e.Slowest, e.SlowestRun} {
+		n += int64(cap(list)) * int64(unsafe.Sizeof(SlowRequest{}))
+		for i := range list {
+			r := &list[i]
+			n += 7*stringCost + int64(len(r.Name)+len(r.URL)+len(r.Method)+len(r.Status)+len(r.Scenario)+len(r.TraceID)+len(r.Runner))
 		}
 	}
 	n += int64(cap(e.Tags)) * stringCost

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/measure"
 	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
@@ -39,6 +40,7 @@ const (
 	MaxUnit            = 16
 	MaxScenarios       = 32
 	MaxScenarioName    = 256
+	MaxSlowest         = 10
 	MaxChecks          = 64
 	MaxCheckName       = 512
 	MaxObjectName      = 253
@@ -312,6 +314,27 @@ func results(c *cutter, r *v1alpha1.Results) {
 		s := &r.Scenarios[i]
 		c.str(&s.Name, MaxScenarioName, "a scenario's name")
 		c.nums("status.results.scenarios", &s.RequestsPerSecond, &s.P95)
+	}
+	if c.count(len(r.SlowestRequests), MaxSlowest, "slowest requests") {
+		r.SlowestRequests = r.SlowestRequests[:MaxSlowest]
+	}
+	dropped := 0
+	for i := range r.SlowestRequests {
+		s := &r.SlowestRequests[i]
+		c.nums("status.results.slowestRequests", &s.Duration)
+		c.str(&s.Name, measure.MaxSlowName, "a slow request's name")
+		c.str(&s.URL, measure.MaxSlowURL, "a slow request's URL")
+		c.str(&s.Method, measure.MaxSlowMethod, "a slow request's method")
+		c.str(&s.Status, measure.MaxSlowStatus, "a slow request's status")
+		c.str(&s.Scenario, measure.MaxSlowScenario, "a slow request's scenario")
+		c.str(&s.Runner, measure.MaxSlowRunner, "a slow request's runner")
+		if s.TraceID != "" && !measure.ValidTraceID(s.TraceID) {
+			s.TraceID = ""
+			dropped++
+		}
+	}
+	if dropped > 0 {
+		c.notes = append(c.notes, fmt.Sprintf("%d slow requests' trace ids that are not hex dropped", dropped))
 	}
 	if f := r.FullResult; f != nil {
 		c.str(&f.ConfigMap, MaxObjectName, "status.results.fullResult.configMap")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -136,5 +137,40 @@ func TestAdmissionIsCutToItsBounds(t *testing.T) {
 	}
 	if len(notes) == 0 {
 		t.Error("nothing says the admission was cut")
+	}
+}
+
+// TestSlowestRequestsAreCutToTheirBounds: more than MaxSlowest slow requests, strings beyond
+// their bounds and a trace id that is not hex (status written by an older or buggy controller)
+// are cut to what the CRD admits.
+func TestSlowestRequestsAreCutToTheirBounds(t *testing.T) {
+	r := &v1alpha1.Results{}
+	for range MaxSlowest + 3 {
+		r.SlowestRequests = append(r.SlowestRequests, v1alpha1.SlowRequest{Duration: "1.25s", URL: strings.Repeat("ü", 400),
+			Method: strings.Repeat("M", 40), TraceID: "<b>"})
+	}
+	st := v1alpha1.TestRunStatus{Results: r}
+	notes := TestRun(&st)
+	if len(r.SlowestRequests) != MaxSlowest {
+		t.Fatalf("%d slowest requests", len(r.SlowestRequests))
+	}
+	for _, s := range r.SlowestRequests {
+		if len(s.URL) > 512 || !utf8.ValidString(s.URL) || len(s.Method) > 32 || s.TraceID != "" {
+			t.Fatalf("not cut: url %d bytes, method %q, trace id %q", len(s.URL), s.Method, s.TraceID)
+		}
+	}
+	raw, _ := json.Marshal(st)
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	if errs := validate(v, statusSchema(t, "fleetbench.dev_testruns.yaml"), "status"); len(errs) > 0 {
+		t.Fatalf("the cut status breaks the CRD's schema: %v", errs)
+	}
+	if w := r.Warnings[len(r.Warnings)-1]; !strings.Contains(w, "3 of 13 slowest requests") {
+		t.Errorf("the warning does not say what was cut: %s", w)
+	}
+	if !slices.Contains(notes, "10 slow requests' trace ids that are not hex dropped") {
+		t.Errorf("notes do not say the trace ids were dropped: %v", notes)
 	}
 }

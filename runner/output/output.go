@@ -15,6 +15,7 @@
 //	K6_FLEETBENCH_LIVE         serve the envelope so far at this address (e.g. :6566), path measure.LivePath
 //	K6_FLEETBENCH_TAGS         comma-separated tags to split series by besides measure.KeptTags (the
 //	                           operator passes those its thresholds and baseline metrics name; the script's are added)
+//	K6_FLEETBENCH_SLOWEST      slowest requests kept per window, 0 to 50 (0: none), default 5
 package output
 
 import (
@@ -101,6 +102,14 @@ func ConfigFromEnv(env map[string]string) (Config, error) {
 			}
 			*dst = n
 		}
+	}
+	c.Collector.Slowest = measure.DefaultSlowest
+	if v, ok := env["K6_FLEETBENCH_SLOWEST"]; ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > measure.MaxSlowest {
+			return c, fmt.Errorf("K6_FLEETBENCH_SLOWEST=%q: want an integer in [0, %d]", v, measure.MaxSlowest)
+		}
+		c.Collector.Slowest = n
 	}
 	if c.Runner == "" {
 		c.Runner = env["POD_NAME"]
@@ -284,6 +293,9 @@ func (o *Output) AddMetricSamples(containers []metrics.SampleContainer) {
 				o.cache[s.TimeSeries] = series
 			}
 			series.Add(s.Time.UnixNano(), s.Value)
+			if slowMetric(s.Metric.Name) {
+				o.addSlow(&s)
+			}
 		}
 	}
 }

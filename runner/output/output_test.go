@@ -3,6 +3,8 @@ package output
 import (
 	"bytes"
 	"errors"
+	"math"
+	"math/rand"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +120,8 @@ func TestConfigFromEnvRejectsBadValues(t *testing.T) {
 		{"K6_FLEETBENCH_WINDOW": "1ms"},
 		{"K6_FLEETBENCH_MAX_WINDOWS": "1"},
 		{"K6_FLEETBENCH_CHECKPOINT": "-1s"},
+		{"K6_FLEETBENCH_SLOWEST": "51"},
+		{"K6_FLEETBENCH_SLOWEST": "-1"},
 	} {
 		if _, err := ConfigFromEnv(env); err == nil {
 			t.Errorf("%v accepted", env)
@@ -139,8 +143,17 @@ func TestStatusClass(t *testing.T) {
 
 // BenchmarkAddMetricSamples measures the per-sample folding cost, the only
 // work the output adds to k6's hot path.
+// BenchmarkAddMetricSamples is the output's cost per sample, with the slowest requests kept
+// (the default K) and not (K6_FLEETBENCH_SLOWEST=0): requests of log-normal durations at
+// 10,000 a second, so windows fill and roll over as in a load test.
 func BenchmarkAddMetricSamples(b *testing.B) {
-	o, err := New(output.Params{Environment: map[string]string{}, StdOut: &bytes.Buffer{}})
+	for _, k := range []string{"0", "5"} {
+		b.Run("slowest="+k, func(b *testing.B) { benchmarkAddMetricSamples(b, k) })
+	}
+}
+
+func benchmarkAddMetricSamples(b *testing.B, slowest string) {
+	o, err := New(output.Params{Environment: map[string]string{"K6_FLEETBENCH_SLOWEST": slowest}, StdOut: &bytes.Buffer{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -150,7 +163,8 @@ func BenchmarkAddMetricSamples(b *testing.B) {
 	defer o.Stop() //nolint:errcheck
 	reg := metrics.NewRegistry()
 	names := []string{"http_req_duration", "http_req_waiting", "http_req_connecting", "http_req_sending", "http_req_receiving", "http_req_blocked", "http_req_tls_handshaking"}
-	tags := reg.RootTagSet().With("scenario", "load").With("status", "200").With("expected_response", "true")
+	tags := reg.RootTagSet().With("scenario", "load").With("status", "200").With("expected_response", "true").
+		With("name", "http://127.0.0.1:18089/").With("url", "http://127.0.0.1:18089/").With("method", "GET")
 	batch := make([]metrics.Sample, 0, len(names)+1)
 	now := time.Now()
 	for i, n := range names {
@@ -158,9 +172,18 @@ func BenchmarkAddMetricSamples(b *testing.B) {
 	}
 	batch = append(batch, metrics.Sample{TimeSeries: metrics.TimeSeries{Metric: reg.MustNewMetric("http_reqs", metrics.Counter), Tags: tags}, Time: now, Value: 1})
 	containers := []metrics.SampleContainer{metrics.ConnectedSamples{Samples: batch}}
+	r := rand.New(rand.NewSource(1))
+	durations := make([]float64, 4096)
+	for i := range durations {
+		durations[i] = math.Exp(r.NormFloat64()*0.8 + 1)
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		batch[0].Value = float64(i%1000) + 0.5
+		t := now.Add(time.Duration(i) * 100 * time.Microsecond)
+		for j := range batch {
+			batch[j].Time = t
+		}
+		batch[0].Value = durations[i%len(durations)]
 		o.AddMetricSamples(containers)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch)), "ns/sample")

@@ -96,6 +96,12 @@ func TestHappyPathMergesAllRunners(t *testing.T) {
 	if r.Latency == nil || r.Latency.P95 == "" || len(r.Thresholds) != 2 || got.Status.Runners.Succeeded != 3 {
 		t.Fatalf("latency %+v thresholds %+v runners %+v", r.Latency, r.Thresholds, got.Status.Runners)
 	}
+	// The run's slowest requests over the three runners (14 ms each: every fifth request),
+	// earliest first, with their runner and trace, as the API server stored them.
+	if s := r.SlowestRequests; len(s) != 10 || s[0].Duration != "14.0ms" || s[0].Runner == "" || s[0].TraceID == "" ||
+		s[0].Start.After(s[9].Start.Time) || s[0].Start.Time.Before(start.Add(-time.Second)) {
+		t.Errorf("slowest requests %+v", s)
+	}
 	// The full result, in k6's summary shape, is in the ConfigMap status points at.
 	if r.FullResult == nil {
 		t.Fatal("no full result")

@@ -44,7 +44,9 @@ func String(r *rand.Rand, max int) string {
 // metrics with long names, checks and scenarios by the hundred, script thresholds (some
 // abortOnFail) by the hundred, tags whose values are long.
 func Envelope(r *rand.Rand, runner string, start time.Time) measure.Envelope {
-	c := measure.NewCollector(measure.DefaultCollectorConfig, start)
+	cfg := measure.DefaultCollectorConfig
+	cfg.Slowest = measure.MaxSlowest
+	c := measure.NewCollector(cfg, start)
 	ts := start.Add(time.Second).UnixNano()
 	ok := map[string]string{"scenario": "default", "expected_response": "true", "status_class": "2xx"}
 	for i := range 1 + r.Intn(50) {
@@ -66,6 +68,17 @@ func Envelope(r *rand.Rand, runner string, start time.Time) measure.Envelope {
 		tags := map[string]string{"scenario": String(r, 5000)}
 		c.Series("iterations", measure.Counter, "", tags).Add(ts, 1)
 		c.Series("http_req_duration", measure.Trend, "time", tags).Add(ts, r.Float64()*1000)
+	}
+	// Slow requests of names, URLs and methods as long as a runner keeps (it cuts them).
+	for range r.Intn(80) {
+		ms := r.Float64() * 1e5
+		id := String(r, 40)
+		if r.Intn(2) == 0 {
+			id = fmt.Sprintf("%032x", r.Uint64())
+		}
+		c.AddSlow(ts, measure.CutSlow(measure.SlowRequest{DurationMillis: ms, StartUnixNano: ts - int64(ms*1e6),
+			Name: String(r, 2000), URL: String(r, 2000), Method: String(r, 100), Status: String(r, 50),
+			Scenario: String(r, 500), TraceID: id}))
 	}
 	e := c.Envelope(start.Add(10 * time.Second))
 	e.Runner, e.Final = runner, true

@@ -121,6 +121,13 @@ func withAxes(c Chart) Chart {
 			left = append(left, s)
 		}
 	}
+	if len(c.Points) > 0 { // dots share the left axis, which must reach the slowest of them
+		dots := Series{Values: make([]Value, 0, len(c.Points))}
+		for _, p := range c.Points {
+			dots.Values = append(dots.Values, Value(p.Y))
+		}
+		left = append(left, dots)
+	}
 	if len(left) > 0 {
 		a := NiceAxis(extent(left))
 		c.YAxis = &a

@@ -37,6 +37,8 @@ type Chart struct {
 	Spans []Span `json:"spans,omitempty"`
 	// Bands shade the range of a series' repetitions (a plan's latency).
 	Bands []Band `json:"bands,omitempty"`
+	// Points are dots on the left axis' scale (the slowest requests on the latency chart).
+	Points []Point `json:"points,omitempty"`
 	// LogX puts a KindLine chart's x on a log scale (a sweep over decades, e.g. payload sizes).
 	LogX bool `json:"logX,omitempty"`
 	// YAxis and Y2Axis are the left and right value axes, set from the series when the page
@@ -64,6 +66,13 @@ type Mark struct {
 	Label string  `json:"label"`
 	// Alert draws it red.
 	Alert bool `json:"alert,omitempty"`
+}
+
+// Point is a dot at (X, Y), Label saying what it is.
+type Point struct {
+	X     float64 `json:"x"`
+	Y     float64 `json:"y"`
+	Label string  `json:"label"`
 }
 
 // Span is a labelled, shaded stretch of x from From to To, e.g. the part of the load a lost

@@ -40,6 +40,9 @@ type TestRunInput struct {
 	BaselineMissing string
 	// Generated is the time printed as the report's date; zero means now.
 	Generated time.Time
+	// TraceURL links each slow request's trace id to a trace UI: a URL with TraceIDPlaceholder
+	// (CheckTraceURL); empty shows the ids without links.
+	TraceURL string
 }
 
 // PlanInput is what a CapacityPlan's report shows: its table and its children (for peak steps
@@ -164,6 +167,7 @@ type testRunPage struct {
 	Completed  string
 	Comparison *comparisonView
 	Gaps       *gapsView
+	Slowest    []slowRow
 }
 
 // WriteTestRun writes the report of one TestRun.
@@ -172,7 +176,12 @@ func WriteTestRun(w io.Writer, in TestRunInput) error {
 		return fmt.Errorf("htmlreport: no TestRun to report")
 	}
 	run := in.Run
-	charts := TestRunCharts(in.Timeline)
+	if in.TraceURL != "" {
+		if err := CheckTraceURL(in.TraceURL); err != nil {
+			return fmt.Errorf("htmlreport: %w", err)
+		}
+	}
+	charts := withSlowest(TestRunCharts(in.Timeline), in.Timeline)
 	var seriesMissing string
 	if cmp := run.Status.Comparison; cmp != nil && cmp.Baseline != nil {
 		seriesMissing = in.BaselineMissing
@@ -194,7 +203,8 @@ func WriteTestRun(w io.Writer, in TestRunInput) error {
 	v := testRunPage{page: pg, Run: run, Status: &run.Status, Results: run.Status.Results,
 		Headline: headline(run), Key: keyCells(run), Runners: runnerRows(in.Timeline),
 		Checks: checkRows(run.Status.Results, in.Summary), Timeline: in.Timeline, NoTimeline: in.Timeline == nil,
-		Comparison: newComparisonView(run.Status.Comparison, seriesMissing), Gaps: newGapsView(run)}
+		Comparison: newComparisonView(run.Status.Comparison, seriesMissing), Gaps: newGapsView(run),
+		Slowest: slowRows(in.Timeline, run.Status.Results, in.TraceURL)}
 	if run.Status.StartTime != nil {
 		v.Started = utc(run.Status.StartTime.Time)
 	}

@@ -142,6 +142,23 @@
     };
   }
 
+  // drawPoints draws each point (a slow request: its start, its duration) as a dot on the left
+  // axis' scale.
+  function drawPoints(points) {
+    return function (u) {
+      if (!points || !points.length) return;
+      var ctx = u.ctx, dpr = uPlot.pxRatio, b = u.bbox;
+      ctx.save();
+      ctx.fillStyle = "rgba(198, 40, 40, 0.55)";
+      points.forEach(function (p) {
+        var x = u.valToPos(p.x, "x", true), y = u.valToPos(p.y, "y", true);
+        if (x < b.left || x > b.left + b.width || y < b.top || y > b.top + b.height) return;
+        ctx.beginPath(); ctx.arc(x, y, 3 * dpr, 0, 2 * Math.PI); ctx.fill();
+      });
+      ctx.restore();
+    };
+  }
+
   function build(c, el) {
     var width = Math.max(el.clientWidth, 400);
     var time = c.kind === "time", bars = c.kind === "bars", cat = c.kind === "category";
@@ -151,6 +168,12 @@
     var yAxis = c.yAxis ? valueAxis(c.yAxis) : null, y2Axis = c.y2Axis ? valueAxis(c.y2Axis) : null;
     if (yAxis) scales.y = { auto: true, range: yAxis.range };
     if (y2Axis) scales.y2 = { auto: true, range: y2Axis.range };
+    if (c.points && c.points.length) {
+      // the x range reaches the dots too: a request of the last window starts after its start
+      var lo = Math.min.apply(null, c.points.map(function (p) { return p.x; })),
+        hi = Math.max.apply(null, c.points.map(function (p) { return p.x; }));
+      scales.x.range = function (u, min, max) { return [Math.min(min, lo), Math.max(max, hi)]; };
+    }
     if (time) {
       xAxis.values = timeTicks;
       xAxis.size = 52;
@@ -197,7 +220,7 @@
       width: width, height: 300, series: series, axes: axes, scales: scales,
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
-      hooks: { draw: [drawBands(c), drawSpans(c.spans), drawMarks(c.marks)], setLegend: [idleLegend] }
+      hooks: { draw: [drawBands(c), drawSpans(c.spans), drawMarks(c.marks), drawPoints(c.points)], setLegend: [idleLegend] }
     };
     if (time) opts.tzDate = utc;
     var u = new uPlot(opts, data, el);
