@@ -43,8 +43,24 @@ func run() error {
 	srv := NewServer(cfg, store, os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	tp, shutdownTracing, err := newTracerProvider(ctx, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	srv.SetTracerProvider(tp)
+	defer func() {
+		// Flush the last batch of spans: the slowest requests end a run.
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdownTracing(sctx); err != nil {
+			srv.log.Log(context.Background(), slog.LevelWarn, "flushing spans failed", "err", err.Error())
+		}
+	}()
+	if tracingEnabled(os.Getenv) {
+		srv.log.Info("exporting traces over OTLP/HTTP")
+	}
 	srv.log.Info("starting", "listen", cfg.Listen, "store", backend, "database", redact(cfg.DatabaseURL),
-		"workers", cfg.Workers, "queue_size", cfg.QueueSize, "crash_after_pushes", cfg.CrashAfterPushes)
+		"workers", cfg.Workers, "queue_size", cfg.QueueSize, "crash_after_pushes", cfg.CrashAfterPushes, "slow_path", cfg.SlowPath)
 	if backend == "memory" {
 		srv.log.Info("no DATABASE_URL: keeping devices and the last pushes in memory")
 	}

@@ -17,6 +17,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Config is everything the backend reads from its environment (see README.md).
@@ -36,6 +41,8 @@ type Config struct {
 	RequireRegister  bool          // REQUIRE_REGISTER: pushes from unknown devices get 404
 	LeakBytesPerPush int           // LEAK_BYTES_PER_PUSH: bytes kept forever per stored push, a deliberate leak
 	DBMaxConns       int           // DB_MAX_CONNS: database pool size
+	SlowPath         string        // SLOW_PATH: a push route that answers SlowDelay later, for trace e2e tests ("": none)
+	SlowDelay        time.Duration // SLOW_DELAY: how much longer SLOW_PATH takes
 	LogLevel         slog.Level
 }
 
@@ -96,6 +103,15 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 	c.CrashAfterPushes = int64(crash)
 	c.DBMaxConns = c.Workers + 4
 	intVar("DB_MAX_CONNS", &c.DBMaxConns, 1)
+	c.SlowDelay = 300 * time.Millisecond
+	durVar("SLOW_DELAY", &c.SlowDelay)
+	if v := getenv("SLOW_PATH"); v != "" {
+		if !strings.HasPrefix(v, "/") || apiRoutes[v] || strings.ContainsAny(v, " {}") {
+			errs = append(errs, fmt.Errorf("SLOW_PATH=%q: want a path of its own, like /api/slow", v))
+		} else {
+			c.SlowPath = v
+		}
+	}
 	switch strings.ToLower(getenv("REQUIRE_REGISTER")) {
 	case "", "0", "false", "no":
 	case "1", "true", "yes":
@@ -186,6 +202,8 @@ type Server struct {
 	metricsMu  sync.Mutex
 	requests   map[[2]string]int64 // route, status -> count
 	durations  map[string]*durationSum
+	tracer     trace.Tracer // SetTracerProvider; a no-op one by default
+	dbSystem   string       // db.system.name of the database spans
 }
 
 type durationSum struct {
@@ -208,6 +226,8 @@ func NewServer(cfg Config, store Store, logOut io.Writer) *Server {
 		requests:  map[[2]string]int64{},
 		durations: map[string]*durationSum{},
 		limiter:   warnLimiter{last: map[string]*limitState{}},
+		tracer:    noop.NewTracerProvider().Tracer(tracerName),
+		dbSystem:  storeSystem(store),
 	}
 	return s
 }
@@ -276,6 +296,10 @@ func (s *Server) Start(ctx context.Context) {
 	}
 }
 
+// apiRoutes are the paths Handler serves (SLOW_PATH must be another one).
+var apiRoutes = map[string]bool{"/": true, "/api/register": true, "/api/push": true, "/api/config": true,
+	"/api/echo": true, "/healthz": true, "/metrics": true}
+
 // Handler is the HTTP API.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -283,6 +307,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/api/push", s.instrument("push", http.MethodPost, s.push))
 	mux.HandleFunc("/api/config", s.instrument("config", http.MethodGet, s.config))
 	mux.HandleFunc("/api/echo", s.instrument("echo", http.MethodPost, s.echo))
+	if s.cfg.SlowPath != "" {
+		mux.HandleFunc(s.cfg.SlowPath, s.instrument("slow", http.MethodPost, s.slowPush))
+	}
 	mux.HandleFunc("/healthz", s.instrument("healthz", http.MethodGet, s.healthz))
 	mux.HandleFunc("/metrics", s.instrument("metrics", http.MethodGet, s.metrics))
 	mux.HandleFunc("/", s.instrument("other", "", func(w http.ResponseWriter, r *http.Request) {
@@ -313,6 +340,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (s *Server) instrument(route, method string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		r, span := s.startServerSpan(route, r)
 		sw := &statusWriter{ResponseWriter: w}
 		headOfGet := method == http.MethodGet && r.Method == http.MethodHead
 		if method != "" && r.Method != method && !headOfGet {
@@ -324,6 +352,7 @@ func (s *Server) instrument(route, method string, h http.HandlerFunc) http.Handl
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
+		endServerSpan(span, sw.status)
 		elapsed := time.Since(start)
 		s.count(route, strconv.Itoa(sw.status), elapsed)
 		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "ms", elapsed.Milliseconds())
@@ -396,7 +425,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		}
 		config = c
 	}
-	created, err := s.store.Register(r.Context(), device, config)
+	ctx, end := s.dbSpan(r.Context(), "register")
+	created, err := s.store.Register(ctx, device, config)
+	end(err)
 	if err != nil {
 		s.logLimited(slog.LevelError, "register failed", "device", device, "err", err.Error())
 		apiError(w, http.StatusInternalServerError, "register failed")
@@ -452,11 +483,15 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusServiceUnavailable, errNotReady.Error())
 		return
 	}
+	_, wait := s.tracer.Start(r.Context(), spanQueueWait)
 	release, status := s.acquire(r.Context())
 	if status != 0 {
+		wait.SetStatus(codes.Error, "push workers saturated")
+		wait.End()
 		apiError(w, status, "push workers saturated")
 		return
 	}
+	wait.End()
 	defer release()
 	device, fields, err := readDevice(w, r)
 	if err != nil {
@@ -464,7 +499,9 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.cfg.RequireRegister {
-		known, err := s.store.Known(r.Context(), device)
+		ctx, end := s.dbSpan(r.Context(), "known")
+		known, err := s.store.Known(ctx, device)
+		end(err)
 		if err != nil {
 			s.logLimited(slog.LevelError, "push failed", "device", device, "err", err.Error())
 			apiError(w, http.StatusInternalServerError, "push failed")
@@ -476,6 +513,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	payload, _ := json.Marshal(fields)
+	_, work := s.tracer.Start(r.Context(), spanWork)
 	if s.cfg.PushDelay > 0 {
 		// Work that holds the worker: with WORKERS w, at most w/PUSH_DELAY pushes per second.
 		time.Sleep(s.cfg.PushDelay)
@@ -483,8 +521,12 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.PushWork > 0 {
 		payload = burn(s.cfg.PushWork, payload)
 	}
+	work.End()
 	start := time.Now()
-	if err := s.store.Push(r.Context(), device, payload); err != nil {
+	ctx, end := s.dbSpan(r.Context(), "push")
+	err = s.store.Push(ctx, device, payload)
+	end(err)
+	if err != nil {
 		s.logLimited(slog.LevelError, "push failed", "device", device, "err", err.Error())
 		apiError(w, http.StatusInternalServerError, "push failed")
 		return
@@ -501,6 +543,19 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "stored"})
+}
+
+// slowPush is a push that first waits SLOW_DELAY in a span of its own, before it queues for a
+// worker (so it slows nothing else): the known slowest request of a trace e2e test.
+func (s *Server) slowPush(w http.ResponseWriter, r *http.Request) {
+	_, span := s.tracer.Start(r.Context(), spanSlowPath,
+		trace.WithAttributes(attribute.Int64("sut.slow_delay_ms", s.cfg.SlowDelay.Milliseconds())))
+	select {
+	case <-time.After(s.cfg.SlowDelay):
+	case <-r.Context().Done():
+	}
+	span.End()
+	s.push(w, r)
 }
 
 // defaultConfig is what a device without a stored config gets.
@@ -532,7 +587,9 @@ func (s *Server) config(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "device query parameter required (at most 128 bytes)")
 		return
 	}
-	cfg, err := s.store.Config(r.Context(), device)
+	ctx, end := s.dbSpan(r.Context(), "config")
+	cfg, err := s.store.Config(ctx, device)
+	end(err)
 	if err != nil {
 		s.logLimited(slog.LevelError, "config lookup failed", "device", device, "err", err.Error())
 		apiError(w, http.StatusInternalServerError, "config lookup failed")

@@ -9,7 +9,8 @@
 #   the sample device backend and the other built-in targets (hack/images/*.sh): sut,
 #   postgresql, mariadb, apache, prosody, ejabberd; fbget, the e2e tests' HTTP client; and
 #   hostile, the stand-in for a hostile tenant's runner image; fidelity-target, the server the
-#   fidelity corpus runs against
+#   fidelity corpus runs against; jaeger, the trace backend of the trace e2e (built from its Go
+#   module: 5-15 min the first time, then cached per $JAEGER_VERSION)
 # Cached: Go builds use the build cache, and a tarball is repacked only when the binary (or,
 # for Debian images, its inputs) changed. Images are imported every time: up.sh starts with an
 # empty containerd, and importing an unchanged image is a cheap no-op.
@@ -74,7 +75,7 @@ built=("$images/manager.tar" "$images/runner.tar" "$images/nginx.tar")
 
 if ! [[ " $* " == *" --demo "* ]]; then
   # The sample system under test and every built-in target engine (issue 6).
-  for image in sut postgresql mariadb apache prosody ejabberd fbget hostile fidelity-target; do
+  for image in sut postgresql mariadb apache prosody ejabberd fbget hostile fidelity-target jaeger; do
     hack/images/$image.sh
     built+=("$images/$image.tar")
   done
