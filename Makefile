@@ -189,14 +189,14 @@ e2e-images: ## Build (cached) and import the manager, runner and nginx images in
 
 .PHONY: e2e
 e2e: browser ## End to end, every scenario: cluster (booted if none), Kueue, images, helm install, test/e2e (reports opened in Chromium), then clean up everything it made.
-	E2E_KUEUE=$${E2E_KUEUE-1} hack/e2e/run.sh
+	E2E_KUEUE=$${E2E_KUEUE-1} E2E_JAEGER=$${E2E_JAEGER-1} hack/e2e/run.sh
 
 # The scenarios CI leaves to `make e2e`, to keep a cold CI run under an hour: the Kueue queue
 # (building Kueue's manager from its module takes minutes on a cold machine), the heavy
 # tenants, issue 39's compounding slide (3 to 4 runs) and 10 A/A pairs (12 runs), and issue
-# 38's trend over 10 kept runs.
-E2E_CI_SKIP ?= ^(TestKueueAdmitsOneFleetAtATime|TestCapacityPlanSharesTheQueue|TestSharedManagerSurvivesHeavyTenants|TestReferenceCatchesACompoundingSlide|TestAAPairsGiveNoFalseRegression|TestTrendFindsTheSlowRelease)$$
+# 38's trend over 10 kept runs and its traces (Jaeger's cold build is about 10 minutes).
+E2E_CI_SKIP ?= ^(TestKueueAdmitsOneFleetAtATime|TestCapacityPlanSharesTheQueue|TestSharedManagerSurvivesHeavyTenants|TestReferenceCatchesACompoundingSlide|TestAAPairsGiveNoFalseRegression|TestTrendFindsTheSlowRelease|TestSlowestRequestsResolveToTraces)$$
 
 .PHONY: e2e-ci
 e2e-ci: browser ## End to end as CI runs it: every scenario but those E2E_CI_SKIP names (see make e2e).
-	E2E_KUEUE= E2E_SKIP='$(E2E_CI_SKIP)' hack/e2e/run.sh
+	E2E_KUEUE= E2E_JAEGER= E2E_SKIP='$(E2E_CI_SKIP)' hack/e2e/run.sh

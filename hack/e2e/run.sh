@@ -4,16 +4,17 @@
 #                metrics-server and NetworkPolicy enforcement (remembered)
 #   2. images    hack/e2e/images.sh: build (cached) and import manager, runner, nginx
 #   3. install   hack/e2e/install.sh: helm upgrade --install, manager Available
-#   4. test      go test -tags e2e ./test/e2e/ -count=1 -v -timeout 40m (E2E_TAGS, E2E_TIMEOUT)
+#   4. test      go test -tags e2e ./test/e2e/ -count=1 -v -timeout 90m (E2E_TAGS, E2E_TIMEOUT)
 #   5. cleanup   e2e namespaces, helm uninstall (and the CRDs) when this script installed
 #                fleetbench, cluster down when this script booted it. Runs on failure and on
 #                Ctrl-C too. A crashed earlier run's leftovers are cleared on the next run.
 # Prints how long each step took. Exit status is the tests'.
 # env: E2E_KEEP=1 keeps everything (cluster, release, test namespaces) for a look afterwards;
 #      E2E_RUN=regexp passes -run to go test, E2E_SKIP=regexp -skip; E2E_TAGS (e2e) and
-#      E2E_TIMEOUT (60m) are go test's -tags and -timeout (make chaos: "e2e chaos").
+#      E2E_TIMEOUT (90m) are go test's -tags and -timeout (make chaos: "e2e chaos").
 #      E2E_KUEUE=1 brings Kueue up on the local cluster (hack/cluster/kueue.sh, built from its
 #      Go module once) before the install, for the queue tests, and takes it down afterwards.
+#      E2E_JAEGER=1 builds and imports Jaeger (hack/images/jaeger.sh) for the trace test.
 #      FLEETBENCH_ARTIFACTS=dir keeps the reports' PNG screenshots (default bin/artifacts).
 set -euo pipefail
 shopt -s inherit_errexit
@@ -157,7 +158,7 @@ end install "$([ -n "$installed" ] && echo "installed (will be uninstalled)" || 
 
 begin test
 export FLEETBENCH_ARTIFACTS=${FLEETBENCH_ARTIFACTS:-$root/bin/artifacts} && mkdir -p "$FLEETBENCH_ARTIFACTS"  # report screenshots
-args=(-tags "${E2E_TAGS:-e2e}" ./test/e2e/ -count=1 -v -timeout "${E2E_TIMEOUT:-60m}")
+args=(-tags "${E2E_TAGS:-e2e}" ./test/e2e/ -count=1 -v -timeout "${E2E_TIMEOUT:-90m}")
 [ -z "${E2E_RUN:-}" ] || args+=(-run "$E2E_RUN")
 [ -z "${E2E_SKIP:-}" ] || args+=(-skip "$E2E_SKIP")
 test_log=$(mktemp)

@@ -11,9 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	tw "fleetbench.dev/fleetbench/internal/testwrappers"
@@ -58,7 +56,6 @@ export default function () {
 // trace, with its queue wait, work and database spans; the slowest request is the slow path.
 func TestSlowestRequestsResolveToTraces(t *testing.T) {
 	e := newEnv(t)
-	e.skipUnlessStatusField(t, "results", "slowestRequests")
 	ns := e.namespace(t, "e2e-traces")
 	run := tw.MakeTestRun("traced", ns).
 		Components(tracedSUT(), jaegerComponent()).
@@ -71,7 +68,7 @@ func TestSlowestRequestsResolveToTraces(t *testing.T) {
 	got := e.run(t, run, 5*time.Minute)
 	requirePassed(t, got)
 
-	slowest := e.slowestRequests(t, client.ObjectKeyFromObject(run))
+	slowest := slowestRequests(t, got)
 	if len(slowest) < 2 {
 		t.Fatalf("status.results.slowestRequests has %d entries, want several: %+v", len(slowest), slowest)
 	}
@@ -145,91 +142,27 @@ func jaegerComponent() v1alpha1.Component {
 	}
 }
 
-// slowRequest is one entry of status.results.slowestRequests, read from JSON because the
-// runner side's Go type is not in api/v1alpha1 yet.
+// slowRequest is one entry of status.results.slowestRequests with its duration parsed.
 type slowRequest struct {
 	Name, URL, Method, TraceID string
 	Duration                   time.Duration
 }
 
-// skipUnlessStatusField skips the test while the TestRun CRD's status schema lacks the field:
-// the runner side that fills it lands separately.
-func (e *env) skipUnlessStatusField(t *testing.T, path ...string) {
+// slowestRequests are the run's status.results.slowestRequests, durations parsed.
+func slowestRequests(t *testing.T, run *v1alpha1.TestRun) []slowRequest {
 	t.Helper()
-	crd := &unstructured.Unstructured{}
-	crd.SetAPIVersion("apiextensions.k8s.io/v1")
-	crd.SetKind("CustomResourceDefinition")
-	if err := e.c.Get(e.ctx, client.ObjectKey{Name: "testruns." + v1alpha1.GroupVersion.Group}, crd); err != nil {
-		t.Fatal(err)
-	}
-	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
-	for _, v := range versions {
-		vm, _ := v.(map[string]any)
-		if vm["name"] != v1alpha1.GroupVersion.Version {
-			continue
-		}
-		fields := []string{"schema", "openAPIV3Schema", "properties", "status"}
-		for _, p := range path {
-			fields = append(fields, "properties", p)
-		}
-		if _, found, _ := unstructured.NestedMap(vm, fields...); found {
-			return
-		}
-	}
-	t.Skipf("the TestRun CRD has no status.%s yet (the runner side of issue 38)", strings.Join(path, "."))
-}
-
-// slowestRequests reads status.results.slowestRequests. It takes the field names the runner
-// side plans and their near variants: traceID or traceId; durationMs (a number of
-// milliseconds) or duration (a Go duration string, or a number of milliseconds).
-func (e *env) slowestRequests(t *testing.T, key client.ObjectKey) []slowRequest {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("TestRun"))
-	if err := e.c.Get(e.ctx, key, u); err != nil {
-		t.Fatal(err)
-	}
-	raw, found, err := unstructured.NestedSlice(u.Object, "status", "results", "slowestRequests")
-	if err != nil || !found {
-		t.Fatalf("no status.results.slowestRequests (%v) in %v", err, u.Object["status"])
+	if run.Status.Results == nil {
+		t.Fatalf("no status.results: %s", run.Status.Message)
 	}
 	var out []slowRequest
-	for i, item := range raw {
-		m, _ := item.(map[string]any)
-		str := func(keys ...string) string {
-			for _, k := range keys {
-				if s, ok := m[k].(string); ok && s != "" {
-					return s
-				}
-			}
-			return ""
-		}
-		r := slowRequest{Name: str("name"), URL: str("url"), Method: str("method"), TraceID: str("traceID", "traceId")}
-		switch d := firstOf(m, "durationMs", "duration").(type) {
-		case int64:
-			r.Duration = time.Duration(d) * time.Millisecond
-		case float64:
-			r.Duration = time.Duration(d * float64(time.Millisecond))
-		case string:
-			r.Duration, err = time.ParseDuration(d)
-		default:
-			err = fmt.Errorf("no durationMs or duration")
-		}
+	for i, r := range run.Status.Results.SlowestRequests {
+		d, err := time.ParseDuration(r.Duration)
 		if err != nil {
-			t.Fatalf("slowestRequests[%d] %v: %v", i, m, err)
+			t.Fatalf("slowestRequests[%d] %+v: %v", i, r, err)
 		}
-		out = append(out, r)
+		out = append(out, slowRequest{Name: r.Name, URL: r.URL, Method: r.Method, TraceID: r.TraceID, Duration: d})
 	}
 	return out
-}
-
-func firstOf(m map[string]any, keys ...string) any {
-	for _, k := range keys {
-		if v, ok := m[k]; ok {
-			return v
-		}
-	}
-	return nil
 }
 
 // jaegerTrace is a trace as Jaeger's query API answers it (GET /api/traces/<id>).
