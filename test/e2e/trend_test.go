@@ -14,17 +14,19 @@ import (
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 )
 
-// trendReleases and trendSlowFrom: ten releases of the sample backend, the sixth on holding
-// each push twice as long (20 ms, then 40 ms): the permutation test of 5 runs against 5 can
-// reach p 0.005 (4 against 4 could not: 1/70).
+// trendReleases and trendSlowFrom: fourteen releases of the sample backend, the eighth on
+// holding each push twice as long (20 ms, then 40 ms). The permutation test (199 permutations)
+// can give at best p 0.005, and a perfect split of n runs is matched by 2 of C(n, n/2) random
+// orders: 5 against 5 (2 in 252) lands at p 0.01 or just above about as often as not, so a
+// real 10-run series was not called a change; 7 against 7 (2 in 3432) reaches 0.005.
 const (
-	trendReleases = 10
-	trendSlowFrom = 6
+	trendReleases = 14
+	trendSlowFrom = 8
 )
 
 // TestTrendFindsTheSlowRelease (issue 38, the trend across releases): kept runs of the sample
 // backend, one deliberate slowdown in the middle. The last release's spec.trend names the
-// change point of latency at the sixth, for the worse, in status.trend (onShift Warn: it
+// change point of latency at the eighth, for the worse, in status.trend (onShift Warn: it
 // passes, and says so), and `kubectl fleetbench trend -l test=trend` finds the same run.
 func TestTrendFindsTheSlowRelease(t *testing.T) {
 	e := newEnv(t)
@@ -41,7 +43,7 @@ func TestTrendFindsTheSlowRelease(t *testing.T) {
 		run.Spec.Load.Duration = "15s" // whole-run values are what a trend reads
 		if i == trendReleases {
 			run.Spec.Trend = &v1alpha1.TrendSpec{Selector: metav1.LabelSelector{MatchLabels: map[string]string{"test": "trend"}},
-				OrderBy: "label:release", LastRuns: 5, OnShift: v1alpha1.TrendShiftWarn}
+				OrderBy: "label:release", LastRuns: trendReleases - trendSlowFrom + 1, OnShift: v1alpha1.TrendShiftWarn}
 		}
 		last = e.run(t, run, 3*time.Minute)
 		requirePassed(t, last)
