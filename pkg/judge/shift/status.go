@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	"fleetbench.dev/fleetbench/pkg/textsafe"
 )
 
 // maxStatusShifts bounds status.trend.shifts (its MaxItems).
@@ -18,7 +19,7 @@ func Status(t Trend, lastN int, o Options, notes []string) v1alpha1.TrendResult 
 	o = o.WithDefaults()
 	out := v1alpha1.TrendResult{Runs: int32(len(t.Runs)), Method: Method(o)}
 	if n := len(t.Runs); n > 0 {
-		out.First, out.Last = truncate(t.Runs[0].Name, 253), truncate(t.Runs[n-1].Name, 253)
+		out.First, out.Last = textsafe.Cut(t.Runs[0].Name, 253), textsafe.Cut(t.Runs[n-1].Name, 253)
 	}
 	recent := t.Recent(lastN)
 	worse := 0
@@ -27,7 +28,7 @@ func Status(t Trend, lastN int, o Options, notes []string) v1alpha1.TrendResult 
 			worse++
 		}
 		if len(out.Shifts) < maxStatusShifts {
-			out.Shifts = append(out.Shifts, v1alpha1.TrendShift{Metric: truncate(s.Metric, 256), Stat: truncate(s.Stat, 16), Run: truncate(s.Run, 253),
+			out.Shifts = append(out.Shifts, v1alpha1.TrendShift{Metric: textsafe.Cut(s.Metric, 256), Stat: textsafe.Cut(s.Stat, 16), Run: textsafe.Cut(s.Run, 253),
 				Before: number(s.Before), After: number(s.After), ShiftPercent: strconv.FormatFloat(s.ShiftPercent, 'f', 2, 64),
 				PValue: strconv.FormatFloat(s.PValue, 'f', 4, 64), Direction: s.Direction})
 		}
@@ -44,7 +45,7 @@ func Status(t Trend, lastN int, o Options, notes []string) v1alpha1.TrendResult 
 	if len(notes) > 0 {
 		msg += "; " + strings.Join(notes, "; ")
 	}
-	out.Message = truncate(msg, 1024)
+	out.Message = textsafe.Cut(msg, 1024)
 	return out
 }
 
@@ -86,15 +87,4 @@ func number(v float64) string {
 		return strconv.FormatFloat(v, 'g', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
-}
-
-// truncate cuts s to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -3,6 +3,7 @@ package collect
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,7 +67,7 @@ func (r *Stage) judgeTrend(s *decide.Scope, kept keptTrend, cur compare.Record) 
 	}
 	if len(skipped) > 0 {
 		notes = append(notes, fmt.Sprintf("%d runs without the label of spec.trend.orderBy %s were left out (this one among them: %t)",
-			len(skipped), order, wasSkipped(skipped, cur.Run.UID)))
+			len(skipped), order, slices.ContainsFunc(skipped, func(r compare.Record) bool { return r.Run.UID == cur.Run.UID })))
 	}
 	lastRuns := int(spec.LastRuns)
 	if lastRuns <= 0 {
@@ -78,13 +79,4 @@ func (r *Stage) judgeTrend(s *decide.Scope, kept keptTrend, cur compare.Record) 
 		r.Recorder.Eventf(s.Run, nil, corev1.EventTypeWarning, "TrendShift", "Collect", "shifted for the worse over the kept runs: %s", worst)
 	}
 	return &res, spec.OnShift
-}
-
-func wasSkipped(skipped []compare.Record, uid string) bool {
-	for _, r := range skipped {
-		if r.Run.UID == uid {
-			return true
-		}
-	}
-	return false
 }
