@@ -172,8 +172,9 @@ kube-bins: ## Build every Kubernetes component for the local cluster into bin/k8
 	hack/build-kube.sh $(KUBE_BINS)
 
 .PHONY: cluster-up
-cluster-up: kube-bins ## Boot a real cluster on this machine, one node unless FLEETBENCH_NODES=2..4 (root; no traffic leaves it).
+cluster-up: kube-bins ## Boot a real cluster on this machine, one node unless FLEETBENCH_NODES=2..4; FLEETBENCH_CLUSTERS=2: two, joined by Kueue's MultiKueue (root; no traffic leaves it).
 	hack/cluster/up.sh
+	if [ "$${FLEETBENCH_CLUSTERS:-1}" -ge 2 ]; then hack/cluster/kueue.sh multikueue; fi
 
 .PHONY: cluster-down
 cluster-down: ## Tear the local cluster down completely.
@@ -182,6 +183,10 @@ cluster-down: ## Tear the local cluster down completely.
 .PHONY: cluster-smoke
 cluster-smoke: ## Prove the local cluster serves pods, Services and DNS.
 	hack/cluster/smoke.sh
+
+.PHONY: multikueue-smoke
+multikueue-smoke: ## Prove the two local clusters (FLEETBENCH_CLUSTERS=2 make cluster-up) dispatch through MultiKueue and reach each other.
+	hack/cluster/multikueue-smoke.sh
 
 .PHONY: e2e-images
 e2e-images: ## Build (cached) and import the manager, runner and nginx images into the local cluster.

@@ -14,6 +14,17 @@ source "$(dirname "$0")/lib.sh"
 quiet=
 if [ "${1:-}" = --quiet ]; then quiet=1; fi
 
+stop_kueue() {
+  # hack/cluster/kueue.sh runs Kueue's manager as a host process against this cluster: with the
+  # cluster gone it could only retry, so it goes too (kueue.sh down removes its objects first
+  # when the cluster is to stay).
+  local pid
+  pid=$(cat "$OUT/kueue/pid" 2>/dev/null) || return 0
+  if running "$pid" && grep -q kueue "/proc/$pid/cmdline" 2>/dev/null; then kill "$pid" 2>/dev/null || true; fi
+  rm -f "$OUT/kueue/pid"
+  if [ -f "$OUT/kueue/made-etc-kueue" ]; then rm -rf /etc/kueue "$OUT/kueue/made-etc-kueue"; fi
+}
+
 restore_sysctls() {
   # kubelet sets kernel.panic=10, kernel.panic_on_oops=1, vm.overcommit_memory=1 machine-wide.
   [ -f "$DATA/sysctl.orig" ] || return 0
@@ -68,9 +79,12 @@ unmount_all() {
   log "warning: mounts left: $mounts"
 }
 
-# our_namespaces : every node namespace (fb-node, fb-node-2, ...) and the sink that exist now.
+# our_namespaces : every node namespace (fb-node, fb-node-2, ...) that exists now, and the sink
+# (cluster 1 owns it; cluster 2's nodes only join it).
 our_namespaces() {
-  ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^($NODE_NS(-[0-9]+)?|$SINK_NS)$" || true
+  local sink=$SINK_NS
+  [ "$CLUSTER" = 1 ] || sink=$NODE_NS
+  ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^($NODE_NS(-[0-9]+)?|$sink)$" || true
 }
 
 remove_network() {
@@ -80,7 +94,7 @@ remove_network() {
   done
   # Deleting node 1's namespace destroys its veth ends and so their host peers; be explicit
   # anyway in case the namespace vanished while the host end stayed.
-  ip link delete fb-host0 2>/dev/null || true
+  ip link delete "$HOST_VETH" 2>/dev/null || true
   # `ip netns add` turns /run/netns into a mount point of its own; drop it once it is empty.
   if [ -d /run/netns ] && [ -z "$(ls -A /run/netns)" ] && mountpoint -q /run/netns; then
     umount /run/netns 2>/dev/null || true
@@ -143,6 +157,16 @@ report() {
 
 lock_cluster
 start=$(date +%s)
+# Cluster 1 owns the segment the other local clusters joined: they go first, if any is there.
+if [ "$CLUSTER" = 1 ]; then
+  for ((c = 2; c <= MAX_CLUSTERS; c++)); do
+    if [ -e "/var/lib/fleetbench-cluster-$c" ] || [ -e "/run/fleetbench-cluster-$c" ] ||
+      ip netns list 2>/dev/null | grep -q "^fb$c-node" || compgen -G "/sys/fs/cgroup/*/fleetbench-$c" >/dev/null; then
+      FLEETBENCH_CLUSTER_INDEX=$c "$0" ${quiet:+--quiet}
+    fi
+  done
+fi
+stop_kueue
 restore_sysctls
 # Node agents first so nothing restarts the containers we are about to kill.
 stop_component kube-router
@@ -159,7 +183,12 @@ remove_network
 remove_cgroups
 # libcni caches results under /var/lib/cni whatever containerd's dirs are: ours are the
 # "fleetbench" network and containerd's own loopback network.
-rm -f /var/lib/cni/results/fleetbench-* /var/lib/cni/results/cni-loopback-* 2>/dev/null || true
+# Cluster 2's are "fleetbench-2-<id>"; cluster 1 clears both (it tore cluster 2 down first).
+if [ "$CLUSTER" = 1 ]; then
+  rm -f /var/lib/cni/results/fleetbench-* /var/lib/cni/results/cni-loopback-* 2>/dev/null || true
+else
+  rm -f /var/lib/cni/results/fleetbench$CSFX-* 2>/dev/null || true
+fi
 # containerd 1.6 shims keep their sockets in the fixed /run/containerd/s; with no other
 # containerd on the machine the directory is ours alone.
 other_containerd=

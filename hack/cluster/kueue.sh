@@ -6,6 +6,16 @@
 #                                ResourceFlavor "default", ClusterQueue "fleetbench" and LocalQueue
 #                                "fleetbench" in namespace default (quota: KUEUE_CPU, KUEUE_MEMORY)
 #   hack/cluster/kueue.sh down   stop the manager and remove all of the above, CRDs included
+#   hack/cluster/kueue.sh multikueue
+#                                the two local clusters (FLEETBENCH_CLUSTERS=2 hack/cluster/up.sh)
+#                                joined by MultiKueue: Kueue in both, cluster 2 registered in
+#                                cluster 1 as the MultiKueueCluster "cluster-2" (a kubeconfig
+#                                Secret for a client that holds only hack/cluster/multikueue-rbac.yaml's
+#                                rights there), and the queue "zone-cluster-2" that dispatches to it:
+#                                ClusterQueue + MultiKueue AdmissionCheck in cluster 1, the same
+#                                LocalQueue name in cluster 2 (MultiKueue's rule). `down` takes
+#                                cluster 2's Kueue down too.
+# KUEUE_CLUSTER=2 runs up/down against cluster 2 (its own data dir and ports).
 # The manager runs as a host process, not a pod: no image to build, and its webhooks stay
 # unregistered (the API server never calls them; Kueue's controllers and scheduler do the
 # admission). Its configuration registers TestRun as an external framework, as Kueue's docs ask
@@ -16,10 +26,22 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=hack/versions.env
 source "$root/hack/versions.env"
 export GOTOOLCHAIN=local
-KUBECONFIG=${KUBECONFIG:-$root/bin/cluster/kubeconfig}
+cluster=${KUEUE_CLUSTER:-1}
+case $cluster in
+1) csfx= KUBECONFIG=${KUBECONFIG:-$root/bin/cluster/kubeconfig} ;;
+2) csfx=-2 KUBECONFIG=$root/bin/cluster-2/kubeconfig ;;
+*) echo "KUEUE_CLUSTER must be 1 or 2" >&2; exit 2 ;;
+esac
 export KUBECONFIG
-data="$root/bin/cluster/kueue"
+data="$root/bin/cluster$csfx/kueue"
 bin="$root/bin/kueue-$KUEUE_VERSION"
+# Each cluster's manager is a host process of its own: its own probe and webhook ports.
+health_port=$((18080 + cluster)) webhook_port=$((19442 + cluster))
+# The MultiKueue link: the worker (cluster 2) as the manager (cluster 1) knows it.
+worker=cluster-2 zone_queue=zone-cluster-2
+worker_kubeconfig=/var/lib/fleetbench-cluster-2/multikueue.kubeconfig
+# TestRun, the custom job MultiKueue's generic adapter dispatches (MultiKueueAdaptersForCustomJobs).
+testrun_gvk=TestRun.v1alpha1.fleetbench.dev
 log() { echo ">> $(date +%T) $*" >&2; }
 
 build() {
@@ -60,11 +82,11 @@ apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 namespace: kueue-system
 health:
-  healthProbeBindAddress: 127.0.0.1:18081
+  healthProbeBindAddress: 127.0.0.1:$health_port
 metrics:
   bindAddress: "0"
 webhook:
-  port: 19443
+  port: $webhook_port
   host: 127.0.0.1
   certDir: $data/certs
 internalCertManagement:
@@ -73,19 +95,26 @@ leaderElection:
   leaderElect: false
 integrations:
   frameworks: ["batch/job"]
-  externalFrameworks: ["TestRun.v1alpha1.fleetbench.dev"]
+  externalFrameworks: ["$testrun_gvk"]
 EOC
+  # The manager of two joined clusters dispatches TestRuns too (Kueue's generic adapter).
+  if [ -n "${KUEUE_MULTIKUEUE:-}" ]; then
+    printf 'multiKueue:\n  gcInterval: 30s\n  externalFrameworks:\n  - name: %s\n' "$testrun_gvk" >>"$data/config.yaml"
+  fi
   kubectl create namespace kueue-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-  if [ -f "$data/pid" ] && kill -0 "$(cat "$data/pid")" 2>/dev/null; then
+  if [ -f "$data/pid" ] && kill -0 "$(cat "$data/pid")" 2>/dev/null && cmp -s "$data/config.yaml" "$data/config.running"; then
     log "Kueue manager already running (pid $(cat "$data/pid"))"
   else
+    # Not running, or running with another configuration: (re)start it.
+    if [ -f "$data/pid" ]; then kill "$(cat "$data/pid")" 2>/dev/null || true; sleep 1; fi
+    cp "$data/config.yaml" "$data/config.running"
     # The visibility API server needs certificates of its own and an APIService; the e2e does not use it.
     nohup "$bin" --config "$data/config.yaml" --feature-gates=VisibilityOnDemand=false --zap-log-level=2 >"$data/manager.log" 2>&1 &
     echo $! >"$data/pid"
     log "Kueue manager pid $(cat "$data/pid"), log $data/manager.log"
   fi
-  for _ in $(seq 60); do curl -sf http://127.0.0.1:18081/readyz >/dev/null && break; sleep 1; done
-  curl -sf http://127.0.0.1:18081/readyz >/dev/null || { tail -30 "$data/manager.log" >&2; exit 1; }
+  for _ in $(seq 60); do curl -sf "http://127.0.0.1:$health_port/readyz" >/dev/null && break; sleep 1; done
+  curl -sf "http://127.0.0.1:$health_port/readyz" >/dev/null || { tail -30 "$data/manager.log" >&2; exit 1; }
   kubectl apply -f - >/dev/null <<EOY
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -109,7 +138,71 @@ kind: LocalQueue
 metadata: {name: fleetbench, namespace: default}
 spec: {clusterQueue: fleetbench}
 EOY
-  log "Kueue $KUEUE_VERSION is up: ClusterQueue fleetbench, LocalQueue default/fleetbench. The fleetbench manager must be (re)started to see it."
+  log "Kueue $KUEUE_VERSION is up in cluster $cluster: ClusterQueue fleetbench, LocalQueue default/fleetbench. The fleetbench manager must be (re)started to see it."
+}
+
+# multikueue: Kueue in both local clusters, cluster 2 registered in cluster 1 as a MultiKueue
+# worker, and the queue zone-cluster-2 in namespace default of both (see the header).
+multikueue() {
+  [ -s "$worker_kubeconfig" ] || { echo "error: no second cluster (FLEETBENCH_CLUSTERS=2 hack/cluster/up.sh)" >&2; exit 1; }
+  KUEUE_CLUSTER=2 "$0" up
+  # What MultiKueue does in the worker, and nothing more: the client of worker_kubeconfig.
+  kubectl --kubeconfig "$root/bin/cluster-2/kubeconfig" apply -f "$root/hack/cluster/multikueue-rbac.yaml" >/dev/null
+  kubectl --kubeconfig "$root/bin/cluster-2/kubeconfig" apply -f - >/dev/null <<EOY
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: $zone_queue, namespace: default}
+spec: {clusterQueue: fleetbench}
+EOY
+  KUEUE_MULTIKUEUE=1 "$0" up
+  kubectl -n kueue-system create secret generic "$worker" --from-file=kubeconfig="$worker_kubeconfig" \
+    --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl apply -f - >/dev/null <<EOY
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: $worker}
+spec:
+  clusterSource:
+    kubeConfig: {locationType: Secret, location: $worker}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {name: $worker}
+spec:
+  clusters: [$worker]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: $worker}
+spec:
+  controllerName: kueue.x-k8s.io/multikueue
+  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: $worker}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: $zone_queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: "${KUEUE_CPU:-4}"}
+      - {name: memory, nominalQuota: "${KUEUE_MEMORY:-8Gi}"}
+  admissionChecksStrategy:
+    admissionChecks:
+    - name: $worker
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: $zone_queue, namespace: default}
+spec: {clusterQueue: $zone_queue}
+EOY
+  kubectl wait --for=condition=Active "multikueuecluster/$worker" --timeout=60s >/dev/null ||
+    { kubectl get multikueuecluster "$worker" -o yaml >&2; exit 1; }
+  kubectl wait --for=condition=Active "admissioncheck/$worker" --timeout=60s >/dev/null
+  log "MultiKueue: cluster 1 dispatches LocalQueue default/$zone_queue to MultiKueueCluster $worker (cluster 2)"
 }
 
 down() {
@@ -137,7 +230,12 @@ down() {
 
 case "${1:-}" in
   up) up ;;
-  down) down ;;
+  down)
+    down
+    # The second cluster's manager too, whenever it runs (cluster 2 may already be gone).
+    if [ "$cluster" = 1 ] && [ -f "$root/bin/cluster-2/kueue/pid" ]; then KUEUE_CLUSTER=2 "$0" down; fi
+    ;;
+  multikueue) multikueue ;;
   build) build ;;
-  *) echo "usage: $0 up|down|build" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|build|multikueue" >&2; exit 2 ;;
 esac

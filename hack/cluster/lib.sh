@@ -22,12 +22,23 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$root/hack/versions.env"
 
 KBIN="$root/bin/k8s/$KUBE_VERSION"
-DATA=/var/lib/fleetbench-cluster
-RUNDIR=/run/fleetbench-cluster
-OUT="$root/bin/cluster"
+
+# FLEETBENCH_CLUSTER_INDEX=C (set by up.sh/down.sh for FLEETBENCH_CLUSTERS=2, not by hand)
+# selects the second local cluster: every name, path, address range and cgroup below gets its
+# own copy, and its nodes join cluster 1's L2 segment (10.200.0.20, ...) so the clusters' pods
+# reach each other's node IPs. Cluster 1 keeps the names it always had.
+MAX_CLUSTERS=2
+CLUSTER=${FLEETBENCH_CLUSTER_INDEX:-1}
+[[ "$CLUSTER" =~ ^[1-9]$ ]] && [ "$CLUSTER" -le "$MAX_CLUSTERS" ] ||
+  { echo "error: FLEETBENCH_CLUSTER_INDEX must be 1..$MAX_CLUSTERS (got '$CLUSTER')" >&2; exit 1; }
+if [ "$CLUSTER" = 1 ]; then CSFX= CPFX=fb; else CSFX=-$CLUSTER CPFX=fb$CLUSTER; fi
+
+DATA=/var/lib/fleetbench-cluster$CSFX
+RUNDIR=/run/fleetbench-cluster$CSFX
+OUT="$root/bin/cluster$CSFX"
 KUBECONFIG_OUT="$OUT/kubeconfig"
 CONTAINERD_SOCK="$RUNDIR/containerd/containerd.sock"
-CGROUP_ROOT=fleetbench
+CGROUP_ROOT=fleetbench$CSFX
 
 # Network: node 1's namespace owns 10.200.0.10 on a veth whose peer is a port of bridge fb-br0
 # (10.200.0.1) in a namespace that forwards nothing, so the node's default route is a dead end
@@ -35,20 +46,25 @@ CGROUP_ROOT=fleetbench
 # bridge and pod CIDR 10.244.(I-1).0/24; every node routes the other nodes' pod CIDRs via their
 # node IPs on that segment. A second veth pair (host 10.200.1.1 <-> node 1 10.200.1.2) lets the
 # host reach the API server, and, through host routes via node 1, ClusterIPs, pod IPs and node IPs.
-NODE_NS=fb-node
+# Cluster 2: nodes 10.200.0.(19+I), pods 10.245.(I-1).0/24, Services 10.97.0.0/16, host link
+# 10.200.2.1 <-> 10.200.2.2; both clusters' nodes route each other's pod CIDRs on the segment.
+NODE_NS=$CPFX-node
 SINK_NS=fb-sink
-NODE_IP=10.200.0.10
+NODE_IP=10.200.0.$((10 * CLUSTER))
 SINK_IP=10.200.0.1
 SEG_BRIDGE=fb-br0
-HOST_LINK_IP=10.200.1.1
-NODE_LINK_IP=10.200.1.2
-HOST_LINK_NET=10.200.1.0/30
-NODE_NAME=fleetbench-node
-POD_CIDR=10.244.0.0/24
-CLUSTER_CIDR=10.244.0.0/16
-SERVICE_CIDR=10.96.0.0/16
-KUBE_SVC_IP=10.96.0.1
-DNS_IP=10.96.0.10
+HOST_VETH=$CPFX-host0
+SINK_VETH=$CPFX-sink
+HOST_LINK_IP=10.200.$CLUSTER.1
+NODE_LINK_IP=10.200.$CLUSTER.2
+HOST_LINK_NET=10.200.$CLUSTER.0/30
+if [ "$CLUSTER" = 1 ]; then NODE_NAME=fleetbench-node; else NODE_NAME=fleetbench-c$CLUSTER-node; fi
+POD_NET=10.$((243 + CLUSTER))
+POD_CIDR=$POD_NET.0.0/24
+CLUSTER_CIDR=$POD_NET.0.0/16
+SERVICE_CIDR=10.$((95 + CLUSTER)).0.0/16
+KUBE_SVC_IP=10.$((95 + CLUSTER)).0.1
+DNS_IP=10.$((95 + CLUSTER)).0.10
 
 # FLEETBENCH_NODES bounds: every node is a kubelet, containerd, kube-proxy (and kube-router)
 # on the same 2 cores.
@@ -65,29 +81,46 @@ node_set() {
   fi
   N_NAME=$NODE_NAME$N_SFX
   N_NS=$NODE_NS$N_SFX
-  N_IP=10.200.0.$((9 + i))
-  N_POD_CIDR=10.244.$((i - 1)).0/24
+  N_IP=10.200.0.$((10 * CLUSTER + i - 1))
+  N_POD_CIDR=$POD_NET.$((i - 1)).0/24
   N_STATE=$RUNDIR/containerd$N_SFX
   N_SOCK=$N_STATE/containerd.sock
   N_RUNC=$RUNDIR/runc$N_SFX
 }
 
+# other_cluster_nodes : "POD_CIDR NODE_IP NS" of every running node of the other local clusters,
+# from their network namespaces (node I of cluster C: fbC-node-I, 10.200.0.(10C+I-1)).
+other_cluster_nodes() {
+  local n c i pfx
+  for n in $(ip netns list 2>/dev/null | awk '{print $1}'); do
+    [[ $n =~ ^fb([0-9]*)-node(-([0-9]+))?$ ]] || continue
+    c=${BASH_REMATCH[1]:-1} i=${BASH_REMATCH[3]:-1}
+    [ "$c" != "$CLUSTER" ] || continue
+    echo "10.$((243 + c)).$((i - 1)).0/24 10.200.0.$((10 * c + i - 1)) $n"
+  done
+}
+
 # node_ns_of NODENAME : the network namespace of a node (fleetbench-node-2 -> fb-node-2).
 node_ns_of() { echo "$NODE_NS${1#"$NODE_NAME"}"; }
 
-# node_sockets : the containerd sockets of the running nodes, node 1 first.
+# node_sockets [RUNDIR] : the containerd sockets of a cluster's running nodes (this one's by
+# default), node 1 first.
 node_sockets() {
-  local s
-  for s in "$RUNDIR"/containerd/containerd.sock "$RUNDIR"/containerd-[0-9]*/containerd.sock; do
+  local s dir=${1:-$RUNDIR}
+  for s in "$dir"/containerd/containerd.sock "$dir"/containerd-[0-9]*/containerd.sock; do
     if [ -S "$s" ]; then echo "$s"; fi
   done
 }
 
 # import_images TAR... : import image tarballs into every node's containerd, nodes in parallel.
-import_images() {
-  local socks s pids=() p rc=0
-  socks=$(node_sockets)
-  [ -n "$socks" ] || die "no containerd socket under $RUNDIR (is the cluster up?)"
+import_images() { import_images_under "$RUNDIR" "$@"; }
+
+# import_images_under RUNDIR TAR... : the same for the cluster whose run dir is RUNDIR.
+import_images_under() {
+  local socks s pids=() p rc=0 dir=$1
+  shift
+  socks=$(node_sockets "$dir")
+  [ -n "$socks" ] || die "no containerd socket under $dir (is the cluster up?)"
   for s in $socks; do
     CONTAINERD_ADDRESS=$s "$root/hack/images/import.sh" "$@" &
     pids+=($!)
@@ -137,11 +170,12 @@ wait_for() {
 # pids_of NAME : pids of our NAME processes, found by their command line naming our data dirs
 # (the same binaries may run elsewhere on the machine, e.g. envtest's kube-apiserver and etcd).
 pids_of() {
-  pgrep -f "^[^ ]*$1 .*($DATA|$RUNDIR)" || true
+  pgrep -f "^[^ ]*$1 .*($DATA|$RUNDIR)(/| |$)" || true
 }
 
 # lock_cluster : one up.sh/down.sh at a time (a second waits up to 5 min). up.sh runs
-# down.sh itself and passes the lock down through FLEETBENCH_CLUSTER_LOCKED.
+# down.sh itself and passes the lock down through FLEETBENCH_CLUSTER_LOCKED; cluster 1's lock
+# covers cluster 2 too (cluster 1 owns the segment cluster 2 joins).
 lock_cluster() {
   [ -z "${FLEETBENCH_CLUSTER_LOCKED:-}" ] || return 0
   mkdir -p /run/lock

@@ -16,6 +16,10 @@
 #                                       ...; each its own containerd, kubelet, kube-proxy (and
 #                                       kube-router) in its own network namespace, labelled
 #                                       fleetbench.dev/node-index=I
+#        FLEETBENCH_CLUSTERS=2          a second cluster beside the first (bin/cluster-2/kubeconfig):
+#                                       nodes 10.200.0.20.. on the same segment, pods 10.245/16,
+#                                       Services 10.97/16, FLEETBENCH_CLUSTER2_NODES node(s) (1);
+#                                       hack/cluster/kueue.sh multikueue joins them with MultiKueue
 #        FLEETBENCH_NO_DNS=1            skip CoreDNS (saves its ~3 min first build)
 #        FLEETBENCH_METRICS_SERVER=1    also run metrics-server (metrics.k8s.io, kubectl top);
 #                                       off by default (its first build takes a few minutes)
@@ -28,6 +32,9 @@ source "$(dirname "$0")/lib.sh"
 
 t0=$(date +%s)
 
+CLUSTERS=${FLEETBENCH_CLUSTERS:-1}
+[[ "$CLUSTERS" =~ ^[1-9]$ ]] && [ "$CLUSTERS" -le "$MAX_CLUSTERS" ] ||
+  die "FLEETBENCH_CLUSTERS must be a number from 1 to $MAX_CLUSTERS (got '$CLUSTERS')"
 NODES=${FLEETBENCH_NODES:-1}
 [[ "$NODES" =~ ^[1-9][0-9]*$ ]] && [ "$NODES" -le "$MAX_NODES" ] ||
   die "FLEETBENCH_NODES must be a number from 1 to $MAX_NODES (got '$NODES')"
@@ -60,25 +67,30 @@ ensure_binaries() {
 }
 
 setup_network() {
-  log "network: $NODES node(s) on $SEG_BRIDGE in the dead-end $SINK_NS ($SINK_IP), host link $HOST_LINK_IP<->$NODE_LINK_IP (node 1)"
-  # The sink: a bridge (the nodes' shared L2 segment) with the dead-end next hop's address, no
-  # routes beyond its /24 and forwarding off, so anything not for the cluster dies there.
-  # Bridging needs no forwarding; the sink's iptables must not see bridged frames.
-  ip netns add "$SINK_NS"
-  ip -n "$SINK_NS" link set lo up
-  ip -n "$SINK_NS" link add "$SEG_BRIDGE" type bridge
-  ip -n "$SINK_NS" addr add "$SINK_IP/24" dev "$SEG_BRIDGE"
-  ip -n "$SINK_NS" link set "$SEG_BRIDGE" up
-  nsenter --net="/run/netns/$SINK_NS" sysctl -qw net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0
-  nsenter --net="/run/netns/$SINK_NS" sysctl -qw net.bridge.bridge-nf-call-iptables=0 net.bridge.bridge-nf-call-ip6tables=0 2>/dev/null || true
+  log "network: cluster $CLUSTER, $NODES node(s) on $SEG_BRIDGE in the dead-end $SINK_NS ($SINK_IP), host link $HOST_LINK_IP<->$NODE_LINK_IP (node 1)"
+  if [ "$CLUSTER" = 1 ]; then
+    # The sink: a bridge (the nodes' shared L2 segment) with the dead-end next hop's address, no
+    # routes beyond its /24 and forwarding off, so anything not for the cluster dies there.
+    # Bridging needs no forwarding; the sink's iptables must not see bridged frames.
+    ip netns add "$SINK_NS"
+    ip -n "$SINK_NS" link set lo up
+    ip -n "$SINK_NS" link add "$SEG_BRIDGE" type bridge
+    ip -n "$SINK_NS" addr add "$SINK_IP/24" dev "$SEG_BRIDGE"
+    ip -n "$SINK_NS" link set "$SEG_BRIDGE" up
+    nsenter --net="/run/netns/$SINK_NS" sysctl -qw net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0
+    nsenter --net="/run/netns/$SINK_NS" sysctl -qw net.bridge.bridge-nf-call-iptables=0 net.bridge.bridge-nf-call-ip6tables=0 2>/dev/null || true
+  else
+    # A second cluster joins cluster 1's segment (its sink and bridge).
+    [ -e "/run/netns/$SINK_NS" ] || die "cluster $CLUSTER joins cluster 1's segment: boot cluster 1 first (FLEETBENCH_CLUSTERS=2 hack/cluster/up.sh)"
+  fi
   local i j
   for ((i = 1; i <= NODES; i++)); do
     node_set "$i"
     ip netns add "$N_NS"
     # Node <-> segment: the node's default route (into the sink) and its path to the other nodes.
-    ip link add fb-node0 netns "$N_NS" type veth peer name "fb-sink$((i - 1))" netns "$SINK_NS"
-    ip -n "$SINK_NS" link set "fb-sink$((i - 1))" master "$SEG_BRIDGE"
-    ip -n "$SINK_NS" link set "fb-sink$((i - 1))" up
+    ip link add fb-node0 netns "$N_NS" type veth peer name "$SINK_VETH$((i - 1))" netns "$SINK_NS"
+    ip -n "$SINK_NS" link set "$SINK_VETH$((i - 1))" master "$SEG_BRIDGE"
+    ip -n "$SINK_NS" link set "$SINK_VETH$((i - 1))" up
     ip -n "$N_NS" link set lo up
     ip -n "$N_NS" addr add "$N_IP/24" dev fb-node0
     ip -n "$N_NS" link set fb-node0 up
@@ -91,24 +103,36 @@ setup_network() {
       ip -n "$ns" route add "$N_POD_CIDR" via "$N_IP"
     done
     node_set "$i"
-    # Node I >= 2 answers the host (10.200.1.1) through node 1; nothing else goes that way.
+    # Node I >= 2 answers the host (10.200.C.1) through node 1; nothing else goes that way.
     if [ "$i" != 1 ]; then ip -n "$N_NS" route add "$HOST_LINK_NET" via "$NODE_IP"; fi
     # The node routes between pods, services and its links; bridged pod traffic must pass
     # iptables for ClusterIP replies to be un-NATed (these sysctls are per namespace).
     in_ns "$N_NS" sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1
   done
+  # Between clusters: each side's nodes route the other's pod CIDRs via its node IPs, so a pod
+  # of one reaches the other's node IPs (NodePorts, the API server) and the reply finds it.
+  # `replace`: a route left from the other cluster's earlier boot is simply renewed.
+  local cidr ip other
+  while read -r cidr ip other; do
+    [ -n "$cidr" ] || continue
+    for ((i = 1; i <= NODES; i++)); do
+      node_set "$i"
+      ip -n "$N_NS" route replace "$cidr" via "$ip"
+      ip -n "$other" route replace "$N_POD_CIDR" via "$N_IP"
+    done
+  done <<<"$(other_cluster_nodes)"
   # Host <-> node 1: a point-to-point link only. Node 1 has no route through it beyond the
   # /30, so it can answer the host but never send anything onward via the host.
-  ip link add fb-host0 type veth peer name fb-link0 netns "$NODE_NS"
-  ip addr add "$HOST_LINK_IP/30" dev fb-host0
-  ip link set fb-host0 up
+  ip link add "$HOST_VETH" type veth peer name fb-link0 netns "$NODE_NS"
+  ip addr add "$HOST_LINK_IP/30" dev "$HOST_VETH"
+  ip link set "$HOST_VETH" up
   ip -n "$NODE_NS" addr add "$NODE_LINK_IP/30" dev fb-link0
   ip -n "$NODE_NS" link set fb-link0 up
-  ip route add "$CLUSTER_CIDR" via "$NODE_LINK_IP" dev fb-host0
-  ip route add "$SERVICE_CIDR" via "$NODE_LINK_IP" dev fb-host0
+  ip route add "$CLUSTER_CIDR" via "$NODE_LINK_IP" dev "$HOST_VETH"
+  ip route add "$SERVICE_CIDR" via "$NODE_LINK_IP" dev "$HOST_VETH"
   for ((i = 1; i <= NODES; i++)); do
     node_set "$i"
-    ip route add "$N_IP/32" via "$NODE_LINK_IP" dev fb-host0
+    ip route add "$N_IP/32" via "$NODE_LINK_IP" dev "$HOST_VETH"
   done
 }
 
@@ -135,7 +159,7 @@ kubeconfig() {
 apiVersion: v1
 kind: Config
 clusters:
-- name: fleetbench
+- name: fleetbench$CSFX
   cluster:
     server: $2
     certificate-authority-data: $(base64 -w0 "$pki/ca.crt")
@@ -145,11 +169,11 @@ users:
     client-certificate-data: $(base64 -w0 "$pki/$3.crt")
     client-key-data: $(base64 -w0 "$pki/$3.key")
 contexts:
-- name: fleetbench
+- name: fleetbench$CSFX
   context:
-    cluster: fleetbench
+    cluster: fleetbench$CSFX
     user: $3
-current-context: fleetbench
+current-context: fleetbench$CSFX
 EOF
   chmod 600 "$1"
 }
@@ -159,7 +183,7 @@ make_pki() {
   local pki="$DATA/pki"
   mkdir -p "$pki"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 \
-    -keyout "$pki/ca.key" -out "$pki/ca.crt" -subj "/CN=fleetbench-ca" \
+    -keyout "$pki/ca.key" -out "$pki/ca.crt" -subj "/CN=fleetbench$CSFX-ca" \
     -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" 2>/dev/null
   cert apiserver kube-apiserver "" serverAuth \
     "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:127.0.0.1,IP:$NODE_IP,IP:$NODE_LINK_IP,IP:$KUBE_SVC_IP"
@@ -188,6 +212,12 @@ make_pki() {
   kubeconfig "$DATA/scheduler.kubeconfig" https://127.0.0.1:6443 scheduler
   kubeconfig "$DATA/kube-proxy.kubeconfig" "https://$NODE_IP:6443" kube-proxy
   kubeconfig "$DATA/admin.kubeconfig" "https://$NODE_LINK_IP:6443" admin
+  # A second cluster is a MultiKueue worker: the identity cluster 1's Kueue (a host process, so
+  # over the host link) acts as there, with hack/cluster/multikueue-rbac.yaml's rights only.
+  if [ "$CLUSTER" != 1 ]; then
+    cert multikueue fleetbench-multikueue "" clientAuth
+    kubeconfig "$DATA/multikueue.kubeconfig" "https://$NODE_LINK_IP:6443" multikueue
+  fi
 }
 
 # write_configs I : node I's containerd, CNI, kubelet and kube-proxy configs under its N_DIR.
@@ -232,7 +262,7 @@ EOF
   cat >"$N_DIR/cni/net.d/10-fleetbench.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
-  "name": "fleetbench",
+  "name": "fleetbench$CSFX",
   "plugins": [
     {
       "type": "bridge",
@@ -534,5 +564,9 @@ start_netpol
 start_dns
 start_metrics_server
 cp "$DATA/admin.kubeconfig" "$KUBECONFIG_OUT"
-log "cluster up in $(($(date +%s) - t0))s with $NODES node(s) (logs: $DATA/logs)"
-echo "export KUBECONFIG=$KUBECONFIG_OUT"
+log "cluster $CLUSTER up in $(($(date +%s) - t0))s with $NODES node(s) (logs: $DATA/logs)"
+if [ "$CLUSTER" = 1 ] && [ "$CLUSTERS" -ge 2 ]; then
+  # The second cluster: its own control plane and nodes on this cluster's segment.
+  FLEETBENCH_CLUSTER_INDEX=2 FLEETBENCH_CLUSTERS=1 FLEETBENCH_NODES=${FLEETBENCH_CLUSTER2_NODES:-1} "$0"
+fi
+[ "$CLUSTER" != 1 ] || echo "export KUBECONFIG=$KUBECONFIG_OUT"
