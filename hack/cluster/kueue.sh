@@ -146,6 +146,10 @@ EOY
 multikueue() {
   [ -s "$worker_kubeconfig" ] || { echo "error: no second cluster (FLEETBENCH_CLUSTERS=2 hack/cluster/up.sh)" >&2; exit 1; }
   KUEUE_CLUSTER=2 "$0" up
+  # MultiKueue watches the kinds it dispatches in the worker: TestRun's CRD must be there (the
+  # chart's own; a fleetbench installed there later takes crds.install=false).
+  kubectl --kubeconfig "$root/bin/cluster-2/kubeconfig" apply --server-side -f "$root/config/crd/bases" >/dev/null
+  kubectl --kubeconfig "$root/bin/cluster-2/kubeconfig" wait --for=condition=Established crd --all --timeout=60s >/dev/null
   # What MultiKueue does in the worker, and nothing more: the client of worker_kubeconfig.
   kubectl --kubeconfig "$root/bin/cluster-2/kubeconfig" apply -f "$root/hack/cluster/multikueue-rbac.yaml" >/dev/null
   kubectl --kubeconfig "$root/bin/cluster-2/kubeconfig" apply -f - >/dev/null <<EOY
