@@ -202,6 +202,14 @@ e2e: browser ## End to end, every scenario: cluster (booted if none), Kueue, ima
 # 38's trend over 10 kept runs and its traces (Jaeger's cold build is about 10 minutes).
 E2E_CI_SKIP ?= ^(TestKueueAdmitsOneFleetAtATime|TestCapacityPlanSharesTheQueue|TestSharedManagerSurvivesHeavyTenants|TestReferenceCatchesACompoundingSlide|TestAAPairsGiveNoFalseRegression|TestTrendFindsTheSlowRelease|TestSlowestRequestsResolveToTraces)$$
 
+# The scenarios across two clusters: their own target, since they boot a second cluster, Kueue
+# in both and fleetbench in each (about 2 minutes more than one cluster).
+E2E_MULTICLUSTER_RUN ?= ^TestTestRunDispatchedToAWorkerCluster$$
+
+.PHONY: e2e-multicluster
+e2e-multicluster: ## End to end across two local clusters joined by Kueue's MultiKueue (E2E_CLUSTERS=2): a TestRun dispatched to a worker cluster; then cleans up.
+	E2E_CLUSTERS=2 E2E_TAGS="e2e multicluster" E2E_RUN='$(E2E_MULTICLUSTER_RUN)' E2E_JAEGER= hack/e2e/run.sh
+
 .PHONY: e2e-ci
 e2e-ci: browser ## End to end as CI runs it: every scenario but those E2E_CI_SKIP names (see make e2e).
 	E2E_KUEUE= E2E_JAEGER= E2E_SKIP='$(E2E_CI_SKIP)' hack/e2e/run.sh

@@ -142,6 +142,8 @@ var FailureReasons = []string{
 	ReasonRunTimeout, ReasonNoResults, ReasonStatusRejected, ReasonRunnerResultRejected, ReasonBaselineNotFound, ReasonBaselineMismatch, ReasonRecordTampered, ReasonEgressNotAllowed,
 	// The queue's (testrun_queue_types.go).
 	ReasonQueueNotNamed, ReasonQueueTimeout, ReasonQueueRejected, ReasonEvicted, ReasonQueueRequired, ReasonKueueRequired, ReasonFlavorUnusable,
+	// Dispatching's (testrun_dispatch.go).
+	ReasonNotDispatchable,
 }
 
 // Reasons of a TestRun still in progress (status.reason while not ended) and of its end.

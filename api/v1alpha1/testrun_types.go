@@ -48,6 +48,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.runnerLoss) || !has(self.runnerLoss.policy) || self.runnerLoss.policy != 'Replace' || (has(self.load) && (has(self.load.duration) || (has(self.type) && self.type == 'peak')))",message="spec.runnerLoss.policy Replace needs a load bounded by time (spec.load.duration, or a peak climb): the script's own scenarios cannot be resumed for their remaining time; use policy Fail"
 // +kubebuilder:validation:XValidation:rule="!has(self.runnerLoss) || (!has(self.runnerLoss.maxReplacements) && !has(self.runnerLoss.maxGaps)) || (has(self.runnerLoss.policy) ? self.runnerLoss.policy == 'Replace' : (has(self.type) && self.type == 'stability'))",message="spec.runnerLoss.maxReplacements and maxGaps apply only when lost runners are replaced: set spec.runnerLoss.policy Replace (the default for type stability only), or remove them"
 // +kubebuilder:validation:XValidation:rule="!has(self.runnerLoss) || !has(self.runnerLoss.drain) || self.runnerLoss.drain != 'Replace' || (has(self.runnerLoss.policy) ? self.runnerLoss.policy == 'Replace' : self.type == 'stability')",message="spec.runnerLoss.drain Replace sends drained runners through the replacement path: it needs spec.runnerLoss.policy Replace (the default for type stability only)"
+// +kubebuilder:validation:XValidation:rule="!has(self.managedBy) || (has(self.parallelism) ? type(self.parallelism) == int : !(has(self.load) && has(self.load.devices)))",message="spec.managedBy: a run Kueue's MultiKueue dispatches needs a fixed runner count, so that the manager cluster queues the fleet the worker runs: set spec.parallelism to a number (auto is chosen from measurements the worker cluster does not share)"
 type TestRunSpec struct {
 	// type is what the test sets out to learn: load (default), stability, benchmark or peak.
 	// +optional
@@ -190,6 +191,14 @@ type TestRunSpec struct {
 	// holding no pods, until admitted. Ignored without Kueue installed.
 	// +optional
 	Queue *QueueSpec `json:"queue,omitempty"`
+
+	// managedBy: unset, this cluster's fleetbench runs the TestRun. kueue.x-k8s.io/multikueue:
+	// Kueue's MultiKueue dispatches it to a worker cluster, whose fleetbench runs it; here it is
+	// only queued (its LocalQueue's ClusterQueue must carry a MultiKueue AdmissionCheck), and
+	// its status is the worker's, which MultiKueue copies here. See testrun_dispatch.go.
+	// +optional
+	// +kubebuilder:validation:Enum=kueue.x-k8s.io/multikueue
+	ManagedBy string `json:"managedBy,omitempty"`
 
 	// timeouts bound every wait; each ends the TestRun Failed with a reason when it passes.
 	// +optional

@@ -64,6 +64,26 @@ crds() {
   echo "$dir/config/components/crd/bases"
 }
 
+# cluster_queue NAME [ADMISSION_CHECK] : the YAML of ClusterQueue NAME for every namespace, quota
+# KUEUE_CPU and KUEUE_MEMORY on the flavor "default", with the admission check when named.
+cluster_queue() {
+  cat <<EOY
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: $1}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: "${KUEUE_CPU:-4}"}
+      - {name: memory, nominalQuota: "${KUEUE_MEMORY:-8Gi}"}
+EOY
+  [ -z "${2:-}" ] || printf '  admissionChecksStrategy:\n    admissionChecks:\n    - name: %s\n' "$2"
+}
+
 up() {
   build
   mkdir -p "$data/certs"
@@ -120,18 +140,7 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {name: default}
 ---
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: fleetbench}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, memory]
-    flavors:
-    - name: default
-      resources:
-      - {name: cpu, nominalQuota: "${KUEUE_CPU:-4}"}
-      - {name: memory, nominalQuota: "${KUEUE_MEMORY:-8Gi}"}
+$(cluster_queue fleetbench)
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
@@ -182,21 +191,7 @@ spec:
   controllerName: kueue.x-k8s.io/multikueue
   parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: $worker}
 ---
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: $zone_queue}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, memory]
-    flavors:
-    - name: default
-      resources:
-      - {name: cpu, nominalQuota: "${KUEUE_CPU:-4}"}
-      - {name: memory, nominalQuota: "${KUEUE_MEMORY:-8Gi}"}
-  admissionChecksStrategy:
-    admissionChecks:
-    - name: $worker
+$(cluster_queue "$zone_queue" "$worker")
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue

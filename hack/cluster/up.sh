@@ -564,7 +564,7 @@ start_netpol
 start_dns
 start_metrics_server
 cp "$DATA/admin.kubeconfig" "$KUBECONFIG_OUT"
-log "cluster $CLUSTER up in $(($(date +%s) - t0))s with $NODES node(s) (logs: $DATA/logs)"
+log "cluster up in $(($(date +%s) - t0))s: cluster $CLUSTER, $NODES node(s) (logs: $DATA/logs)"
 if [ "$CLUSTER" = 1 ] && [ "$CLUSTERS" -ge 2 ]; then
   # The second cluster: its own control plane and nodes on this cluster's segment.
   FLEETBENCH_CLUSTER_INDEX=2 FLEETBENCH_CLUSTERS=1 FLEETBENCH_NODES=${FLEETBENCH_CLUSTER2_NODES:-1} "$0"

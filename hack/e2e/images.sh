@@ -91,7 +91,9 @@ if ! [[ " $* " == *" --no-import "* ]]; then
   # FLEETBENCH_NODES): node 1's socket is containerd/, node I's containerd-I/. Import into all
   # of them, nodes in parallel.
   socks=()
-  for sock in /run/fleetbench-cluster/containerd/containerd.sock /run/fleetbench-cluster/containerd-[0-9]*/containerd.sock; do
+  # A second local cluster's nodes too (FLEETBENCH_CLUSTERS=2: /run/fleetbench-cluster-2/).
+  for sock in /run/fleetbench-cluster/containerd/containerd.sock /run/fleetbench-cluster/containerd-[0-9]*/containerd.sock \
+    /run/fleetbench-cluster-2/containerd/containerd.sock /run/fleetbench-cluster-2/containerd-[0-9]*/containerd.sock; do
     if [ -S "$sock" ]; then socks+=("$sock"); fi
   done
   [ ${#socks[@]} -gt 0 ] || { echo "error: no containerd socket under /run/fleetbench-cluster (is the cluster up? hack/cluster/up.sh)" >&2; exit 1; }

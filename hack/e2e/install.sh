@@ -2,7 +2,8 @@
 # Installs (or upgrades) fleetbench with Helm into fleetbench-system, using the images that
 # hack/e2e/images.sh imported (never pulled), and waits for the manager to be Available.
 # On failure prints the manager's pods, events and logs. Re-runnable.
-# usage: KUBECONFIG=... hack/e2e/install.sh      env: INSTALL_TIMEOUT (default 180s)
+# usage: KUBECONFIG=... hack/e2e/install.sh      env: INSTALL_TIMEOUT (default 180s),
+#        INSTALL_CRDS=false (the CRDs are installed otherwise: a MultiKueue worker's)
 set -euo pipefail
 shopt -s inherit_errexit
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,7 +33,7 @@ log "helm upgrade --install $release charts/fleetbench -n $ns"
 # pullPolicy Never: the images exist only in the node's containerd (hack/e2e/images.sh).
 # The manager is rolled on every install so a rebuilt :dev image is really used.
 if ! bin/helm upgrade --install "$release" charts/fleetbench -n "$ns" --create-namespace \
-  --set image.pullPolicy=Never --set-string "podAnnotations.fleetbench\.dev/image-digest=$(sha256sum bin/images/manager.tar | cut -c1-16)" \
+  --set image.pullPolicy=Never --set "crds.install=${INSTALL_CRDS:-true}" --set-string "podAnnotations.fleetbench\.dev/image-digest=$(sha256sum bin/images/manager.tar | cut -c1-16)" \
   --wait --timeout "$timeout" >&2; then
   diagnose
   exit 1

@@ -15,6 +15,9 @@
 #      E2E_KUEUE=1 brings Kueue up on the local cluster (hack/cluster/kueue.sh, built from its
 #      Go module once) before the install, for the queue tests, and takes it down afterwards.
 #      E2E_JAEGER=1 builds and imports Jaeger (hack/images/jaeger.sh) for the trace test.
+#      E2E_CLUSTERS=2 (make e2e-multicluster): the two local clusters joined by Kueue's
+#      MultiKueue (FLEETBENCH_CLUSTERS=2, hack/cluster/kueue.sh multikueue), images and
+#      fleetbench in both; the tests reach cluster 2 by FLEETBENCH_E2E_CLUSTER2_KUBECONFIG.
 #      FLEETBENCH_ARTIFACTS=dir keeps the reports' PNG screenshots (default bin/artifacts).
 set -euo pipefail
 shopt -s inherit_errexit
@@ -64,6 +67,10 @@ cleanup() {
       k delete namespace "$ns" --ignore-not-found --wait=true --timeout=120s >/dev/null 2>&1 || true
     fi
   fi
+  if [ "${clusters:-1}" = 2 ] && [ -z "$booted" ] && [ -n "$installed" ]; then
+    "$kubectl" --kubeconfig "$kc2" delete namespace -l fleetbench.dev/e2e=true --wait=true --timeout=120s >/dev/null 2>&1 || true
+    bin/helm --kubeconfig "$kc2" uninstall "$release" -n "$ns" --wait --timeout 120s >/dev/null 2>&1 || true
+  fi
   if [ -n "$kueue_up" ]; then
     hack/cluster/kueue.sh down >&2 || status=1  # its manager is a host process: never left behind
   fi
@@ -100,6 +107,9 @@ export FLEETBENCH_NODES=${FLEETBENCH_NODES:-2}
 export FLEETBENCH_CONTAINER_LOG_MAX_SIZE=${FLEETBENCH_CONTAINER_LOG_MAX_SIZE:-1Mi}
 # Tells the tests how many nodes were booted: fewer Ready is then a failure, not a skip.
 export FLEETBENCH_E2E_NODES=$FLEETBENCH_NODES
+clusters=${E2E_CLUSTERS:-1}
+kc2=$root/bin/cluster-2/kubeconfig
+if [ "$clusters" = 2 ]; then export FLEETBENCH_CLUSTERS=2; fi
 ensure_log=$(mktemp)
 if ! env_line=$(hack/cluster/ensure.sh 2> >(tee "$ensure_log" >&2)); then
   grep -q "cluster up in" "$ensure_log" && booted=1
@@ -115,6 +125,11 @@ if [ -n "$prev_booted" ] && [ "$KUBECONFIG" = "$root/bin/cluster/kubeconfig" ]; 
   booted=1  # booted by a crashed run of this script: ours to tear down
 fi
 save_state
+if [ "$clusters" = 2 ]; then
+  "$kubectl" --kubeconfig "$kc2" --request-timeout=10s get --raw /readyz >/dev/null 2>&1 ||
+    { log "E2E_CLUSTERS=2 needs the second local cluster: make cluster-down, then run this again (it boots both)"; exit 1; }
+  export FLEETBENCH_E2E_CLUSTER2_KUBECONFIG=$kc2
+fi
 end cluster "$([ -n "$booted" ] && echo "booted (will be torn down)" || echo "existing: $KUBECONFIG")"
 
 begin images
@@ -126,11 +141,11 @@ else
 fi
 end images
 
-if [ "${E2E_KUEUE:-}" = 1 ]; then
+if [ "${E2E_KUEUE:-}" = 1 ] || [ "$clusters" = 2 ]; then
   # Before the install: the manager looks for Kueue's Workload API once, when it starts.
   begin kueue
   kueue_up=1
-  hack/cluster/kueue.sh up >&2
+  if [ "$clusters" = 2 ]; then hack/cluster/kueue.sh multikueue >&2; else hack/cluster/kueue.sh up >&2; fi
   end kueue "Kueue $(source hack/versions.env && echo "$KUEUE_VERSION") on the host (will be taken down)"
 fi
 
@@ -154,6 +169,10 @@ fi
 # What this run must undo, for the next run should this one crash.
 save_state
 hack/e2e/install.sh
+if [ "$clusters" = 2 ]; then
+  # The worker's fleetbench: the CRDs are already there (kueue.sh multikueue put them there).
+  KUBECONFIG=$kc2 INSTALL_CRDS=false hack/e2e/install.sh
+fi
 end install "$([ -n "$installed" ] && echo "installed (will be uninstalled)" || echo "upgraded an existing release (kept)")"
 
 begin test

@@ -95,6 +95,7 @@ var verbs = map[string]need{
 	"kueue.x-k8s.io/workloads list":                    {manager, cached + ": Owns(&Workload{}), only when Kueue is installed"},
 	"kueue.x-k8s.io/workloads watch":                   {manager, cached + ": as list"},
 	"kueue.x-k8s.io/workloads create":                  {manager, "testrun.createWorkload: the queued run's Workload"},
+	"kueue.x-k8s.io/workloads patch":                   {manager, "testrun.adoptPrebuilt: the worker's copy of a dispatched run takes MultiKueue's Workload as its own (owner reference, labels)"},
 	"kueue.x-k8s.io/workloads/status patch":            {manager, "testrun.finishWorkload: Finished, as the run ends, so Kueue frees the quota"},
 	"kueue.x-k8s.io/localqueues get":                   {manager, "testrun.chooseQueue: apiReader.Get of the namespace's LocalQueue named default (not cached), for a run naming no queue"},
 	"kueue.x-k8s.io/resourceflavors get":               {manager, "admit.Stage.admission: apiReader.Get of each ResourceFlavor an admitted run's Workload was assigned (not cached), once per admission"},

@@ -35,6 +35,12 @@ const (
 	// RequiredNotInstalled: the admin requires queueing but Kueue is not installed: no run can
 	// be admitted, so each ends before it holds anything.
 	RequiredNotInstalled
+	// DispatchNotNamed: the run is to be dispatched by MultiKueue (spec.managedBy) but names no
+	// LocalQueue, and its namespace has none named default: it ends before it holds anything.
+	DispatchNotNamed
+	// DispatchNotInstalled: the run is to be dispatched by MultiKueue but Kueue is not
+	// installed: it ends before it holds anything.
+	DispatchNotInstalled
 )
 
 // Policy is how the manager queues runs, fixed when it starts.
@@ -63,6 +69,18 @@ type Choice struct {
 // refused. Required never yields NotQueued or NotInstalled, whatever the run says.
 func Choose(run *v1alpha1.TestRun, p Policy, namespaceDefault bool) Choice {
 	named, kueue := Name(run), p.Kueue
+	if run.Spec.ManagedBy == v1alpha1.ManagedByMultiKueue {
+		// Only a queue dispatches: there is no going on unqueued.
+		switch {
+		case !kueue:
+			return Choice{Action: DispatchNotInstalled, LocalQueue: named, Source: SourceOf(run, named)}
+		case named != "":
+			return Choice{Action: Queue, LocalQueue: named, Source: SourceOf(run, named)}
+		case namespaceDefault:
+			return Choice{Action: Queue, LocalQueue: DefaultLocalQueue, Source: FromNamespaceDefault}
+		}
+		return Choice{Action: DispatchNotNamed}
+	}
 	switch {
 	case p.Required && !kueue:
 		return Choice{Action: RequiredNotInstalled, LocalQueue: named, Source: SourceOf(run, named)}

@@ -13,16 +13,23 @@ import (
 // names nothing where no default exists is refused, never ignored; without Kueue the run goes
 // on, told so when it asked for a queue. Where the admin requires queueing, nothing the run
 // says lets it go on unqueued.
+// chooseCase is a run naming a queue (or not) and what Choose must answer for it.
+type chooseCase struct {
+	name             string
+	labels           map[string]string
+	queue            *v1alpha1.QueueSpec
+	kueue, nsDefault bool
+	want             Choice
+}
+
+func (c chooseCase) run() *v1alpha1.TestRun {
+	return &v1alpha1.TestRun{ObjectMeta: metav1.ObjectMeta{Labels: c.labels}, Spec: v1alpha1.TestRunSpec{Queue: c.queue}}
+}
+
 func TestChoose(t *testing.T) {
 	spec := func(lq string) *v1alpha1.QueueSpec { return &v1alpha1.QueueSpec{LocalQueue: lq} }
 	label := map[string]string{v1alpha1.QueueNameLabel: "lq"}
-	for _, tc := range []struct {
-		name             string
-		labels           map[string]string
-		queue            *v1alpha1.QueueSpec
-		kueue, nsDefault bool
-		want             Choice
-	}{
+	for _, tc := range []chooseCase{
 		{"nothing asked, no default", nil, nil, true, false, Choice{Action: NotQueued}},
 		{"nothing asked, namespace default", nil, nil, true, true, Choice{Action: Queue, LocalQueue: "default", Source: FromNamespaceDefault}},
 		{"spec names a queue", nil, spec("team-a"), true, true, Choice{Action: Queue, LocalQueue: "team-a", Source: FromSpec}},
@@ -37,7 +44,7 @@ func TestChoose(t *testing.T) {
 		{"no Kueue, label", label, nil, false, false, Choice{Action: NotInstalled, LocalQueue: "lq", Source: FromLabel}},
 		{"no Kueue, spec.queue naming nothing", nil, &v1alpha1.QueueSpec{MaxWait: "1h"}, false, false, Choice{Action: NotInstalled}},
 	} {
-		run := &v1alpha1.TestRun{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels}, Spec: v1alpha1.TestRunSpec{Queue: tc.queue}}
+		run := tc.run()
 		if got := Choose(run, Policy{Kueue: tc.kueue}, tc.nsDefault); got != tc.want {
 			t.Errorf("%s: Choose = %+v, want %+v", tc.name, got, tc.want)
 		}
@@ -67,13 +74,7 @@ func TestSourceOf(t *testing.T) {
 // spec.queue) is refused; without Kueue every run is refused, whatever it names.
 func TestChooseRequired(t *testing.T) {
 	label := map[string]string{v1alpha1.QueueNameLabel: "lq"}
-	for _, tc := range []struct {
-		name             string
-		labels           map[string]string
-		queue            *v1alpha1.QueueSpec
-		kueue, nsDefault bool
-		want             Choice
-	}{
+	for _, tc := range []chooseCase{
 		{"nothing asked, no default", nil, nil, true, false, Choice{Action: Required}},
 		{"spec.queue naming nothing, no default", nil, &v1alpha1.QueueSpec{MaxWait: "1h"}, true, false, Choice{Action: Required}},
 		{"nothing asked, namespace default", nil, nil, true, true, Choice{Action: Queue, LocalQueue: "default", Source: FromNamespaceDefault}},
@@ -83,13 +84,36 @@ func TestChooseRequired(t *testing.T) {
 		{"no Kueue, spec names a queue", nil, &v1alpha1.QueueSpec{LocalQueue: "team-a"}, false, true,
 			Choice{Action: RequiredNotInstalled, LocalQueue: "team-a", Source: FromSpec}},
 	} {
-		run := &v1alpha1.TestRun{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels}, Spec: v1alpha1.TestRunSpec{Queue: tc.queue}}
+		run := tc.run()
 		got := Choose(run, Policy{Kueue: tc.kueue, Required: true}, tc.nsDefault)
 		if got != tc.want {
 			t.Errorf("%s: Choose = %+v, want %+v", tc.name, got, tc.want)
 		}
 		if got.Action == NotQueued || got.Action == NotInstalled {
 			t.Errorf("%s: a required queue let the run go on unqueued (%+v)", tc.name, got)
+		}
+	}
+}
+
+// TestChooseDispatched: a run MultiKueue dispatches (spec.managedBy) is queued wherever a queue
+// is named, and otherwise ends: it never goes on unqueued, Kueue or not.
+func TestChooseDispatched(t *testing.T) {
+	label := map[string]string{v1alpha1.QueueNameLabel: "lq"}
+	for _, tc := range []chooseCase{
+		{"spec names a queue", nil, &v1alpha1.QueueSpec{LocalQueue: "zone-b"}, true, false, Choice{Action: Queue, LocalQueue: "zone-b", Source: FromSpec}},
+		{"label names a queue", label, nil, true, false, Choice{Action: Queue, LocalQueue: "lq", Source: FromLabel}},
+		{"namespace default", nil, nil, true, true, Choice{Action: Queue, LocalQueue: "default", Source: FromNamespaceDefault}},
+		{"nothing named", nil, nil, true, false, Choice{Action: DispatchNotNamed}},
+		{"spec.queue naming nothing", nil, &v1alpha1.QueueSpec{MaxWait: "1h"}, true, false, Choice{Action: DispatchNotNamed}},
+		{"no Kueue", nil, &v1alpha1.QueueSpec{LocalQueue: "zone-b"}, false, false, Choice{Action: DispatchNotInstalled, LocalQueue: "zone-b", Source: FromSpec}},
+		{"no Kueue, nothing named", nil, nil, false, false, Choice{Action: DispatchNotInstalled}},
+	} {
+		run := tc.run()
+		run.Spec.ManagedBy = v1alpha1.ManagedByMultiKueue
+		for _, required := range []bool{false, true} {
+			if got := Choose(run, Policy{Kueue: tc.kueue, Required: required}, tc.nsDefault); got != tc.want {
+				t.Errorf("%s (required %v): Choose = %+v, want %+v", tc.name, required, got, tc.want)
+			}
 		}
 	}
 }

@@ -261,6 +261,14 @@ func invalidCases() []invalidCase {
 			Spec: v1alpha1.ProfileSpec{CPU: resource.MustParse("1")}}, edit: func(u map[string]any) { unstructured.RemoveNestedField(u, "spec", "memory") },
 			want: []string{"spec.memory", "Required value"}},
 
+		// --- dispatching (spec.managedBy)
+		{name: "managedBy another controller", obj: run().Parallelism(2).Obj(), edit: set([]string{"spec", "managedBy"}, "example.com/other"),
+			want: []string{"spec.managedBy", "kueue.x-k8s.io/multikueue"}},
+		{name: "managedBy with parallelism auto", obj: run().Devices(100, "1s").Duration("1m").Obj(), edit: set([]string{"spec", "managedBy"}, v1alpha1.ManagedByMultiKueue),
+			want: []string{"spec.managedBy", "needs a fixed runner count", "set spec.parallelism to a number"}},
+		{name: "plan template dispatched", obj: tw.MakeCapacityPlan("tpl-dispatch", ns, template, "C1").Obj(),
+			edit: set([]string{"spec", "template", "managedBy"}, v1alpha1.ManagedByMultiKueue),
+			want: []string{"spec.template.managedBy is not implemented yet for a CapacityPlan"}},
 		// --- CapacityPlans
 		{name: "plan without profiles", obj: tw.MakeCapacityPlan("no-profiles", ns, template).Obj(),
 			want: []string{"spec.profiles", "Required value"}},

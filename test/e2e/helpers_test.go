@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -46,11 +47,17 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	logf.SetLogger(logr.Discard())
 	cfg, err := config.GetConfig()
 	if err != nil {
 		t.Fatalf("no cluster: %v (set KUBECONFIG; hack/e2e/run.sh does all of it)", err)
 	}
+	return newEnvFor(t, cfg)
+}
+
+// newEnvFor is the env of the cluster cfg reaches.
+func newEnvFor(t *testing.T, cfg *rest.Config) *env {
+	t.Helper()
+	logf.SetLogger(logr.Discard())
 	cfg.Timeout = 30 * time.Second
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

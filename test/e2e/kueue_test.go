@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -40,6 +41,19 @@ func kueueClient(t *testing.T) client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c, err := kueueClientOf(t, cfg)
+	if meta.IsNoMatchError(err) {
+		t.Skip("Kueue is not installed: hack/cluster/kueue.sh up")
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// kueueClientOf is a client of the cluster cfg reaches that knows Kueue's types, and whether
+// Kueue answers there (a NoMatch error: not installed).
+func kueueClientOf(t *testing.T, cfg *rest.Config) (client.Client, error) {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, kueue.AddToScheme} {
 		if err := add(scheme); err != nil {
@@ -50,12 +64,7 @@ func kueueClient(t *testing.T) client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.List(t.Context(), &kueue.ClusterQueueList{}); meta.IsNoMatchError(err) {
-		t.Skip("Kueue is not installed: hack/cluster/kueue.sh up")
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return c, c.List(t.Context(), &kueue.ClusterQueueList{})
 }
 
 func queuedRun(name, ns, lq string) *v1alpha1.TestRun {

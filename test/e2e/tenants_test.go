@@ -257,16 +257,20 @@ func (e *env) managerPods(t *testing.T) map[types.UID]int32 {
 func (e *env) canary(t *testing.T, ns string) string {
 	t.Helper()
 	const name = "canary"
-	labels := map[string]string{"app": name}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+	e.createServedPod(t, e.c, nginxPod(ns, name), 8080)
+	return name
+}
+
+// nginxPod is an nginx pod labelled app=name, listening on 8080 (createServedPod's Service
+// serves it on 80), under the restricted Pod Security level.
+func nginxPod(ns, name string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: nginxImage, ImagePullPolicy: corev1.PullNever,
 			Env:             []corev1.EnvVar{{Name: "LISTEN_PORT", Value: "8080"}},
 			SecurityContext: restrictedContainer(),
 			VolumeMounts:    []corev1.VolumeMount{{Name: "run", MountPath: "/run"}}}},
 			SecurityContext: restrictedPod(),
 			Volumes:         []corev1.Volume{{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}}}
-	e.createServedPod(t, e.c, pod, 8080)
-	return name
 }
 
 // lookAlikeRunner makes, as the attacker, a pod of the hostile image labelled as runner 0 of

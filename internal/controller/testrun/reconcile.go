@@ -20,7 +20,8 @@ import (
 type phaseFunc func(ctx context.Context, s *decide.Scope) (ctrl.Result, error)
 
 // Reconcile
-//  1. loads the TestRun live; deletion ends here;
+//  1. loads the TestRun live; deletion ends here, and so does a dispatched run Kueue handed to
+//     a worker cluster (dispatch.go);
 //  2. composes the status once, deferred (decide.ComposeStatus: from the scope and the decision), and
 //     patches it;
 //  3. leaves finished runs alone but for TTL and target cleanup;
@@ -47,8 +48,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		r.forgetRun(run.UID)
 		return r.ReconcileDelete(ctx, run)
 	}
-	before := run.DeepCopy()
 	now := r.Clock.Now()
+	if handed, result, err := r.handedOver(ctx, run, now); handed || err != nil {
+		return result, err
+	}
+	before := run.DeepCopy()
 
 	// 2.
 	if decide.IsFinished(run) {
@@ -83,7 +87,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if run.Status.Phase == "" {
 		s.Enter(v1alpha1.PhasePending, v1alpha1.ReasonAccepted, v1alpha1.MessageAccepted)
 	}
-	if run.Spec.Target.External == nil && !controllerutil.ContainsFinalizer(run, runenv.TargetFinalizer) {
+	// A dispatched run provisions nothing here: its target is the worker's (and so is the finalizer).
+	if run.Spec.Target.External == nil && run.Spec.ManagedBy == "" && !controllerutil.ContainsFinalizer(run, runenv.TargetFinalizer) {
 		// Added before anything cross-namespace exists, so nothing is ever left behind. Nothing
 		// was written to status yet: it is composed once, at the end.
 		controllerutil.AddFinalizer(run, runenv.TargetFinalizer)
@@ -147,6 +152,9 @@ func (r *Reconciler) runPhases(ctx context.Context, s *decide.Scope) (ctrl.Resul
 		r.ReconcileRun,
 		// collect.
 		r.ReconcileCollect,
+	}
+	if s.Run.Spec.ManagedBy == v1alpha1.ManagedByMultiKueue {
+		phases = r.dispatchPhases()
 	}
 	for _, phase := range phases {
 		result, err := phase(ctx, s)

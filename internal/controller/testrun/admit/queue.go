@@ -3,6 +3,7 @@ package admit
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,7 +16,6 @@ import (
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
-	"fleetbench.dev/fleetbench/pkg/naming"
 	"fleetbench.dev/fleetbench/pkg/queue"
 	"fleetbench.dev/fleetbench/pkg/runners"
 )
@@ -30,7 +30,8 @@ import (
 // finished by its owner when the run ends (finishWorkload).
 
 // Kueue's Workloads, of queued runs only: made, read and watched, and marked Finished.
-// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create
+// patch: the worker's copy of a dispatched run adopts the Workload MultiKueue made for it.
+// +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=workloads/status,verbs=patch
 // The namespace's default LocalQueue (named default), read live before a run naming none is queued.
 // +kubebuilder:rbac:groups=kueue.x-k8s.io,resources=localqueues,verbs=get
@@ -61,7 +62,7 @@ func (r *Stage) ReconcileQueue(ctx context.Context, s *decide.Scope) (ctrl.Resul
 	wl := &kueue.Workload{}
 	found := false
 	if r.Kueue && decided != nil {
-		err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.Workload(run.Name)}, wl)
+		err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: queue.WorkloadName(run)}, wl)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
@@ -69,7 +70,7 @@ func (r *Stage) ReconcileQueue(ctx context.Context, s *decide.Scope) (ctrl.Resul
 	}
 	switch {
 	case !found && admitted:
-		s.Fail(v1alpha1.ReasonEvicted, fmt.Sprintf(v1alpha1.MessageEvicted, "Deleted", "the Workload "+naming.Workload(run.Name)+" was deleted"))
+		s.Fail(v1alpha1.ReasonEvicted, fmt.Sprintf(v1alpha1.MessageEvicted, "Deleted", "the Workload "+queue.WorkloadName(run)+" was deleted"))
 		return ctrl.Result{}, nil
 	case !found:
 		// Not made yet (or deleted while queued, as Kueue's job reconciler makes it again).
@@ -89,6 +90,12 @@ func (r *Stage) ReconcileQueue(ctx context.Context, s *decide.Scope) (ctrl.Resul
 		case queue.RequiredNotInstalled:
 			s.Fail(v1alpha1.ReasonKueueRequired, v1alpha1.MessageKueueRequired)
 			return ctrl.Result{}, nil
+		case queue.DispatchNotNamed:
+			s.Fail(v1alpha1.ReasonNotDispatchable, fmt.Sprintf(v1alpha1.MessageNotDispatchableNoQueue, run.Namespace))
+			return ctrl.Result{}, nil
+		case queue.DispatchNotInstalled:
+			s.Fail(v1alpha1.ReasonNotDispatchable, v1alpha1.MessageNotDispatchableNoKueue)
+			return ctrl.Result{}, nil
 		case queue.NotInstalled:
 			msg := v1alpha1.MessageKueueNotInstalledUnnamed
 			if choice.LocalQueue != "" {
@@ -97,7 +104,13 @@ func (r *Stage) ReconcileQueue(ctx context.Context, s *decide.Scope) (ctrl.Resul
 			s.RecordCondition(v1alpha1.ConditionAdmitted, metav1.ConditionTrue, v1alpha1.ReasonKueueNotInstalled, msg)
 			return ctrl.Result{}, nil
 		}
-		if wl, err = r.createWorkload(ctx, s, choice.LocalQueue); err != nil || s.Failure != nil {
+		if _, prebuilt := run.Labels[v1alpha1.PrebuiltWorkloadLabel]; prebuilt {
+			// MultiKueue's copy of a dispatched run: admitted by the Workload MultiKueue made.
+			var wait ctrl.Result
+			if wl, wait, err = r.adoptPrebuilt(ctx, s, choice.LocalQueue); err != nil || wl == nil {
+				return wait, err
+			}
+		} else if wl, err = r.createWorkload(ctx, s, choice.LocalQueue); err != nil || s.Failure != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -138,6 +151,9 @@ func (r *Stage) ReconcileQueue(ctx context.Context, s *decide.Scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	msg := fmt.Sprintf(v1alpha1.MessageQueued, named, st.Pending)
+	if run.Spec.ManagedBy == v1alpha1.ManagedByMultiKueue {
+		msg = fmt.Sprintf(v1alpha1.MessageDispatchQueued, named, st.Pending)
+	}
 	s.RecordCondition(v1alpha1.ConditionAdmitted, metav1.ConditionFalse, v1alpha1.ReasonQueued, msg)
 	maxWait := queue.MaxWait(run)
 	return s.WaitOrFail(run.CreationTimestamp.Add(maxWait), queuePoll, v1alpha1.PhaseQueued, v1alpha1.ReasonQueued,
@@ -182,9 +198,9 @@ func (r *Stage) admission(ctx context.Context, wl *kueue.Workload) (adm *v1alpha
 	return adm, unusable, nil
 }
 
-// createWorkload makes the run's Workload: the target (the Profile's size), every runner and
-// the pre-flight as pod sets, admitted together or not at all.
-func (r *Stage) createWorkload(ctx context.Context, s *decide.Scope, lq string) (*kueue.Workload, error) {
+// podSets are the run's pod sets: the target (the Profile's size), every runner and the
+// pre-flight, admitted together or not at all.
+func (r *Stage) podSets(s *decide.Scope) ([]kueue.PodSet, error) {
 	run := s.Run
 	opts := r.RunnerJobOptions(s)
 	fleet := queue.Fleet{
@@ -205,7 +221,17 @@ func (r *Stage) createWorkload(ctx context.Context, s *decide.Scope, lq string) 
 		}
 		fleet.Target = &snap.Spec
 	}
-	wl := queue.Workload(run, lq, queue.PodSets(fleet))
+	return queue.PodSets(fleet), nil
+}
+
+// createWorkload makes the run's Workload of its pod sets.
+func (r *Stage) createWorkload(ctx context.Context, s *decide.Scope, lq string) (*kueue.Workload, error) {
+	run := s.Run
+	sets, err := r.podSets(s)
+	if err != nil {
+		return nil, err
+	}
+	wl := queue.Workload(run, lq, sets)
 	if err := controllerutil.SetControllerReference(run, wl, r.Scheme); err != nil {
 		return nil, err
 	}
@@ -223,6 +249,59 @@ func (r *Stage) createWorkload(ctx context.Context, s *decide.Scope, lq string) 
 	return wl, nil
 }
 
+// prebuiltPoll is how often the worker's copy of a dispatched run looks for the Workload
+// MultiKueue makes before it (no watch sees a Workload that is not the run's yet).
+const prebuiltPoll = 2 * time.Second
+
+// adoptPrebuilt makes the Workload MultiKueue made for its copy of a dispatched run (Kueue's
+// prebuilt-workload label names it) the run's own, as Kueue's job framework adopts a prebuilt
+// Workload: only when it asks for exactly the pods the run needs (queue.PodSetsDiffer), since
+// the run's namespace could have written it. A nil Workload with a nil error: the run waits
+// (Result) or failed (s.Failure).
+func (r *Stage) adoptPrebuilt(ctx context.Context, s *decide.Scope, lq string) (*kueue.Workload, ctrl.Result, error) {
+	run := s.Run
+	wl := &kueue.Workload{}
+	key := client.ObjectKey{Namespace: run.Namespace, Name: queue.WorkloadName(run)}
+	// Live: a Workload not yet the run's is not in the cache.
+	if err := r.APIReader.Get(ctx, key, wl); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, ctrl.Result{}, err
+		}
+		msg := fmt.Sprintf(v1alpha1.MessageQueued, queue.Describe(lq, queue.SourceOf(run, lq)),
+			"the Workload "+key.Name+" that MultiKueue makes for this run is not there yet")
+		return nil, s.WaitOrFail(run.CreationTimestamp.Add(queue.MaxWait(run)), prebuiltPoll, v1alpha1.PhaseQueued,
+			v1alpha1.ReasonQueued, v1alpha1.ReasonQueueTimeout, msg, "; "+fmt.Sprintf(v1alpha1.MessageQueueTimeout, lq, queue.MaxWait(run))), nil
+	}
+	if decide.ControlledBy(wl, run.UID) {
+		return wl, ctrl.Result{}, nil
+	}
+	if metav1.GetControllerOf(wl) != nil {
+		return wl, ctrl.Result{}, nil // another's: ReconcileQueue refuses it
+	}
+	want, err := r.podSets(s)
+	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	if diff := queue.PodSetsDiffer(want, wl.Spec.PodSets); diff != "" {
+		s.Fail(v1alpha1.ReasonQueueRejected, fmt.Sprintf(v1alpha1.MessagePrebuiltOutOfSync, wl.Name, diff))
+		return nil, ctrl.Result{}, nil
+	}
+	orig := wl.DeepCopy()
+	if err := controllerutil.SetControllerReference(run, wl, r.Scheme); err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	// The run's labels, so the cache (fleetbench's objects only) holds it from now on.
+	ownLabels := queue.Workload(run, lq, nil).Labels
+	if wl.Labels == nil {
+		wl.Labels = map[string]string{}
+	}
+	maps.Copy(wl.Labels, ownLabels)
+	if err := r.Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	return wl, ctrl.Result{}, nil
+}
+
 // FinishWorkload marks the ended run's Workload Finished, as Kueue's job framework does for a
 // job that ended: Kueue frees its quota at once, and the next run in the queue is admitted.
 func (r *Stage) FinishWorkload(ctx context.Context, run *v1alpha1.TestRun) error {
@@ -230,7 +309,7 @@ func (r *Stage) FinishWorkload(ctx context.Context, run *v1alpha1.TestRun) error
 		return nil
 	}
 	wl := &kueue.Workload{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.Workload(run.Name)}, wl); err != nil {
+	if err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: queue.WorkloadName(run)}, wl); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if !decide.ControlledBy(wl, run.UID) || queue.Read(wl).Finished {
