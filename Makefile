@@ -57,9 +57,9 @@ fmt: ## gofmt every module.
 	@for m in $(GO_MODULES); do (cd $$m && go fmt ./...); done
 
 .PHONY: vet
-vet: ## go vet every module, and the e2e and chaos suites (built only with their tags).
+vet: ## go vet every module, and the e2e, chaos and multicluster suites (built only with their tags).
 	@for m in $(GO_MODULES); do (cd $$m && go vet ./...); done
-	go vet -tags "e2e chaos" ./test/e2e/
+	go vet -tags "e2e chaos multicluster" ./test/e2e/
 
 .PHONY: lint
 lint: vet tool-golangci-lint ## go vet and golangci-lint, every module.

@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -100,7 +101,10 @@ func TestDispatchedRunIsOnlyQueuedHere(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("still there: %v", err)
+		if err != nil {
+			return fmt.Errorf("reading it: %w", err)
+		}
+		return errors.New("still there")
 	})
 }
 
