@@ -209,6 +209,9 @@ down() {
   # objects keep a finalizer would hold its own deletion.
   kubectl delete workloads.kueue.x-k8s.io,localqueues.kueue.x-k8s.io --all -A --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   kubectl delete clusterqueues.kueue.x-k8s.io,resourceflavors.kueue.x-k8s.io --all --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
+  # MultiKueue's (kueue.sh multikueue): also held by finalizers its manager drops.
+  kubectl delete admissionchecks.kueue.x-k8s.io,multikueueconfigs.kueue.x-k8s.io,multikueueclusters.kueue.x-k8s.io --all \
+    --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   if [ -f "$data/pid" ]; then
     kill "$(cat "$data/pid")" 2>/dev/null || true
     rm -f "$data/pid"
@@ -217,6 +220,7 @@ down() {
   # What still holds a finalizer (Kueue's manager was not running to drop it) is let go here:
   # otherwise the CRDs' deletion below waits on it for ever.
   local kinds=workloads.kueue.x-k8s.io,localqueues.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,resourceflavors.kueue.x-k8s.io
+  kinds+=,admissionchecks.kueue.x-k8s.io,multikueueconfigs.kueue.x-k8s.io,multikueueclusters.kueue.x-k8s.io
   kubectl get "$kinds" -A --ignore-not-found -o jsonpath='{range .items[*]}{.kind} {.metadata.name} {.metadata.namespace}{"\n"}{end}' 2>/dev/null |
     while read -r kind name ns; do
       [ -n "$name" ] || continue
@@ -224,6 +228,8 @@ down() {
     done
   if [ -d "$root/bin/.build/kueue-$KUEUE_VERSION" ]; then kubectl delete -f "$(crds)" --ignore-not-found --timeout=120s >/dev/null || true; fi
   kubectl delete namespace kueue-system --ignore-not-found --wait=false >/dev/null
+  # The worker got fleetbench's CRDs from `multikueue`: they go with it.
+  if [ "$cluster" = 2 ]; then kubectl delete -f "$root/config/crd/bases" --ignore-not-found --timeout=60s >/dev/null || true; fi
   log "Kueue removed"
 }
 
