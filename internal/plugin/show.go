@@ -77,6 +77,15 @@ func section(w io.Writer, title string, rows [][]string) {
 }
 
 // writeTestRun prints a TestRun's results; describe adds conditions, scenarios, checks and runners.
+// workerLine says where a run Kueue's MultiKueue dispatches runs, and what of its results is here.
+func workerLine(run *v1alpha1.TestRun) string {
+	w := run.Annotations[v1alpha1.AnnotationWorkerCluster]
+	if w == "" {
+		return "a worker cluster Kueue's MultiKueue has not chosen yet"
+	}
+	return "worker cluster " + w + " (dispatched by MultiKueue: this status is that cluster's; the full k6 summary and timeline stay there, and go when its copy of the run ends)"
+}
+
 func writeTestRun(w io.Writer, run *v1alpha1.TestRun, describe bool) {
 	s := run.Status
 	head := [][]string{
@@ -85,6 +94,9 @@ func writeTestRun(w io.Writer, run *v1alpha1.TestRun, describe bool) {
 		{"Profile:", orDash(run.Spec.Profile)},
 		{"Phase:", orDash(string(s.Phase)) + reasonSuffix(s.Reason, "")},
 		{"Verdict:", orDash(string(s.Verdict))},
+	}
+	if run.Spec.ManagedBy == v1alpha1.ManagedByMultiKueue {
+		head = append(head, []string{"Runs in:", workerLine(run)})
 	}
 	if s.Message != "" {
 		head = append(head, []string{"Message:", oneLine(s.Message)})

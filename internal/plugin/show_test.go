@@ -235,6 +235,30 @@ func TestGetAndDescribeTestRun(t *testing.T) {
 	}
 }
 
+// TestGetSaysWhereADispatchedRunRuns: a run Kueue's MultiKueue dispatches says it runs in a
+// worker cluster, which one once Kueue chose it, and that its results are there.
+func TestGetSaysWhereADispatchedRunRuns(t *testing.T) {
+	ns := namespace(t)
+	run := tw.MakeTestRun("away", ns).Parallelism(2).Obj()
+	run.Spec.ManagedBy = v1alpha1.ManagedByMultiKueue
+	run.Spec.Queue = &v1alpha1.QueueSpec{LocalQueue: "zone-cluster-2"}
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	get := plugin(t, ns, "get", "away")
+	if l := norm(lineWith(t, get.stdout, "Runs in:")); l != "Runs in: a worker cluster Kueue's MultiKueue has not chosen yet" {
+		t.Errorf("before dispatch: %q", l)
+	}
+	run.Annotations = map[string]string{v1alpha1.AnnotationWorkerCluster: "cluster-2"}
+	if err := env.Client.Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	get = plugin(t, ns, "get", "away")
+	if l := norm(lineWith(t, get.stdout, "Runs in:")); !strings.HasPrefix(l, "Runs in: worker cluster cluster-2 (dispatched by MultiKueue") {
+		t.Errorf("after dispatch: %q", l)
+	}
+}
+
 func TestGetPlan(t *testing.T) {
 	ns := namespace(t)
 	finishedPlan(t, ns)
