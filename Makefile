@@ -204,7 +204,7 @@ E2E_CI_SKIP ?= ^(TestKueueAdmitsOneFleetAtATime|TestCapacityPlanSharesTheQueue|T
 
 # The scenarios across two clusters: their own target, since they boot a second cluster, Kueue
 # in both and fleetbench in each (about 2 minutes more than one cluster).
-E2E_MULTICLUSTER_RUN ?= ^TestTestRunDispatchedToAWorkerCluster$$
+E2E_MULTICLUSTER_RUN ?= ^(TestTestRunDispatchedToAWorkerCluster|TestDeletingADispatchedRunStopsTheWorker)$$
 
 .PHONY: e2e-multicluster
 e2e-multicluster: ## End to end across two local clusters joined by Kueue's MultiKueue (E2E_CLUSTERS=2): a TestRun dispatched to a worker cluster; then cleans up.

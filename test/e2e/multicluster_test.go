@@ -105,6 +105,39 @@ export const options = { scenarios: { s: { executor: 'shared-iterations', vus: 4
 export default function () { http.get(` + "`${__ENV.TARGET_URL}/`" + `); }
 `
 
+// dispatchSetup is namespace name in both clusters with the LocalQueue zone-cluster-2 in each
+// (MultiKueue's rule), an nginx of cluster 1 behind a NodePort, and a run of script against it
+// that MultiKueue dispatches through that queue, not created yet.
+func dispatchSetup(t *testing.T, name, script string) (home, worker *env, run *v1alpha1.TestRun) {
+	t.Helper()
+	home = newEnv(t)
+	worker, homeKueue, workerKueue := workerEnv(t)
+	ns := home.namespace(t, name)
+	worker.namespace(t, ns)
+	localQueue(t, home, homeKueue, ns, zoneQueue, zoneQueue)
+	localQueue(t, worker, workerKueue, ns, zoneQueue, "fleetbench")
+	url := home.exposedNginx(t, ns, "target")
+	run = tw.MakeTestRun("dispatched", ns).External(url).Inline(script).Parallelism(2).Obj()
+	run.Spec.ManagedBy = v1alpha1.ManagedByMultiKueue
+	run.Spec.Queue = &v1alpha1.QueueSpec{LocalQueue: zoneQueue}
+	home.dumpOnFailure(t, client.ObjectKeyFromObject(run), naming.TargetNamespace(ns, run.Name))
+	worker.dumpOnFailure(t, client.ObjectKeyFromObject(run), naming.TargetNamespace(ns, run.Name))
+	return home, worker, run
+}
+
+// waitHandedOver waits until run in cluster 1 is annotated with the worker Kueue handed it to.
+func (e *env) waitHandedOver(t *testing.T, run *v1alpha1.TestRun) {
+	t.Helper()
+	e.eventually(t, "the run handed to "+workerCluster, 2*time.Minute, func() (bool, string) {
+		got := &v1alpha1.TestRun{}
+		if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(run), got); err != nil {
+			return false, err.Error()
+		}
+		return got.Annotations[v1alpha1.AnnotationWorkerCluster] == workerCluster,
+			fmt.Sprintf("%s/%s %s; annotations %v", got.Status.Phase, got.Status.Reason, got.Status.Message, got.Annotations)
+	})
+}
+
 // TestTestRunDispatchedToAWorkerCluster: a TestRun with spec.managedBy
 // kueue.x-k8s.io/multikueue, queued in cluster 1, is dispatched by Kueue's MultiKueue to
 // cluster 2, whose fleetbench runs its 2 runners there against an nginx of cluster 1 (by a
@@ -112,33 +145,14 @@ export default function () { http.get(` + "`${__ENV.TARGET_URL}/`" + `); }
 // requests that nginx served, no pod of the run ever ran in cluster 1, and the worker's copy
 // is gone once the run ended.
 func TestTestRunDispatchedToAWorkerCluster(t *testing.T) {
-	home := newEnv(t)
-	worker, homeKueue, workerKueue := workerEnv(t)
-	ns := home.namespace(t, "e2e-dispatch")
-	worker.namespace(t, ns) // MultiKueue's rule: the namespace and LocalQueue exist in the worker too
-	localQueue(t, home, homeKueue, ns, zoneQueue, zoneQueue)
-	localQueue(t, worker, workerKueue, ns, zoneQueue, "fleetbench")
-	url := home.exposedNginx(t, ns, "target")
+	home, worker, run := dispatchSetup(t, "e2e-dispatch", dispatchScript)
+	ns := run.Namespace
 	before := home.nginxRequests(t, ns, "target")
-
-	run := tw.MakeTestRun("dispatched", ns).External(url).Inline(dispatchScript).Parallelism(2).Obj()
-	run.Spec.ManagedBy = v1alpha1.ManagedByMultiKueue
-	run.Spec.Queue = &v1alpha1.QueueSpec{LocalQueue: zoneQueue}
-	home.dumpOnFailure(t, client.ObjectKeyFromObject(run), naming.TargetNamespace(ns, run.Name))
-	worker.dumpOnFailure(t, client.ObjectKeyFromObject(run), naming.TargetNamespace(ns, run.Name))
 	created := time.Now()
 	if err := home.c.Create(home.ctx, run); err != nil {
 		t.Fatal(err)
 	}
-
-	home.eventually(t, "the run handed to "+workerCluster, 2*time.Minute, func() (bool, string) {
-		got := &v1alpha1.TestRun{}
-		if err := home.c.Get(home.ctx, client.ObjectKeyFromObject(run), got); err != nil {
-			return false, err.Error()
-		}
-		return got.Annotations[v1alpha1.AnnotationWorkerCluster] == workerCluster,
-			fmt.Sprintf("%s/%s %s; annotations %v", got.Status.Phase, got.Status.Reason, got.Status.Message, got.Annotations)
-	})
+	home.waitHandedOver(t, run)
 	handed := time.Since(created)
 	got, took := home.waitFinished(t, run, 4*time.Minute)
 	t.Logf("handed to %s after %s; %s/%s in %s (as cluster 1 sees it): %s", workerCluster, handed.Round(time.Millisecond),
@@ -159,4 +173,48 @@ func TestTestRunDispatchedToAWorkerCluster(t *testing.T) {
 	}
 	// MultiKueue deletes the worker's copy once the run ended there.
 	worker.waitGone(t, &v1alpha1.TestRun{ObjectMeta: metav1.ObjectMeta{Name: run.Name, Namespace: ns}}, 2*time.Minute)
+}
+
+const dispatchLongScript = `import http from 'k6/http';
+export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 20, timeUnit: '1s', duration: '2m', preAllocatedVUs: 4 } } };
+export default function () { http.get(` + "`${__ENV.TARGET_URL}/`" + `); }
+`
+
+// TestDeletingADispatchedRunStopsTheWorker: deleting a dispatched run in cluster 1 while it
+// runs in cluster 2 deletes its Workload, MultiKueue then the worker's copy, and the worker's
+// fleetbench its runners: cluster 2 holds nothing of the run and the load on cluster 1's nginx
+// stops.
+func TestDeletingADispatchedRunStopsTheWorker(t *testing.T) {
+	home, worker, run := dispatchSetup(t, "e2e-dispatch-delete", dispatchLongScript)
+	ns := run.Namespace
+	if err := home.c.Create(home.ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	home.waitHandedOver(t, run)
+	copyKey := client.ObjectKeyFromObject(run)
+	worker.eventually(t, "the worker's copy running", 2*time.Minute, func() (bool, string) {
+		got := &v1alpha1.TestRun{}
+		if err := worker.c.Get(worker.ctx, copyKey, got); err != nil {
+			return false, err.Error()
+		}
+		return got.Status.Phase == v1alpha1.PhaseRunning, string(got.Status.Phase) + ": " + got.Status.Message
+	})
+	if err := home.c.Delete(home.ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Now()
+	home.waitGone(t, &v1alpha1.TestRun{ObjectMeta: metav1.ObjectMeta{Name: run.Name, Namespace: ns}}, time.Minute)
+	worker.waitGone(t, &v1alpha1.TestRun{ObjectMeta: metav1.ObjectMeta{Name: run.Name, Namespace: ns}}, 2*time.Minute)
+	worker.eventually(t, "the worker's runner pods gone", 2*time.Minute, func() (bool, string) {
+		n := podsOf(t, worker, run)
+		return n == 0, fmt.Sprintf("%d pods", n)
+	})
+	t.Logf("the worker's copy and its runners gone %s after the deletion in cluster 1", time.Since(deleted).Round(100*time.Millisecond))
+	// No runner is left to send: two reads of nginx's counter 3 s apart differ by the first
+	// read's own request only.
+	first := home.nginxRequests(t, ns, "target")
+	time.Sleep(3 * time.Second)
+	if n := home.nginxRequests(t, ns, "target") - first; n != 1 {
+		t.Errorf("nginx served %d requests in 3 s after the run was gone everywhere, want only the status read", n-1)
+	}
 }
