@@ -59,11 +59,10 @@ func (r *Reconciler) handedOver(ctx context.Context, run *v1alpha1.TestRun, now 
 		return true, ctrl.Result{}, nil
 	}
 	left, expired := rc.TTLLeft(&run.Status.CompletionTime.Time, run.Spec.TTLSecondsAfterFinished, now)
-	if expired {
-		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, "TTLExpired", "Delete", "deleting after ttlSecondsAfterFinished=%d", *run.Spec.TTLSecondsAfterFinished)
-		return true, ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)))
-	}
-	if run.Spec.TTLSecondsAfterFinished == nil {
+	switch {
+	case expired:
+		return true, ctrl.Result{}, r.DeleteExpired(ctx, run)
+	case run.Spec.TTLSecondsAfterFinished == nil:
 		return true, ctrl.Result{}, nil
 	}
 	return true, rc.After(left), nil

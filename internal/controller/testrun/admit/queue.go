@@ -249,10 +249,6 @@ func (r *Stage) createWorkload(ctx context.Context, s *decide.Scope, lq string) 
 	return wl, nil
 }
 
-// prebuiltPoll is how often the worker's copy of a dispatched run looks for the Workload
-// MultiKueue makes before it (no watch sees a Workload that is not the run's yet).
-const prebuiltPoll = 2 * time.Second
-
 // adoptPrebuilt makes the Workload MultiKueue made for its copy of a dispatched run (Kueue's
 // prebuilt-workload label names it) the run's own, as Kueue's job framework adopts a prebuilt
 // Workload: only when it asks for exactly the pods the run needs (queue.PodSetsDiffer), since
@@ -269,7 +265,9 @@ func (r *Stage) adoptPrebuilt(ctx context.Context, s *decide.Scope, lq string) (
 		}
 		msg := fmt.Sprintf(v1alpha1.MessageQueued, queue.Describe(lq, queue.SourceOf(run, lq)),
 			"the Workload "+key.Name+" that MultiKueue makes for this run is not there yet")
-		return nil, s.WaitOrFail(run.CreationTimestamp.Add(queue.MaxWait(run)), prebuiltPoll, v1alpha1.PhaseQueued,
+		// MultiKueue makes the Workload before the run's copy, so this is rare; a run labelled by
+		// hand waits at the queue's own pace (no watch sees a Workload that is not the run's).
+		return nil, s.WaitOrFail(run.CreationTimestamp.Add(queue.MaxWait(run)), queuePoll, v1alpha1.PhaseQueued,
 			v1alpha1.ReasonQueued, v1alpha1.ReasonQueueTimeout, msg, "; "+fmt.Sprintf(v1alpha1.MessageQueueTimeout, lq, queue.MaxWait(run))), nil
 	}
 	if decide.ControlledBy(wl, run.UID) {

@@ -59,6 +59,12 @@ func (r *Stage) deleteActiveJobs(ctx context.Context, s *decide.Scope) {
 
 // ReconcileFinished deletes the TestRun when its TTL has passed and releases the target
 // per the cleanup policy; a kept target (kept, decide.KeepOf) once its time ran out, saying so.
+// DeleteExpired deletes the ended run whose spec.ttlSecondsAfterFinished passed, saying so.
+func (r *Stage) DeleteExpired(ctx context.Context, run *v1alpha1.TestRun) error {
+	r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, "TTLExpired", "Delete", "deleting after ttlSecondsAfterFinished=%d", *run.Spec.TTLSecondsAfterFinished)
+	return client.IgnoreNotFound(r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+}
+
 func (r *Stage) ReconcileFinished(ctx context.Context, run *v1alpha1.TestRun, now time.Time, kept *decide.KeptTarget) (ctrl.Result, error) {
 	var completion *time.Time
 	if run.Status.CompletionTime != nil {
@@ -84,8 +90,7 @@ func (r *Stage) ReconcileFinished(ctx context.Context, run *v1alpha1.TestRun, no
 		}
 	}
 	if expired {
-		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, "TTLExpired", "Delete", "deleting after ttlSecondsAfterFinished=%d", *run.Spec.TTLSecondsAfterFinished)
-		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+		return ctrl.Result{}, r.DeleteExpired(ctx, run)
 	}
 	release := run.Spec.Target.External == nil && decide.TargetPolicy(run) == v1alpha1.TargetDeleteAfterRun
 	if kept != nil && kept.Expired {
