@@ -193,21 +193,22 @@ e2e-images: ## Build (cached) and import the manager, runner and nginx images in
 	hack/e2e/images.sh
 
 .PHONY: e2e
-e2e: browser ## End to end, every scenario: cluster (booted if none), Kueue, images, helm install, test/e2e (reports opened in Chromium), then clean up everything it made.
-	E2E_KUEUE=$${E2E_KUEUE-1} E2E_JAEGER=$${E2E_JAEGER-1} hack/e2e/run.sh
+e2e: browser ## End to end, every scenario: two local clusters (booted if none) joined by MultiKueue, Kueue, images, helm install in each, test/e2e (reports opened in Chromium), then clean up everything it made.
+	E2E_CLUSTERS=2 E2E_TAGS="e2e multicluster" E2E_KUEUE=$${E2E_KUEUE-1} E2E_JAEGER=$${E2E_JAEGER-1} hack/e2e/run.sh
 
 # The scenarios CI leaves to `make e2e`, to keep a cold CI run under an hour: the Kueue queue
 # (building Kueue's manager from its module takes minutes on a cold machine), the heavy
-# tenants, issue 39's compounding slide (3 to 4 runs) and 10 A/A pairs (12 runs), and issue
-# 38's trend over 10 kept runs and its traces (Jaeger's cold build is about 10 minutes).
+# tenants, issue 39's compounding slide (3 to 4 runs) and 10 A/A pairs (12 runs), issue 38's
+# trend over 10 kept runs and its traces (Jaeger's cold build is about 10 minutes), and every
+# scenario across two clusters (build tag multicluster: a second cluster and Kueue in both).
 E2E_CI_SKIP ?= ^(TestKueueAdmitsOneFleetAtATime|TestCapacityPlanSharesTheQueue|TestSharedManagerSurvivesHeavyTenants|TestReferenceCatchesACompoundingSlide|TestAAPairsGiveNoFalseRegression|TestTrendFindsTheSlowRelease|TestSlowestRequestsResolveToTraces)$$
 
-# The scenarios across two clusters: their own target, since they boot a second cluster, Kueue
-# in both and fleetbench in each (about 2 minutes more than one cluster).
-E2E_MULTICLUSTER_RUN ?= ^(TestTestRunDispatchedToAWorkerCluster|TestDeletingADispatchedRunStopsTheWorker)$$
+# The scenarios across two clusters alone (make e2e runs them with the rest): dispatch and
+# load zones, on a second cluster, Kueue in both and fleetbench in each.
+E2E_MULTICLUSTER_RUN ?= ^(TestTestRunDispatchedToAWorkerCluster|TestDeletingADispatchedRunStopsTheWorker|TestLoadZones|TestLoadZonesOnAProvisionedTarget|TestZoneThatCannotArmFailsBeforeLoad|TestLoadZoneLostMidRun)$$
 
 .PHONY: e2e-multicluster
-e2e-multicluster: ## End to end across two local clusters joined by Kueue's MultiKueue (E2E_CLUSTERS=2): a TestRun dispatched to a worker cluster; then cleans up.
+e2e-multicluster: ## End to end across two local clusters joined by Kueue's MultiKueue (E2E_CLUSTERS=2): dispatch and load zones alone; then cleans up.
 	E2E_CLUSTERS=2 E2E_TAGS="e2e multicluster" E2E_RUN='$(E2E_MULTICLUSTER_RUN)' E2E_JAEGER= hack/e2e/run.sh
 
 .PHONY: e2e-ci

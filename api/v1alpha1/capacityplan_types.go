@@ -43,6 +43,7 @@ type CapacityPlanSpec struct {
 	// template is the TestRun every child is made from.
 	// +required
 	// +kubebuilder:validation:XValidation:rule="!has(self.baseline)",message="spec.template.baseline must be empty: the children would all compare with one run; set spec.baseline to compare this plan with an earlier CapacityPlan, cell by cell"
+	// +kubebuilder:validation:XValidation:rule="!has(self.zones) && !has(self.zoneOf)",message="spec.template.zones is not implemented yet for a CapacityPlan: apply zoned TestRuns one by one"
 	// +kubebuilder:validation:XValidation:rule="!has(self.managedBy)",message="spec.template.managedBy is not implemented yet for a CapacityPlan: its children carry an owner reference that MultiKueue would copy into the worker cluster, where no such owner exists; dispatch single TestRuns instead"
 	Template TestRunSpec `json:"template"`
 

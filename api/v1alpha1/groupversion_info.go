@@ -29,6 +29,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&Profile{}, &ProfileList{},
 		&TestRun{}, &TestRunList{},
 		&CapacityPlan{}, &CapacityPlanList{},
+		&ZoneStart{}, &ZoneStartList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -69,17 +69,19 @@ type ParallelismStatus struct {
 // auto, or unset with a device model.
 func (s *TestRunSpec) AutoParallelism() bool {
 	if s.Parallelism == nil {
-		return s.Load != nil && s.Load.Devices != nil
+		return len(s.Zones) == 0 && s.Load != nil && s.Load.Devices != nil
 	}
 	return s.Parallelism.Type == intstr.String
 }
 
-// FixedParallelism is spec.parallelism when it is a number (1 when unset and not auto); 0
-// when it is auto.
+// FixedParallelism is spec.parallelism when it is a number (1 when unset and not auto; the
+// home zone's runners with zones); 0 when it is auto.
 func (s *TestRunSpec) FixedParallelism() int {
 	switch {
 	case s.AutoParallelism():
 		return 0
+	case s.HomeZone() != nil:
+		return int(s.HomeZone().Runners)
 	case s.Parallelism == nil:
 		return 1
 	}

@@ -181,6 +181,17 @@ type TestRunStatus struct {
 	// +kubebuilder:validation:MaxLength=80
 	ScriptDigest string `json:"scriptDigest,omitempty"`
 
+	// zones are the rows of a zoned run (spec.zones), one per zone: its state, start offset
+	// and own numbers. The run's results are every zone's merged.
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	Zones []ZoneStatus `json:"zones,omitempty"`
+
+	// zoneRun is what a zone run (spec.zoneOf) reports to its home run: armed, started, and
+	// its runners' result envelopes.
+	// +optional
+	ZoneRun *ZoneRunStatus `json:"zoneRun,omitempty"`
+
 	// plannedDuration is the longest the load may take as k6 planned it in the pre-flight
 	// (gracefulStop included), e.g. 45s. A run whose length only its script knows (no
 	// spec.load) takes its target's sampling interval and its progress's expected end from it.

@@ -49,6 +49,10 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.runnerLoss) || (!has(self.runnerLoss.maxReplacements) && !has(self.runnerLoss.maxGaps)) || (has(self.runnerLoss.policy) ? self.runnerLoss.policy == 'Replace' : (has(self.type) && self.type == 'stability'))",message="spec.runnerLoss.maxReplacements and maxGaps apply only when lost runners are replaced: set spec.runnerLoss.policy Replace (the default for type stability only), or remove them"
 // +kubebuilder:validation:XValidation:rule="!has(self.runnerLoss) || !has(self.runnerLoss.drain) || self.runnerLoss.drain != 'Replace' || (has(self.runnerLoss.policy) ? self.runnerLoss.policy == 'Replace' : self.type == 'stability')",message="spec.runnerLoss.drain Replace sends drained runners through the replacement path: it needs spec.runnerLoss.policy Replace (the default for type stability only)"
 // +kubebuilder:validation:XValidation:rule="!has(self.managedBy) || (has(self.parallelism) ? type(self.parallelism) == int : !(has(self.load) && has(self.load.devices)))",message="spec.managedBy: a run Kueue's MultiKueue dispatches needs a fixed runner count, so that the manager cluster queues the fleet the worker runs: set spec.parallelism to a number (auto is chosen from measurements the worker cluster does not share)"
+// +kubebuilder:validation:XValidation:rule="!has(self.zones) || (!has(self.managedBy) && !has(self.parallelism) && !has(self.zoneOf))",message="spec.zones: each zone's runners make the runner count, and fleetbench dispatches the zones itself; remove spec.parallelism, spec.managedBy and spec.zoneOf"
+// +kubebuilder:validation:XValidation:rule="!has(self.zones) || !has(self.script.volumeClaim)",message="spec.zones: a script on a volumeClaim is not implemented yet for zones (the volume is not in the other clusters); use spec.script.inline, or a configMap of the same name in every zone's namespace"
+// +kubebuilder:validation:XValidation:rule="!has(self.zones) || !has(self.type) || self.type != 'peak'",message="spec.zones with type peak is not implemented yet: a peak's steps are driven live; use type load, stability or benchmark"
+// +kubebuilder:validation:XValidation:rule="!has(self.zoneOf) || (has(self.parallelism) && type(self.parallelism) == int && self.zoneOf.firstSegment + self.parallelism <= self.zoneOf.fleetRunners)",message="spec.zoneOf: a zone run holds spec.parallelism segments from firstSegment, all within fleetRunners; fleetbench sets these on the zone runs it makes"
 type TestRunSpec struct {
 	// type is what the test sets out to learn: load (default), stability, benchmark or peak.
 	// +optional
@@ -199,6 +203,23 @@ type TestRunSpec struct {
 	// +optional
 	// +kubebuilder:validation:Enum=kueue.x-k8s.io/multikueue
 	ManagedBy string `json:"managedBy,omitempty"`
+
+	// zones spread the runners over clusters: each zone names a cluster (a MultiKueueCluster;
+	// unset: this one) and its runners. The fleet's execution segments are cut once over
+	// every zone, all zones start together, and their results merge exactly. The runner
+	// count is the zones' sum. See testrun_zones.go.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=2
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.filter(z, !has(z.cluster)).size() == 1",message="spec.zones needs exactly one zone of this cluster (no cluster): its runners run here, beside the run's own measurements; give the other zones a cluster"
+	Zones []ZoneSpec `json:"zones,omitempty"`
+
+	// zoneOf marks a zone run, the part of a zoned run that one other cluster runs;
+	// fleetbench sets it on the zone runs it makes (testrun_zones.go).
+	// +optional
+	ZoneOf *ZoneOfSpec `json:"zoneOf,omitempty"`
 
 	// timeouts bound every wait; each ends the TestRun Failed with a reason when it passes.
 	// +optional

@@ -42,6 +42,8 @@ worker=cluster-2 zone_queue=zone-cluster-2
 worker_kubeconfig=/var/lib/fleetbench-cluster-2/multikueue.kubeconfig
 # TestRun, the custom job MultiKueue's generic adapter dispatches (MultiKueueAdaptersForCustomJobs).
 testrun_gvk=TestRun.v1alpha1.fleetbench.dev
+# ZoneStart, the start of a load zone, dispatched to the zone's cluster the same way.
+zonestart_gvk=ZoneStart.v1alpha1.fleetbench.dev
 log() { echo ">> $(date +%T) $*" >&2; }
 
 build() {
@@ -94,7 +96,9 @@ up() {
     -keyout "$data/certs/tls.key" -out "$data/certs/tls.crt" 2>/dev/null
   # Without internal cert management Kueue reads its metrics certificate from a fixed path
   # (cmd/kueue/main.go): point it at the same throwaway one. Removed by down.
+  # A link left dangling (its cluster's data removed by a crashed run) is made again.
   if [ ! -e /etc/kueue/metrics/certs ]; then
+    rm -f /etc/kueue/metrics/certs
     mkdir -p /etc/kueue/metrics && ln -s "$data/certs" /etc/kueue/metrics/certs && touch "$data/made-etc-kueue"
   fi
   cat >"$data/config.yaml" <<EOC
@@ -115,11 +119,11 @@ leaderElection:
   leaderElect: false
 integrations:
   frameworks: ["batch/job"]
-  externalFrameworks: ["$testrun_gvk"]
+  externalFrameworks: ["$testrun_gvk", "$zonestart_gvk"]
 EOC
-  # The manager of two joined clusters dispatches TestRuns too (Kueue's generic adapter).
+  # The manager of two joined clusters dispatches TestRuns and ZoneStarts too (Kueue's generic adapter).
   if [ -n "${KUEUE_MULTIKUEUE:-}" ]; then
-    printf 'multiKueue:\n  gcInterval: 30s\n  externalFrameworks:\n  - name: %s\n' "$testrun_gvk" >>"$data/config.yaml"
+    printf 'multiKueue:\n  gcInterval: 30s\n  externalFrameworks:\n  - name: %s\n  - name: %s\n' "$testrun_gvk" "$zonestart_gvk" >>"$data/config.yaml"
   fi
   kubectl create namespace kueue-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   if [ -f "$data/pid" ] && kill -0 "$(cat "$data/pid")" 2>/dev/null && cmp -s "$data/config.yaml" "$data/config.running"; then

@@ -161,6 +161,9 @@ func writeTestRun(w io.Writer, run *v1alpha1.TestRun, describe bool) {
 			section(w, "Thresholds", rows)
 		}
 	}
+	if len(s.Zones) > 0 {
+		section(w, "Zones", zoneRows(s.Zones))
+	}
 	if t := s.Target; t != nil {
 		var rows [][]string
 		if m := t.Memory; m != nil {
@@ -362,4 +365,26 @@ func count(n int64) string {
 		return "-"
 	}
 	return fmt.Sprint(n)
+}
+
+// zoneRows are a zoned run's zones side by side: where each ran, its state, when it started
+// after the first, and its own requests and latency.
+func zoneRows(zones []v1alpha1.ZoneStatus) [][]string {
+	rows := [][]string{{"ZONE", "CLUSTER", "RUNNERS", "STATE", "START OFFSET", "REQUESTS", "FAILED", "P50", "P95"}}
+	for _, z := range zones {
+		cluster := z.Cluster
+		if cluster == "" {
+			cluster = "(home)"
+		}
+		p50, p95 := "", ""
+		if l := z.Latency; l != nil {
+			p50, p95 = l.P50, l.P95
+		}
+		rows = append(rows, []string{z.Name, cluster, fmt.Sprint(z.Runners), string(z.State), orDash(z.StartOffset),
+			fmt.Sprint(z.Requests), fmt.Sprint(z.FailedRequests), orDash(p50), orDash(p95)})
+		if z.Message != "" && (z.State == v1alpha1.ZoneFailed || z.State == v1alpha1.ZoneLost) {
+			rows = append(rows, []string{"", "why: " + oneLine(z.Message)})
+		}
+	}
+	return rows
 }

@@ -259,6 +259,38 @@ func TestGetSaysWhereADispatchedRunRuns(t *testing.T) {
 	}
 }
 
+// TestGetShowsEveryZone: a zoned run's get shows its zones side by side: cluster, state,
+// start offset, own requests and p95, and why a zone was lost.
+func TestGetShowsEveryZone(t *testing.T) {
+	ns := namespace(t)
+	run := tw.MakeTestRun("zoned", ns).External("http://10.0.0.1:30080").
+		Zones(v1alpha1.ZoneSpec{Name: "home", Runners: 2}, v1alpha1.ZoneSpec{Name: "c2", Cluster: "cluster-2", Runners: 2}).Obj()
+	if err := env.Client.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	run.Status.Phase = v1alpha1.PhaseSucceeded
+	run.Status.Zones = []v1alpha1.ZoneStatus{
+		{Name: "home", Runners: 2, State: v1alpha1.ZoneEnded, StartOffset: "0s", Requests: 200, Latency: &v1alpha1.Latency{P50: "0.61ms", P95: "1.20ms"}},
+		{Name: "c2", Cluster: "cluster-2", Run: "zoned-zone-c2", Runners: 2, State: v1alpha1.ZoneLost, StartOffset: "4.1ms", Message: "no results from cluster cluster-2"},
+	}
+	if err := env.Client.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	get := plugin(t, ns, "get", "zoned")
+	if got, want := cells(lineWith(t, get.stdout, "ZONE CLUSTER")), []string{"ZONE", "CLUSTER", "RUNNERS", "STATE", "START OFFSET", "REQUESTS", "FAILED", "P50", "P95"}; !slices.Equal(got, want) {
+		t.Errorf("header %q, want %q", got, want)
+	}
+	if got, want := cells(lineWith(t, get.stdout, "home (home)")), []string{"home", "(home)", "2", "Ended", "0s", "200", "0", "0.61ms", "1.20ms"}; !slices.Equal(got, want) {
+		t.Errorf("home row %q, want %q", got, want)
+	}
+	if got, want := cells(lineWith(t, get.stdout, "c2 cluster-2")), []string{"c2", "cluster-2", "2", "Lost", "4.1ms", "0", "0", "-", "-"}; !slices.Equal(got, want) {
+		t.Errorf("c2 row %q, want %q", got, want)
+	}
+	if l := norm(lineWith(t, get.stdout, "why:")); l != "why: no results from cluster cluster-2" {
+		t.Errorf("the lost zone's reason: %q", l)
+	}
+}
+
 func TestGetPlan(t *testing.T) {
 	ns := namespace(t)
 	finishedPlan(t, ns)

@@ -306,3 +306,9 @@ func (w *ProfileWrapper) PricePerHour(amount, currency, asOf string) *ProfileWra
 	w.Spec.Price = &v1alpha1.ProfilePrice{PerHour: &a, Currency: currency, AsOf: asOf}
 	return w
 }
+
+// Zones spreads the run over zones (spec.zones); the runner count is theirs.
+func (w *TestRunWrapper) Zones(z ...v1alpha1.ZoneSpec) *TestRunWrapper {
+	w.Spec.Zones, w.Spec.Parallelism = z, nil
+	return w
+}

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
@@ -82,4 +83,17 @@ func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
 	}
 	add(spec.Overhead)
 	return out
+}
+
+// StartWorkload queues a ZoneStart (a zoned run's start of one zone, api/v1alpha1
+// testrun_zones.go) in localQueue, the LocalQueue that dispatched its zone run: MultiKueue
+// dispatches it to the same cluster. Its one pod asks for nothing, so it holds no quota; no
+// pod is ever made for it. The caller makes the ZoneStart its controller.
+func StartWorkload(zs *v1alpha1.ZoneStart, localQueue string) *kueue.Workload {
+	start := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "start"}}}}
+	return &kueue.Workload{
+		ObjectMeta: metav1.ObjectMeta{Name: naming.Workload(zs.Name), Namespace: zs.Namespace,
+			Labels: map[string]string{naming.LabelTestRun: naming.KeptRunLabel(zs.Spec.Run), naming.LabelRole: RoleWorkload}},
+		Spec: kueue.WorkloadSpec{QueueName: kueue.LocalQueueName(localQueue), PodSets: []kueue.PodSet{{Name: "start", Count: 1, Template: start}}},
+	}
 }

@@ -78,7 +78,9 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	if runner == nil {
 		runner = &v1alpha1.RunnerSpec{}
 	}
-	seg := Segments(n)[i]
+	// With zones, runner i of this cluster holds the fleet's segment FleetIndex(i) of FleetRunners.
+	fleet, slot := spec.FleetRunners(n), spec.FleetIndex(i)
+	seg := Segments(fleet)[slot]
 	labels := RunnerLabels(tr)
 	labels[naming.LabelRunnerIndex] = strconv.Itoa(i)
 	podLabels := map[string]string{}
@@ -107,7 +109,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 	volumes, mounts, scriptPath := scriptVolumes(spec, opts.ConfigMap, opts.ScriptCopy)
 	testMounts := slices.DeleteFunc(slices.Clone(mounts), func(m corev1.VolumeMount) bool { return m.MountPath != TestDir })
 	args := []string{"run", "--execution-segment", seg.Segment}
-	if !opts.HasConfig || !SequenceInConfig(n) || UserSetsConfig(spec) {
+	if !opts.HasConfig || !SequenceInConfig(fleet) || UserSetsConfig(spec) {
 		args = append(args, "--execution-segment-sequence", seg.Sequence)
 	}
 	args = append(args,
@@ -144,8 +146,8 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		// leaves in its log what it measured until then.
 		{Name: "K6_FLEETBENCH_CHECKPOINT", Value: CheckpointInterval},
 		{Name: "FLEETBENCH_TESTRUN", Value: tr.Name},
-		{Name: "FLEETBENCH_RUNNER_INDEX", Value: strconv.Itoa(i)},
-		{Name: "FLEETBENCH_RUNNERS", Value: strconv.Itoa(n)},
+		{Name: "FLEETBENCH_RUNNER_INDEX", Value: strconv.Itoa(slot)},
+		{Name: "FLEETBENCH_RUNNERS", Value: strconv.Itoa(fleet)},
 		{Name: "K6_FLEETBENCH_LIVE", Value: ":" + strconv.Itoa(LivePort)},
 		// k6 would report usage to its vendor when the load ends, from the user's cluster, and
 		// wait for that call before exiting; spec.runner.env can turn it back on.
@@ -176,7 +178,7 @@ func Job(tr *v1alpha1.TestRun, i, n int, opts JobOptions) *batchv1.Job {
 		env = append(env, corev1.EnvVar{Name: "K6_FLEETBENCH_WINDOW", Value: window.String()})
 	}
 	if spec.Load != nil && spec.Load.Devices != nil {
-		r := DeviceRanges(int64(*spec.Load.Devices), n)[i]
+		r := DeviceRanges(int64(*spec.Load.Devices), fleet)[slot]
 		env = append(env,
 			corev1.EnvVar{Name: "DEVICE_ID_FIRST", Value: strconv.FormatInt(r.First, 10)},
 			corev1.EnvVar{Name: "DEVICE_ID_LAST", Value: strconv.FormatInt(r.Last, 10)},

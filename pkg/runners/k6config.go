@@ -39,7 +39,7 @@ func SequenceInConfig(n int) bool { return n > 1 }
 
 // HasConfig says whether the runners of spec, n of them, get the config file (--config).
 func HasConfig(spec *v1alpha1.TestRunSpec, n int) bool {
-	return spec.Load != nil || SequenceInConfig(n)
+	return spec.Load != nil || SequenceInConfig(spec.FleetRunners(n))
 }
 
 // K6Config is the k6 JSON config file every runner of spec gets, n of them: the load model
@@ -47,6 +47,7 @@ func HasConfig(spec *v1alpha1.TestRunSpec, n int) bool {
 // takes executionSegmentSequence from the file as from the flag (lib.Options).
 func K6Config(spec *v1alpha1.TestRunSpec, testRun string, n int) ([]byte, error) {
 	cfg, err := LoadConfig(spec, testRun)
+	n = spec.FleetRunners(n) // with zones, the sequence is the whole fleet's
 	if err != nil || !SequenceInConfig(n) {
 		return cfg, err
 	}

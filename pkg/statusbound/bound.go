@@ -56,6 +56,10 @@ const (
 	// MaxGaps and MaxGapCause bound status.gaps (one per replacement, spec.runnerLoss).
 	MaxGaps     = v1alpha1.MaxReplacementsLimit
 	MaxGapCause = 64
+	// A zoned run's rows and a zone run's report (api/v1alpha1 testrun_zones.go).
+	MaxZoneMessage  = 1024
+	MaxZoneProblems = 20
+	MaxZoneProblem  = 1024
 	// A Profile's snapshot: what Kubernetes accepts in a pod's nodeSelector and tolerations.
 	MaxQualifiedName = 317
 	MaxLabelValue    = 63
@@ -182,6 +186,22 @@ func TestRun(st *v1alpha1.TestRunStatus) []string {
 		c.str(&g.Cause, MaxGapCause, "a gap's cause")
 		c.str(&g.Job, MaxObjectName, "a gap's job")
 		c.nums("a gap's remaining", &g.Remaining)
+	}
+	for i := range st.Zones {
+		z := &st.Zones[i]
+		c.str(&z.Message, MaxZoneMessage, "zone "+z.Name+"'s message")
+		c.nums("status.zones", &z.StartOffset)
+		if l := z.Latency; l != nil {
+			c.nums("status.zones latency", &l.Min, &l.Avg, &l.P50, &l.P90, &l.P95, &l.P99, &l.Max)
+		}
+	}
+	if z := st.ZoneRun; z != nil {
+		if c.count(len(z.Problems), MaxZoneProblems, "a zone run's problems") {
+			z.Problems = z.Problems[:MaxZoneProblems]
+		}
+		for i := range z.Problems {
+			c.str(&z.Problems[i], MaxZoneProblem, "a zone run's problem")
+		}
 	}
 	if st.Results != nil {
 		results(c, st.Results)

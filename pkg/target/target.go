@@ -185,7 +185,7 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts 
 			workload = stackName
 		}
 		port := containers[i].Ports[0].ContainerPort
-		out.Services = append(out.Services, &corev1.Service{
+		svc := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Name: names.service(c.Name), Namespace: ns, Labels: ownedLabels(tr, targetLabels(tr, c.Name))},
 			Spec: corev1.ServiceSpec{
 				// Components reach each other before their pod is Ready: in one machine the app's
@@ -195,12 +195,27 @@ func Build(tr *v1alpha1.TestRun, profile *v1alpha1.ProfileSpec, ns string, opts 
 				Selector:                 targetLabels(tr, workload),
 				Ports:                    []corev1.ServicePort{{Name: "main", Port: port, TargetPort: intstr.FromInt32(port)}},
 			},
-		})
+		}
+		if len(tr.Spec.Zones) > 0 {
+			// Load zones in other clusters reach the target by a node's address and this port.
+			svc.Spec.Type = corev1.ServiceTypeNodePort
+		}
+		out.Services = append(out.Services, svc)
 	}
 	if !opts.SharedNamespace {
 		out.Quota = quota(tr, ns, profile)
 	}
 	out.NetworkPolicy = networkPolicy(tr, ns, names)
+	if len(tr.Spec.Zones) > 0 {
+		// A zone's runners come from another cluster, by an address this one cannot name: the
+		// components' ports are open to any source, for the run's lifetime (README, Load zones).
+		rule := networkingv1.NetworkPolicyIngressRule{}
+		for i := range containers {
+			port := intstr.FromInt32(containers[i].Ports[0].ContainerPort)
+			rule.Ports = append(rule.Ports, networkingv1.NetworkPolicyPort{Port: &port})
+		}
+		out.NetworkPolicy.Spec.Ingress = append(out.NetworkPolicy.Spec.Ingress, rule)
+	}
 	return out, nil
 }
 

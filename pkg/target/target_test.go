@@ -282,3 +282,32 @@ func TestOneMachineRefusesTwoComponentsOnOnePort(t *testing.T) {
 		t.Fatalf("per component each has its own pod: %v", err)
 	}
 }
+
+// TestZonedTargetIsExposedByNodePorts: a zoned run's target is reached from other clusters:
+// every component's Service is a NodePort, and the NetworkPolicy opens the components' ports
+// to any source beside its rule for the run's own runners; without zones neither.
+func TestZonedTargetIsExposedByNodePorts(t *testing.T) {
+	tr := tw.MakeTestRun("zoned", "team").Obj()
+	plain, err := Build(tr, c1, "fb-team-zoned", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Spec.Zones = []v1alpha1.ZoneSpec{{Name: "home", Runners: 1}, {Name: "c2", Cluster: "cluster-2", Runners: 1}}
+	zoned, err := Build(tr, c1, "fb-team-zoned", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, svc := range zoned.Services {
+		if svc.Spec.Type != corev1.ServiceTypeNodePort || plain.Services[i].Spec.Type == corev1.ServiceTypeNodePort {
+			t.Errorf("service %s: %q zoned, %q without zones; want NodePort only zoned", svc.Name, svc.Spec.Type, plain.Services[i].Spec.Type)
+		}
+	}
+	in := zoned.NetworkPolicy.Spec.Ingress
+	if len(in) != len(plain.NetworkPolicy.Spec.Ingress)+1 {
+		t.Fatalf("ingress rules %+v, want the plain ones and one more", in)
+	}
+	open := in[len(in)-1]
+	if len(open.From) != 0 || len(open.Ports) != len(zoned.Services) || open.Ports[0].Port.IntValue() != int(zoned.Services[0].Spec.Ports[0].Port) {
+		t.Errorf("the zones' rule %+v: want every component's port from any source", open)
+	}
+}

@@ -269,6 +269,9 @@ func invalidCases() []invalidCase {
 		{name: "plan template dispatched", obj: tw.MakeCapacityPlan("tpl-dispatch", ns, template, "C1").Obj(),
 			edit: set([]string{"spec", "template", "managedBy"}, v1alpha1.ManagedByMultiKueue),
 			want: []string{"spec.template.managedBy is not implemented yet for a CapacityPlan"}},
+		{name: "plan template zoned", obj: tw.MakeCapacityPlan("tpl-zones", ns, template, "C1").Obj(),
+			edit: set([]string{"spec", "template", "zones"}, []any{map[string]any{"name": "home", "runners": int64(1)}, map[string]any{"name": "c2", "cluster": "cluster-2", "runners": int64(1)}}),
+			want: []string{"spec.template.zones is not implemented yet for a CapacityPlan"}},
 		// --- CapacityPlans
 		{name: "plan without profiles", obj: tw.MakeCapacityPlan("no-profiles", ns, template).Obj(),
 			want: []string{"spec.profiles", "Required value"}},
@@ -336,36 +339,38 @@ func TestInvalidObjectsAreRefused(t *testing.T) {
 	if len(cases) < 30 {
 		t.Fatalf("the table must hold at least 30 cases, has %d", len(cases))
 	}
-	ctx := context.Background()
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tc.obj)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.edit != nil {
-				tc.edit(raw)
-			}
-			u := &unstructured.Unstructured{Object: raw}
-			err = env.Client.Create(ctx, u)
-			if err == nil {
-				_ = env.Client.Delete(ctx, u)
-				t.Fatalf("accepted, want refusal naming %q", tc.want)
-			}
-			if !apierrors.IsInvalid(err) {
-				t.Fatalf("want an Invalid (422) refusal, got %v", err)
-			}
-			if testing.Verbose() {
-				t.Log(err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("refusal does not contain %q:\n%v", w, err)
-				}
-			}
-		})
+		t.Run(tc.name, tc.refused)
 	}
 	t.Logf("%d invalid objects refused", len(cases))
+}
+
+// refused creates the case's object and expects a 422 whose message holds every wanted phrase.
+func (tc invalidCase) refused(t *testing.T) {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tc.obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.edit != nil {
+		tc.edit(raw)
+	}
+	u := &unstructured.Unstructured{Object: raw}
+	err = env.Client.Create(context.Background(), u)
+	if err == nil {
+		_ = env.Client.Delete(context.Background(), u)
+		t.Fatalf("accepted, want refusal naming %q", tc.want)
+	}
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("want an Invalid (422) refusal, got %v", err)
+	}
+	if testing.Verbose() {
+		t.Log(err)
+	}
+	for _, w := range tc.want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("refusal does not contain %q:\n%v", w, err)
+		}
+	}
 }
 
 // TestOrdinaryArgumentsAreAccepted: the short-flag rules refuse -o and -a however they are

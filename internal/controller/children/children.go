@@ -15,6 +15,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
 )
 
 // Home says where a child lives.
@@ -106,6 +108,14 @@ var Kinds = []Kind{
 		Home: RunNamespace | TargetNamespace, CreatedBy: "createDisruptionBudgets"},
 	{Name: "Workload (Kueue's, queueing the run)", Object: &kueue.Workload{}, List: &kueue.WorkloadList{},
 		Home: RunNamespace, Cached: true, Watch: ByOwner, CreatedBy: "createWorkload", Kueue: true},
+	// A zoned run's (spec.zones): no owner reference, which MultiKueue would copy to the zone's
+	// cluster; deleted by the run's UID label and spec.zoneOf.run (collect.DeleteZones).
+	{Name: "TestRun (a zoned run's zone run, dispatched by MultiKueue)", Object: &v1alpha1.TestRun{}, List: &v1alpha1.TestRunList{},
+		Home: RunNamespace, CreatedBy: "zoneRun"},
+	{Name: "ZoneStart (a zoned run's start of one zone, dispatched by MultiKueue)", Object: &v1alpha1.ZoneStart{}, List: &v1alpha1.ZoneStartList{},
+		Home: RunNamespace, Cached: true, Watch: ByLabels, CreatedBy: "ensureZoneStarts"},
+	{Name: "Workload (Kueue's, dispatching a ZoneStart; owned by it)", Object: &kueue.Workload{}, List: &kueue.WorkloadList{},
+		Home: RunNamespace, CreatedBy: "ensureZoneStarts", Kueue: true},
 }
 
 // Select is a new empty object of each Go type among kinds that pass keep, in the order of kinds.

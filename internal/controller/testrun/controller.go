@@ -108,6 +108,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return b.
 		Watches(&v1alpha1.TestRun{}, r.queue.deletions()).
+		// A zone run's status, copied home by MultiKueue, wakes its zoned run (a ZoneStart
+		// dispatched here wakes the zone run it starts: children.Kinds, by labels).
+		Watches(&v1alpha1.TestRun{}, handler.EnqueueRequestsFromMapFunc(zoneRunHome)).
 		Watches(&v1alpha1.Profile{}, handler.EnqueueRequestsFromMapFunc(r.waitingOnProfile)).
 		WatchesRawSource(source.Channel(r.Finals.Wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
 		WatchesRawSource(source.Channel(r.Scripts.Wake, &handler.TypedEnqueueRequestForObject[*v1alpha1.TestRun]{})).
@@ -137,6 +140,15 @@ func byTestRunLabels(_ context.Context, o client.Object) []reconcile.Request {
 		ns = owner
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// zoneRunHome is the zoned run a zone run belongs to, in its namespace.
+func zoneRunHome(_ context.Context, o client.Object) []reconcile.Request {
+	run, ok := o.(*v1alpha1.TestRun)
+	if !ok || run.Spec.ZoneOf == nil {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: run.Namespace, Name: run.Spec.ZoneOf.Run}}}
 }
 
 // waitingOnProfile wakes the TestRuns that name a Profile when it appears or changes, until

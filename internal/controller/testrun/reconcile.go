@@ -88,7 +88,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		s.Enter(v1alpha1.PhasePending, v1alpha1.ReasonAccepted, v1alpha1.MessageAccepted)
 	}
 	// A dispatched run provisions nothing here: its target is the worker's (and so is the finalizer).
-	if run.Spec.Target.External == nil && run.Spec.ManagedBy == "" && !controllerutil.ContainsFinalizer(run, runenv.TargetFinalizer) {
+	// A zoned run's zone runs carry no owner reference (provision/zones.go): it deletes them.
+	ownsBeyondGC := run.Spec.Target.External == nil || len(run.Spec.Zones) > 0
+	if ownsBeyondGC && run.Spec.ManagedBy == "" && !controllerutil.ContainsFinalizer(run, runenv.TargetFinalizer) {
 		// Added before anything cross-namespace exists, so nothing is ever left behind. Nothing
 		// was written to status yet: it is composed once, at the end.
 		controllerutil.AddFinalizer(run, runenv.TargetFinalizer)
@@ -132,6 +134,9 @@ func (r *Reconciler) runPhases(ctx context.Context, s *decide.Scope) (ctrl.Resul
 		r.ReconcileParallelism,
 		// Before anything that holds a pod: a queued run waits here until Kueue admits it.
 		r.ReconcileQueue,
+		// A zoned run's other zones are dispatched to their clusters (Kueue's MultiKueue) while
+		// this one provisions; the start waits for every zone.
+		r.ReconcileZones,
 		// provision. Room for the runners under the namespace's cap first: a waiting run holds no pod.
 		r.ReconcileRunnerLimit,
 		// Creates the pre-flight and records its verdict without waiting for it: the target and

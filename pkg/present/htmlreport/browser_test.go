@@ -143,6 +143,36 @@ func TestPayloadPlanReportInBrowser(t *testing.T) {
 	}
 }
 
+// TestZonedRunReportInBrowser: a zoned run's report has its zones' table and their latency
+// drawn side by side, a point of each quantile at every zone.
+func TestZonedRunReportInBrowser(t *testing.T) {
+	run, tl := fixtureTestRun(), fixtureTimeline()
+	run.Status.Zones = []v1alpha1.ZoneStatus{
+		{Name: "home", Runners: 2, State: v1alpha1.ZoneEnded, StartOffset: "1.2ms", Requests: 2000, FailedRequests: 3,
+			Latency: &v1alpha1.Latency{Avg: "4.10ms", P50: "3.80ms", P95: "9.20ms", P99: "14.0ms"}},
+		{Name: "c2", Cluster: "cluster-2", Run: "demo-zone-c2", Runners: 2, State: v1alpha1.ZoneEnded, StartOffset: "0s", Requests: 2001,
+			Latency: &v1alpha1.Latency{Avg: "7.30ms", P50: "6.90ms", P95: "18.5ms", P99: "27.1ms"}},
+	}
+	path := render(t, "zoned-report.html", func(w *bytes.Buffer) error {
+		return WriteTestRun(w, TestRunInput{Run: run, Timeline: tl})
+	})
+	res := inBrowser(t, path)
+	if err := browsertest.Verify(res, map[string]int{
+		"throughput": fixtureWindows, "latency": fixtureWindows, "errors": fixtureWindows,
+		"target": fixtureTargetPoints, "latency-histogram": fixtureBuckets, "zone-latency": 2,
+	}); err != nil {
+		t.Error(err)
+	}
+	if c, _ := res.Chart("zone-latency"); c.Series != 4 || c.Values != 8 {
+		t.Errorf("zone-latency has %d series with %d values, want avg, p50, p95 and p99 at both zones (8)", c.Series, c.Values)
+	}
+	for _, want := range []string{"Latency by zone", "Zones", "cluster-2", "18.5ms", "2001"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the page does not show %q", want)
+		}
+	}
+}
+
 func TestTestRunReportWithoutTimeline(t *testing.T) {
 	run := fixtureTestRun()
 	path := render(t, "testrun-no-timeline.html", func(w *bytes.Buffer) error {

@@ -196,6 +196,9 @@ func WriteTestRun(w io.Writer, in TestRunInput) error {
 	if c := PeakChart("peak", run); c.Name != "" {
 		charts = append(charts, c)
 	}
+	if c := ZoneLatencyChart(run); c.Name != "" {
+		charts = append(charts, c)
+	}
 	pg, err := newPage("TestRun", "TestRun "+qualified(run.Namespace, run.Name), in.Generated, charts)
 	if err != nil {
 		return err

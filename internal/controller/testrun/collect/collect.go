@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +45,14 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 		s.RecordCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, v1alpha1.ReasonReading, strings.Join(problems, "; "))
 		return rc.After(500 * time.Millisecond), nil
 	}
+	var zoneIn []zoneResults
+	if len(run.Spec.Zones) > 0 {
+		in, zoneProblems, wait, err := r.gatherZones(ctx, s)
+		if err != nil || wait {
+			return rc.After(zonePoll), err
+		}
+		zoneIn, problems = in, append(problems, zoneProblems...)
+	}
 	if err := r.MeasureAfter(ctx, s); errors.Is(err, runio.ErrPending) {
 		return rc.After(runio.LogsLimit), nil // read off the worker, its end wakes the run
 	} else if err != nil {
@@ -53,11 +62,21 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 	var merged *judge.Outcome
 	var summary measure.Summary
 	var trend keptTrend
-	if len(envs) > 0 {
-		judged, done := r.mergeAndJudge(s, envs)
+	if run.Spec.ZoneOf != nil && len(envs) == 0 {
+		s.Decided.ZoneRun = zoneReport(run, nil, problems)
+	}
+	mergedRunners := 0
+	if len(envs) > 0 || len(zoneIn) > 0 {
+		judged, done := r.mergeAndJudge(s, envs, zoneIn, problems)
 		if !done {
 			return rc.After(runio.MergeLimit), nil // off the worker: its end wakes the run
 		}
+		problems = append(problems, judged.Val.zoneProblems...)
+		fillZoneRows(s.Decided.Zones, judged.Val.zones)
+		if run.Spec.ZoneOf != nil {
+			s.Decided.ZoneRun = zoneReport(run, judged.Val.report, judged.Val.reportProblems)
+		}
+		mergedRunners = judged.Val.runners
 		if err := judged.Err; err != nil {
 			problems = append(problems, "merging: "+err.Error())
 		} else {
@@ -71,7 +90,7 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 	}
 	runenv.CollectionDuration.Observe(s.Now.Sub(ended).Seconds())
 	if len(problems) == 0 {
-		s.RecordCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, v1alpha1.ReasonCollected, fmt.Sprintf("merged the results of %d runners", len(envs)))
+		s.RecordCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionTrue, v1alpha1.ReasonCollected, fmt.Sprintf("merged the results of %d runners", mergedRunners))
 	} else {
 		s.RecordCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, v1alpha1.ReasonPartial, strings.Join(problems, "; "))
 		logf.FromContext(ctx).Info("results are partial", "problems", problems)
@@ -148,26 +167,68 @@ type judged struct {
 	summary measure.Summary
 	outcome judge.Outcome
 	trend   keptTrend
+	// runners is how many runners' envelopes were merged (other zones' included).
+	runners int
+	// A zoned run's: each zone's own numbers, and the zones whose results were refused.
+	zones        map[string]zoneNumbers
+	zoneProblems []string
+	// A zone run's report home: its envelopes encoded, and what they lack.
+	report         [][]byte
+	reportProblems []string
 }
 
 // mergeAndJudge merges the envelopes and judges the thresholds off the worker, within the
 // namespace's share of runio.CPU: both take as long as the tenant's envelopes and thresholds
 // make them. done is false while in flight.
-func (r *Stage) mergeAndJudge(s *decide.Scope, envs []measure.Envelope) (runio.Typed[judged], bool) {
+//
+// A zoned run decodes its other zones' envelopes here too, and merges them with its own
+// runners' as one fleet; a zone run encodes its runners' envelopes to report them home.
+func (r *Stage) mergeAndJudge(s *decide.Scope, envs []measure.Envelope, zoneIn []zoneResults, problems []string) (runio.Typed[judged], bool) {
 	spec := s.Run.Spec.DeepCopy()
-	runners := len(s.Runners)
+	runners := spec.FleetRunners(len(s.Runners))
+	if spec.ZoneOf != nil {
+		runners = len(s.Runners) // the zone judges only its own part; the home run judges the fleet
+	}
 	ns, uid := s.Run.Namespace, string(s.Run.UID)
+	home := ""
+	if z := spec.HomeZone(); z != nil {
+		home = z.Name
+	}
 	return runio.Poll(r.Calls, s.Run, runio.CallMerge, runio.MergeLimit, func(ctx context.Context) (judged, error) {
 		// Reading the trend's kept runs waits on the API server, not the CPU: before the slot.
 		trend := r.readTrend(ctx, ns, uid, spec.Trend)
 		return runio.OnCPU(ctx, func() (judged, error) {
-			summary, err := measure.Merge(envs...)
+			var j judged
+			all := envs
+			if home != "" {
+				var others []measure.Envelope
+				others, j.zones, j.zoneProblems = decodeZones(zoneIn, runners, ns)
+				j.zones[home] = numbersOf(envs)
+				all = append(slices.Clone(envs), others...)
+			}
+			if spec.ZoneOf != nil {
+				j.report, j.reportProblems = encodeZoneReport(envs, problems)
+			}
+			j.runners = len(all)
+			summary, err := measure.Merge(all...)
 			if err != nil {
-				return judged{}, err
+				return j, err
 			}
 			o := judge.BuildWith(&summary, spec.Thresholds, runners, judge.Options{NoData: spec.ThresholdsOnNoData})
 			o.RunnerMemory = judge.RunnersMemory(&summary, spec)
-			return judged{summary: summary, outcome: o, trend: trend}, nil
+			j.summary, j.outcome, j.trend = summary, o, trend
+			return j, nil
 		})
 	})
+}
+
+// zoneReport is status.zoneRun of a zone run whose results are in: what it reported before
+// (armed, started) and its envelopes.
+func zoneReport(run *v1alpha1.TestRun, envelopes [][]byte, problems []string) *v1alpha1.ZoneRunStatus {
+	out := &v1alpha1.ZoneRunStatus{}
+	if run.Status.ZoneRun != nil {
+		out = run.Status.ZoneRun.DeepCopy()
+	}
+	out.Envelopes, out.Problems = envelopes, problems
+	return out
 }

@@ -89,6 +89,10 @@ func (r *Stage) ReconcileFinished(ctx context.Context, run *v1alpha1.TestRun, no
 			return ctrl.Result{}, err
 		}
 	}
+	// Its zones' runs are done with once it ended: their results are merged, or never will be.
+	if err := r.DeleteZones(ctx, run); err != nil {
+		return ctrl.Result{}, err
+	}
 	if expired {
 		return ctrl.Result{}, r.DeleteExpired(ctx, run)
 	}
@@ -143,6 +147,9 @@ func (r *Stage) ReconcileDelete(ctx context.Context, run *v1alpha1.TestRun) (ctr
 		}
 	}
 	if err := r.DeleteBudgets(ctx, run); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.DeleteZones(ctx, run); err != nil {
 		return ctrl.Result{}, err
 	}
 	if len(remaining) > 0 {

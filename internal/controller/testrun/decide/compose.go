@@ -194,6 +194,12 @@ func composeDecided(st *v1alpha1.TestRunStatus, d *Decision) {
 	if d.Trend != nil && st.Trend == nil {
 		st.Trend = d.Trend.DeepCopy()
 	}
+	if d.Zones != nil {
+		st.Zones = composeZones(d.Zones)
+	}
+	if d.ZoneRun != nil {
+		st.ZoneRun = d.ZoneRun.DeepCopy()
+	}
 	composeParallelism(st, d)
 	applyConditions(&st.Conditions, d.conditions)
 }

@@ -64,6 +64,10 @@ type Decision struct {
 	PlannedDuration string
 	// Trend is status.trend, decided when the results are merged (spec.trend).
 	Trend *v1alpha1.TrendResult
+	// Zones are a zoned run's rows, rebuilt from its zone runs every reconcile (provision/zones.go).
+	Zones []ZoneRow
+	// ZoneRun is status.zoneRun, what a zone run reports home: armed, started, envelopes.
+	ZoneRun *v1alpha1.ZoneRunStatus
 }
 
 // GeneratorBound is whether the runners, not the target, limited the load, and why.

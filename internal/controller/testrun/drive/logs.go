@@ -54,20 +54,28 @@ func (r *Stage) ReadEnvelopes(ctx context.Context, s *decide.Scope) ([]measure.E
 		return nil, nil, runio.ErrPending
 	}
 	read, _ := res.Val.(logReads)
+	for _, rs := range s.Runners {
+		if _, ok := read[podUID(rs.Pod)]; rs.Pod != nil && rs.Final == nil && !ok {
+			// Its final envelope was handed over when the logs were read, and dropped since (its
+			// hold ends at the run's deadline plus the collection timeout, which a zoned run's
+			// wait for its zones can reach): its log is read now.
+			r.Calls.Discard(s.Run.UID, runio.CallLogs)
+			r.startLogs(s)
+			return nil, nil, runio.ErrPending
+		}
+	}
 	var out []measure.Envelope
 	var problems []string
 	for _, rs := range s.Runners {
-		got, ok := logRead{}, false
+		var got logRead
 		if rs.Pod != nil {
-			got, ok = read[rs.Pod.UID]
+			got = read[rs.Pod.UID]
 		}
 		switch {
 		case rs.Pod == nil:
 			problems = append(problems, fmt.Sprintf("runner %d has no pod to read", rs.Index))
 		case rs.Final != nil:
 			out = append(out, *rs.Final) // handed over already: no log to read
-		case !ok:
-			problems = append(problems, fmt.Sprintf("runner %s: its log is not read yet", rs.Pod.Name))
 		case got.env != nil:
 			out = append(out, *got.env)
 		case errors.Is(got.err, measure.ErrRejected):
@@ -145,4 +153,11 @@ func holdEnvelope(ctx context.Context, env measure.Envelope) logRead {
 		return logRead{err: fmt.Errorf("no memory free to hold its envelope until collection yet (other runs of this namespace hold its share): %w", err)}
 	}
 	return logRead{env: &env, release: release}
+}
+
+func podUID(pod *corev1.Pod) types.UID {
+	if pod == nil {
+		return ""
+	}
+	return pod.UID
 }

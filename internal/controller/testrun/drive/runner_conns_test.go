@@ -114,7 +114,7 @@ func TestStartKeepsConnectionsOnlyForItself(t *testing.T) {
 	conns := &connCounter{}
 	api, states := runnerPods(t, n, conns)
 	r := New(&runenv.Env{Options: runenv.Options{RunnerAPI: api}})
-	acks := r.resumeAll(context.Background(), &decide.Scope{Runners: states})
+	acks := r.resumeAll(context.Background(), &decide.Scope{Runners: states}, time.Time{})
 	for i, a := range acks {
 		if a.err != nil || a.at.IsZero() {
 			t.Errorf("runner %d: ack %+v, want a resume", i, a)

@@ -1,0 +1,201 @@
+package collect
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "fleetbench.dev/fleetbench/api/v1alpha1"
+	rc "fleetbench.dev/fleetbench/internal/controller/ctrlkit"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/decide"
+	"fleetbench.dev/fleetbench/internal/controller/testrun/runio"
+	"fleetbench.dev/fleetbench/pkg/judge"
+	"fleetbench.dev/fleetbench/pkg/measure"
+	"fleetbench.dev/fleetbench/pkg/naming"
+	"fleetbench.dev/fleetbench/pkg/zones"
+)
+
+// zonePoll is how often a zoned run waiting for its zones' results looks again, beside the
+// watch that wakes it when MultiKueue copies a zone run's status home.
+const zonePoll = 5 * time.Second
+
+// zoneResults are the envelopes one other zone reported, still encoded: they are decoded
+// with the merge, off the shared workers.
+type zoneResults struct {
+	zone      string
+	envelopes [][]byte
+}
+
+// zoneNumbers are one zone's own requests, failures and latency, for its row.
+type zoneNumbers struct {
+	requests, failed int64
+	latency          v1alpha1.Latency
+}
+
+// gatherZones waits for a zoned run's other zones to end and takes their envelopes. A zone
+// with no results by the run's deadline plus the collection timeout is lost: the result is
+// partial, the surviving zones' counts exact, the lost one named. wait: not yet.
+func (r *Stage) gatherZones(ctx context.Context, s *decide.Scope) (out []zoneResults, problems []string, wait bool, err error) {
+	deadline := s.RunDeadline().Add(s.Timeouts.Collection)
+	var pending []string
+	for i := range s.Decided.Zones {
+		row := &s.Decided.Zones[i]
+		switch {
+		case row.Cluster == "":
+			continue
+		case row.State == v1alpha1.ZoneEnded:
+			zr := &v1alpha1.TestRun{}
+			// Live and whole: the cache keeps no envelopes.
+			if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.Run.Namespace, Name: row.Run}, zr); err != nil {
+				return nil, nil, false, err
+			}
+			report := zr.Status.ZoneRun
+			if !zones.Of(zr, s.Run) || report == nil {
+				row.State, row.Message = v1alpha1.ZoneLost, "its zone run reported no results"
+				problems = append(problems, fmt.Sprintf("zone %s: %s", row.Name, row.Message))
+				continue
+			}
+			for _, p := range report.Problems {
+				problems = append(problems, fmt.Sprintf("zone %s: %s", row.Name, p))
+			}
+			if size := wireSize(report.Envelopes); size > v1alpha1.MaxZoneEnvelopeBytes {
+				row.State, row.Message = v1alpha1.ZoneLost, fmt.Sprintf("its results are %d KiB, more than the %d KiB a zone may report", size>>10, v1alpha1.MaxZoneEnvelopeBytes>>10)
+				problems = append(problems, fmt.Sprintf("zone %s: %s", row.Name, row.Message))
+				continue
+			}
+			out = append(out, zoneResults{zone: row.Name, envelopes: report.Envelopes})
+		case row.State == v1alpha1.ZoneFailed || row.State == v1alpha1.ZoneLost:
+			row.State = v1alpha1.ZoneLost
+			problems = append(problems, fmt.Sprintf("zone %s was lost: %s", row.Name, row.Message))
+		case rc.Expired(s.Now, deadline):
+			row.State = v1alpha1.ZoneLost
+			row.Message = fmt.Sprintf("no results from cluster %s by %s (the run's deadline and spec.timeouts.collection): the results leave its runners out", row.Cluster, deadline.UTC().Format(time.RFC3339))
+			problems = append(problems, fmt.Sprintf("zone %s was lost: %s", row.Name, row.Message))
+		default:
+			pending = append(pending, row.Name)
+		}
+	}
+	if len(pending) > 0 {
+		s.Enter(v1alpha1.PhaseCollecting, v1alpha1.ReasonCollecting, fmt.Sprintf("waiting for the results of zone %v (until %s)", pending, deadline.UTC().Format(time.RFC3339)))
+		return nil, nil, true, nil
+	}
+	return out, problems, false, nil
+}
+
+func wireSize(envelopes [][]byte) int {
+	n := 0
+	for _, e := range envelopes {
+		n += len(e)
+	}
+	return n
+}
+
+// decodeZones decodes each zone's envelopes within the run's envelope limits and returns them
+// all, and the zones' own numbers; a zone whose envelope is refused becomes a problem.
+func decodeZones(in []zoneResults, fleet int, tenant string) (all []measure.Envelope, byZone map[string]zoneNumbers, problems []string) {
+	byZone = map[string]zoneNumbers{}
+	limits := runio.EnvelopeLimits(fleet, tenant)
+	for _, z := range in {
+		var envs []measure.Envelope
+		var refused error
+		for _, text := range z.envelopes {
+			env, err := measure.DecodeWithin(text, limits)
+			if err != nil {
+				refused = err
+				break
+			}
+			envs = append(envs, env)
+		}
+		if refused != nil {
+			problems = append(problems, fmt.Sprintf("zone %s: its results were refused: %v", z.zone, refused))
+			continue
+		}
+		byZone[z.zone] = numbersOf(envs)
+		all = append(all, envs...)
+	}
+	return all, byZone, problems
+}
+
+// numbersOf are the http requests, failed requests and latency of envs: one zone's runners.
+func numbersOf(envs []measure.Envelope) zoneNumbers {
+	from, to := time.Unix(0, 0), time.Unix(0, math.MaxInt64)
+	var n zoneNumbers
+	reqs, _ := measure.WindowedAgg(envs, "http_reqs", from, to)
+	n.requests = int64(reqs.Sum)
+	if failed, ok := measure.WindowedAgg(envs, "http_req_failed", from, to); ok {
+		n.failed = int64(failed.NonZero)
+	}
+	if d, ok := measure.WindowedAgg(envs, "http_req_duration", from, to); ok && d.Count > 0 {
+		n.latency = v1alpha1.Latency{Avg: judge.Millis(d.Avg()), P50: judge.Millis(d.Quantile(0.5)), P95: judge.Millis(d.Quantile(0.95)), P99: judge.Millis(d.Quantile(0.99))}
+	}
+	return n
+}
+
+// fillZoneRows puts each zone's numbers in its row; the zones that reported are Ended.
+func fillZoneRows(rows []decide.ZoneRow, byZone map[string]zoneNumbers) {
+	for i := range rows {
+		n, ok := byZone[rows[i].Name]
+		if !ok {
+			continue
+		}
+		rows[i].State = v1alpha1.ZoneEnded
+		rows[i].Requests, rows[i].Failed, rows[i].Latency = n.requests, n.failed, n.latency
+	}
+}
+
+// encodeZoneReport is what a zone run reports home: its runners' envelopes, encoded as they
+// travel in runner logs, and what they lack; a zone too large to report says so instead.
+func encodeZoneReport(envs []measure.Envelope, problems []string) ([][]byte, []string) {
+	out := make([][]byte, 0, len(envs))
+	size := 0
+	for i := range envs {
+		var b bytes.Buffer
+		if err := measure.Encode(&b, &envs[i]); err != nil {
+			return nil, append(problems, "encoding runner "+envs[i].Runner+"'s results: "+err.Error())
+		}
+		size += b.Len()
+		out = append(out, b.Bytes())
+	}
+	if size > v1alpha1.MaxZoneEnvelopeBytes {
+		return nil, append(problems, fmt.Sprintf("the zone's results are %d KiB encoded, more than the %d KiB a zone may report home: fewer runners per zone, or fewer tags and windows",
+			size>>10, v1alpha1.MaxZoneEnvelopeBytes>>10))
+	}
+	return out, problems
+}
+
+// DeleteZones deletes a zoned run's zone runs and starts, each proved the run's by its UID
+// label in its namespace: MultiKueue then deletes their copies in the zones' clusters, and
+// those clusters' fleetbench their runners. Done once the run ended, and on its deletion.
+func (r *Stage) DeleteZones(ctx context.Context, run *v1alpha1.TestRun) error {
+	if len(run.Spec.Zones) == 0 {
+		return nil
+	}
+	sel := client.MatchingLabels{naming.LabelZoneOfUID: string(run.UID)}
+	var starts v1alpha1.ZoneStartList
+	if err := r.List(ctx, &starts, client.InNamespace(run.Namespace), sel); err != nil {
+		return err
+	}
+	for i := range starts.Items {
+		if zones.Of(&starts.Items[i], run) {
+			if err := rc.DeleteExact(ctx, r.Client, &starts.Items[i]); err != nil {
+				return err
+			}
+		}
+	}
+	var runs v1alpha1.TestRunList
+	if err := r.List(ctx, &runs, client.InNamespace(run.Namespace), sel); err != nil {
+		return err
+	}
+	for i := range runs.Items {
+		if zr := &runs.Items[i]; zones.Of(zr, run) && zr.Spec.ZoneOf != nil && zr.Spec.ZoneOf.Run == run.Name {
+			if err := rc.DeleteExact(ctx, r.Client, zr); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
