@@ -8,7 +8,7 @@ chart="$root/charts/fleetbench"
 count() { grep -c "^kind: $1\$" || true; }
 
 all=$("$helm" template fb "$chart" --namespace fleetbench-system)
-[ "$(count CustomResourceDefinition <<<"$all")" = 3 ] || { echo "chart: want 3 CRDs by default"; exit 1; }
+[ "$(count CustomResourceDefinition <<<"$all")" = 4 ] || { echo "chart: want 4 CRDs by default (Profile, TestRun, CapacityPlan, ZoneStart)"; exit 1; }
 [ "$(count Profile <<<"$all")" = 8 ] || { echo "chart: want the 8 built-in Profiles by default"; exit 1; }
 for kind in Deployment ClusterRole ClusterRoleBinding ServiceAccount Service; do
   [ "$(count "$kind" <<<"$all")" -ge 1 ] || { echo "chart: no $kind rendered"; exit 1; }

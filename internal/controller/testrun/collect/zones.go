@@ -42,6 +42,19 @@ type zoneNumbers struct {
 func (r *Stage) gatherZones(ctx context.Context, s *decide.Scope) (out []zoneResults, problems []string, wait bool, err error) {
 	deadline := s.RunDeadline().Add(s.Timeouts.Collection)
 	var pending []string
+	for _, row := range s.Decided.Zones {
+		switch row.State {
+		case v1alpha1.ZonePending, v1alpha1.ZoneArmed, v1alpha1.ZoneRunning:
+			if row.Cluster != "" && !rc.Expired(s.Now, deadline) {
+				pending = append(pending, row.Name)
+			}
+		}
+	}
+	if len(pending) > 0 {
+		// Nothing is read until every zone ended: a zone run's status is up to a MiB.
+		s.Enter(v1alpha1.PhaseCollecting, v1alpha1.ReasonCollecting, fmt.Sprintf("waiting for the results of zone %v (until %s)", pending, deadline.UTC().Format(time.RFC3339)))
+		return nil, nil, true, nil
+	}
 	for i := range s.Decided.Zones {
 		row := &s.Decided.Zones[i]
 		switch {
@@ -71,17 +84,11 @@ func (r *Stage) gatherZones(ctx context.Context, s *decide.Scope) (out []zoneRes
 		case row.State == v1alpha1.ZoneFailed || row.State == v1alpha1.ZoneLost:
 			row.State = v1alpha1.ZoneLost
 			problems = append(problems, fmt.Sprintf("zone %s was lost: %s", row.Name, row.Message))
-		case rc.Expired(s.Now, deadline):
+		default: // not ended by the deadline
 			row.State = v1alpha1.ZoneLost
 			row.Message = fmt.Sprintf("no results from cluster %s by %s (the run's deadline and spec.timeouts.collection): the results leave its runners out", row.Cluster, deadline.UTC().Format(time.RFC3339))
 			problems = append(problems, fmt.Sprintf("zone %s was lost: %s", row.Name, row.Message))
-		default:
-			pending = append(pending, row.Name)
 		}
-	}
-	if len(pending) > 0 {
-		s.Enter(v1alpha1.PhaseCollecting, v1alpha1.ReasonCollecting, fmt.Sprintf("waiting for the results of zone %v (until %s)", pending, deadline.UTC().Format(time.RFC3339)))
-		return nil, nil, true, nil
 	}
 	return out, problems, false, nil
 }

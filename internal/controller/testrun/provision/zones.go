@@ -92,11 +92,11 @@ func (r *Stage) ReconcileZones(ctx context.Context, s *decide.Scope) (ctrl.Resul
 	return ctrl.Result{}, nil
 }
 
-// zoneRun is zone's zone run of run, made when missing before the start, once target (how
-// the zone reaches the run's target) is known; nil and no reason: not yet. missing says why it cannot be made
-// (no LocalQueue dispatches to the zone's cluster). A TestRun of its name that is not this
-// run's zone run is reported by zoneProblem, never changed.
-func (r *Stage) zoneRun(ctx context.Context, run *v1alpha1.TestRun, z v1alpha1.ZoneSpec, started bool, target *zones.Target) (_ *v1alpha1.TestRun, missing string, _ error) {
+// zoneRun is zone's zone run of run, made when missing before the start, once reach (how
+// the zone reaches the run's target) is known; nil and no reason: not yet. missing says why
+// it cannot be made (no LocalQueue dispatches to the zone's cluster). A TestRun of its name
+// that is not this run's zone run is reported by zoneProblem, never changed.
+func (r *Stage) zoneRun(ctx context.Context, run *v1alpha1.TestRun, z v1alpha1.ZoneSpec, started bool, reach *zones.Target) (_ *v1alpha1.TestRun, missing string, _ error) {
 	key := client.ObjectKey{Namespace: run.Namespace, Name: naming.ZoneRun(run.Name, z.Name)}
 	got := &v1alpha1.TestRun{}
 	err := r.Get(ctx, key, got)
@@ -107,10 +107,10 @@ func (r *Stage) zoneRun(ctx context.Context, run *v1alpha1.TestRun, z v1alpha1.Z
 		// Made again now, it would send its segments' load a second time.
 		return nil, "its zone run " + key.Name + " was deleted after the start", nil
 	}
-	if target == nil {
+	if reach == nil {
 		return nil, "", nil
 	}
-	want := zones.Run(run, z, *target)
+	want := zones.Run(run, z, *reach)
 	// Read live, once per zone (no LocalQueue is cached): a zone no queue dispatches would
 	// wait in Kueue until the arm deadline.
 	lq := zones.LocalQueue(z.Cluster)
