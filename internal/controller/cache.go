@@ -101,7 +101,9 @@ func Slim(obj any) (any, error) {
 		o.Spec.Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: o.Spec.Template.Labels},
 			Spec: corev1.PodSpec{Resources: o.Spec.Template.Spec.Resources}}
 	case *corev1.Service:
-		o.Spec = corev1.ServiceSpec{}
+		// A zoned run's zones reach its target by the Services' NodePorts (provision/zones.go);
+		// fleetbench's own Services have one port, so a labelled look-alike keeps no more.
+		o.Spec = corev1.ServiceSpec{Type: o.Spec.Type, Ports: o.Spec.Ports[:min(len(o.Spec.Ports), 1)]}
 	case *networkingv1.NetworkPolicy:
 		o.Spec = networkingv1.NetworkPolicySpec{}
 	}

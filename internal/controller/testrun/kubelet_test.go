@@ -66,6 +66,9 @@ func (k *kubelet) targetReady() {
 	k.targetReadyWith(0)
 }
 
+// targetHostIP is the address of the node the played target runs on.
+const targetHostIP = "10.1.0.1"
+
 func (k *kubelet) targetReadyWith(restarts int32) {
 	for _, d := range k.targetDeployments() {
 		pod := &corev1.Pod{
@@ -79,7 +82,7 @@ func (k *kubelet) targetReadyWith(restarts int32) {
 		if err := k.c.Create(k.ctx, pod); err != nil {
 			k.t.Fatal(err)
 		}
-		pod.Status.Phase = corev1.PodRunning
+		pod.Status.Phase, pod.Status.HostIP = corev1.PodRunning, targetHostIP
 		for _, c := range pod.Spec.Containers {
 			pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Ready: true, RestartCount: restarts,
 				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})

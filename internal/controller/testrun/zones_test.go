@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -164,5 +165,43 @@ func TestZoneThatFailsBeforeItsStartFailsTheRun(t *testing.T) {
 	err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.ZoneRun(noQueue.Name, "far")}, &v1alpha1.TestRun{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("a zone run was made with no queue to dispatch it: %v", errors.Join(err))
+	}
+}
+
+// TestZonedRunExposesItsProvisionedTarget: a zoned run's provisioned target is reached from the
+// other cluster by its Services' NodePorts on the target node's address: the zone run is made
+// once they are known, with that URL as its external target and TARGET_WEB_* moved there.
+func TestZonedRunExposesItsProvisionedTarget(t *testing.T) {
+	ns := setup(t)
+	base := zonedRun(t, "exposed", ns)
+	run := tw.MakeTestRun("exposed", ns).Devices(200, "10s").Duration("10s").Zones(base.Spec.Zones...).Obj()
+	create(t, run)
+	k := newKubelet(t, run)
+	waitPhase(t, run, v1alpha1.PhaseProvisioning, "")
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.ZoneRun(run.Name, "c2")}, &v1alpha1.TestRun{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a zone run before the target's node is known: %v", err)
+	}
+	k.targetReady()
+	zr := zoneRunOf(t, run, "c2")
+	var svc corev1.Service
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: naming.TargetNamespace(ns, run.Name), Name: "web"}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	port := svc.Spec.Ports[0].NodePort
+	if svc.Spec.Type != corev1.ServiceTypeNodePort || port == 0 {
+		t.Fatalf("target Service %s %+v: want a NodePort", svc.Spec.Type, svc.Spec.Ports)
+	}
+	want := fmt.Sprintf("http://%s:%d", targetHostIP, port)
+	if ext := zr.Spec.Target.External; ext == nil || ext.URL != want || len(zr.Spec.Target.Components) != 0 || zr.Spec.Profile != "" {
+		t.Errorf("zone run target %+v profile %q: want external %s and nothing to provision", zr.Spec.Target, zr.Spec.Profile, want)
+	}
+	env := map[string]string{}
+	if zr.Spec.Runner != nil {
+		for _, e := range zr.Spec.Runner.Env {
+			env[e.Name] = e.Value
+		}
+	}
+	if env["TARGET_WEB_URL"] != want || env["TARGET_WEB_HOST"] != targetHostIP || env["TARGET_WEB_PORT"] != fmt.Sprint(port) {
+		t.Errorf("zone run env %v: want TARGET_WEB_* at %s", env, want)
 	}
 }
