@@ -109,21 +109,6 @@ func StateOf(zr *v1alpha1.TestRun) (v1alpha1.ZoneState, string) {
 	return v1alpha1.ZonePending, st.Message
 }
 
-// Unarmed names the zones of rows not armed yet (Pending), with what they wait for.
-func Unarmed(rows []v1alpha1.ZoneStatus) []string {
-	var out []string
-	for _, r := range rows {
-		if r.State == v1alpha1.ZonePending || r.State == v1alpha1.ZoneFailed {
-			msg := r.Name
-			if r.Message != "" {
-				msg += " (" + r.Message + ")"
-			}
-			out = append(out, msg)
-		}
-	}
-	return out
-}
-
 // Offsets fills each started row's startOffset: how much later than the earliest zone it
 // started. It returns the largest, the start skew between zones.
 func Offsets(rows []v1alpha1.ZoneStatus) time.Duration {

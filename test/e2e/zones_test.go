@@ -158,7 +158,7 @@ func TestZoneThatCannotArmFailsBeforeLoad(t *testing.T) {
 	}{
 		{"no queue to the cluster", ns, []v1alpha1.ZoneSpec{{Name: "home", Runners: 1}, {Name: "nowhere", Cluster: "cluster-9", Runners: 1}},
 			"zone nowhere: namespace " + ns + " has no LocalQueue zone-cluster-9"},
-		{"not placed in time", home.namespace(t, "e2e-zones-unplaced"), twoZones(1, 1), "waiting for zone c2 to arm"},
+		{"not placed in time", home.namespace(t, "e2e-zones-unplaced"), twoZones(1, 1), "waiting for zone c2"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -180,12 +180,16 @@ func (r *Stage) holdForZones(ctx context.Context, s *decide.Scope) (ctrl.Result,
 			rows[i].State = v1alpha1.ZoneArmed
 		} else if rows[i].State != v1alpha1.ZoneArmed {
 			unarmed = append(unarmed, rows[i].Name)
+			if m := rows[i].Message; m != "" {
+				unarmed[len(unarmed)-1] += " (" + m + ")"
+			}
 		}
 	}
 	if len(unarmed) > 0 {
 		msg := fmt.Sprintf("the runners here are armed; waiting for zone %s to arm (dispatched, runners ready and paused)", strings.Join(unarmed, ", "))
+		first, _, _ := strings.Cut(unarmed[0], " ")
 		return s.WaitOrFail(s.RunnersReadyDeadline(), zonePoll, v1alpha1.PhaseStarting, v1alpha1.ReasonWaitingForZones, v1alpha1.ReasonZoneNotArmed,
-			msg, "; no zone was started: see the zone's run (kubectl get testrun "+naming.ZoneRun(s.Run.Name, unarmed[0])+") and its cluster's Kueue"), time.Time{}, false, nil
+			msg, "; no zone was started: see the zone's run (kubectl get testrun "+naming.ZoneRun(s.Run.Name, first)+") and its cluster's Kueue"), time.Time{}, false, nil
 	}
 	at, err := r.ensureZoneStarts(ctx, s)
 	if err != nil {
