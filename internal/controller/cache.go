@@ -124,7 +124,12 @@ func SlimTestRun(obj any) (any, error) {
 	}
 	run.SetManagedFields(nil)
 	if len(run.Annotations) > 0 {
-		run.Annotations = map[string]string{annotationsHash: hashOf(run.Annotations)}
+		kept := map[string]string{annotationsHash: hashOf(run.Annotations)}
+		// A zoned run checks where MultiKueue sent each zone run (provision/zones.go).
+		if w, ok := run.Annotations[v1alpha1.AnnotationWorkerCluster]; ok {
+			kept[v1alpha1.AnnotationWorkerCluster] = w
+		}
+		run.Annotations = kept
 	}
 	spec := &run.Spec
 	spec.Script.Inline = ""

@@ -229,8 +229,8 @@ func durationOf(v any) (time.Duration, error) {
 }
 
 // SegmentRate is runner i of n's share of the load in requests (iterations) per second at its
-// steady rate: the devices of its range once per period. Zero when the spec does not say
-// (the script's own VUs).
+// steady rate: the devices of its range once per period (with zones, its range of the whole
+// fleet's). Zero when the spec does not say (the script's own VUs).
 func SegmentRate(spec *v1alpha1.TestRunSpec, i, n int) float64 {
 	if spec.Load == nil || spec.Load.Devices == nil || n < 1 || i < 0 || i >= n {
 		return 0
@@ -239,7 +239,7 @@ func SegmentRate(spec *v1alpha1.TestRunSpec, i, n int) float64 {
 	if err != nil || period <= 0 {
 		return 0
 	}
-	return float64(DeviceRanges(int64(*spec.Load.Devices), n)[i].Count()) / period.Seconds()
+	return float64(DeviceRanges(int64(*spec.Load.Devices), spec.FleetRunners(n))[spec.FleetIndex(i)].Count()) / period.Seconds()
 }
 
 // EstimateUnobserved is the requests a segment of that rate would have made from from to to:

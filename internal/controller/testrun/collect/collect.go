@@ -45,13 +45,13 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 		s.RecordCondition(v1alpha1.ConditionResultsCollected, metav1.ConditionFalse, v1alpha1.ReasonReading, strings.Join(problems, "; "))
 		return rc.After(500 * time.Millisecond), nil
 	}
-	var zoneIn []zoneResults
+	var zoneIn []zoneToRead
 	if len(run.Spec.Zones) > 0 {
-		in, zoneProblems, wait, err := r.gatherZones(ctx, s)
-		if err != nil || wait {
-			return rc.After(zonePoll), err
+		toRead, zoneProblems, wait := gatherZones(s)
+		if wait {
+			return rc.After(zonePoll), nil
 		}
-		zoneIn, problems = in, append(problems, zoneProblems...)
+		zoneIn, problems = toRead, append(problems, zoneProblems...)
 	}
 	if err := r.MeasureAfter(ctx, s); errors.Is(err, runio.ErrPending) {
 		return rc.After(runio.LogsLimit), nil // read off the worker, its end wakes the run
@@ -71,8 +71,8 @@ func (r *Stage) ReconcileCollect(ctx context.Context, s *decide.Scope) (ctrl.Res
 		if !done {
 			return rc.After(runio.MergeLimit), nil // off the worker: its end wakes the run
 		}
-		problems = append(problems, judged.Val.zoneProblems...)
-		fillZoneRows(s.Decided.Zones, judged.Val.zones)
+		problems = append(problems, judged.Val.zones.problems...)
+		fillZoneRows(s.Decided.Zones, judged.Val.zones.numbers, judged.Val.zones.lost)
 		if run.Spec.ZoneOf != nil {
 			s.Decided.ZoneRun = zoneReport(run, judged.Val.report, judged.Val.reportProblems)
 		}
@@ -169,9 +169,8 @@ type judged struct {
 	trend   keptTrend
 	// runners is how many runners' envelopes were merged (other zones' included).
 	runners int
-	// A zoned run's: each zone's own numbers, and the zones whose results were refused.
-	zones        map[string]zoneNumbers
-	zoneProblems []string
+	// A zoned run's other zones: their own numbers, and what they lack.
+	zones zoneResults
 	// A zone run's report home: its envelopes encoded, and what they lack.
 	report         [][]byte
 	reportProblems []string
@@ -183,7 +182,7 @@ type judged struct {
 //
 // A zoned run decodes its other zones' envelopes here too, and merges them with its own
 // runners' as one fleet; a zone run encodes its runners' envelopes to report them home.
-func (r *Stage) mergeAndJudge(s *decide.Scope, envs []measure.Envelope, zoneIn []zoneResults, problems []string) (runio.Typed[judged], bool) {
+func (r *Stage) mergeAndJudge(s *decide.Scope, envs []measure.Envelope, zoneIn []zoneToRead, problems []string) (runio.Typed[judged], bool) {
 	spec := s.Run.Spec.DeepCopy()
 	runners := spec.FleetRunners(len(s.Runners))
 	if spec.ZoneOf != nil {
@@ -194,17 +193,20 @@ func (r *Stage) mergeAndJudge(s *decide.Scope, envs []measure.Envelope, zoneIn [
 	if z := spec.HomeZone(); z != nil {
 		home = z.Name
 	}
+	homeRun := &v1alpha1.TestRun{ObjectMeta: *s.Run.ObjectMeta.DeepCopy()}
 	return runio.Poll(r.Calls, s.Run, runio.CallMerge, runio.MergeLimit, func(ctx context.Context) (judged, error) {
-		// Reading the trend's kept runs waits on the API server, not the CPU: before the slot.
+		// Reading the trend's kept runs and the zones' reports waits on the API server, not the
+		// CPU: before the slot.
 		trend := r.readTrend(ctx, ns, uid, spec.Trend)
+		reports := r.readZones(ctx, homeRun, zoneIn)
 		return runio.OnCPU(ctx, func() (judged, error) {
 			var j judged
 			all := envs
 			if home != "" {
-				var others []measure.Envelope
-				others, j.zones, j.zoneProblems = decodeZones(zoneIn, runners, ns)
-				j.zones[home] = numbersOf(envs)
-				all = append(slices.Clone(envs), others...)
+				j.zones = decodeZones(reports, runners, ns)
+				j.zones.numbers[home] = numbersOf(envs)
+				all = append(slices.Clone(envs), j.zones.envelopes...)
+				j.zones.envelopes = nil // merged below; not kept with the result
 			}
 			if spec.ZoneOf != nil {
 				j.report, j.reportProblems = encodeZoneReport(envs, problems)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,11 +24,11 @@ import (
 // watch that wakes it when MultiKueue copies a zone run's status home.
 const zonePoll = 5 * time.Second
 
-// zoneResults are the envelopes one other zone reported, still encoded: they are decoded
-// with the merge, off the shared workers.
-type zoneResults struct {
-	zone      string
-	envelopes [][]byte
+// zoneToRead is one other zone whose run ended: read, checked and decoded with the merge, off
+// the shared workers (readZones).
+type zoneToRead struct {
+	zone, run string
+	runners   int
 }
 
 // zoneNumbers are one zone's own requests, failures and latency, for its row.
@@ -36,10 +37,19 @@ type zoneNumbers struct {
 	latency          v1alpha1.Latency
 }
 
-// gatherZones waits for a zoned run's other zones to end and takes their envelopes. A zone
-// with no results by the run's deadline plus the collection timeout is lost: the result is
-// partial, the surviving zones' counts exact, the lost one named. wait: not yet.
-func (r *Stage) gatherZones(ctx context.Context, s *decide.Scope) (out []zoneResults, problems []string, wait bool, err error) {
+// zoneResults are what the zones that ended reported: their envelopes decoded, each zone's own
+// numbers, the zones that reported nothing usable (lost, and why), and what is missing.
+type zoneResults struct {
+	envelopes []measure.Envelope
+	numbers   map[string]zoneNumbers
+	lost      map[string]string
+	problems  []string
+}
+
+// gatherZones waits for a zoned run's other zones to end and says which to read. A zone with
+// no results by the run's deadline plus the collection timeout is lost: the result is partial,
+// the surviving zones' counts exact, the lost one named. wait: not yet.
+func gatherZones(s *decide.Scope) (toRead []zoneToRead, problems []string, wait bool) {
 	deadline := s.RunDeadline().Add(s.Timeouts.Collection)
 	var pending []string
 	for _, row := range s.Decided.Zones {
@@ -51,36 +61,15 @@ func (r *Stage) gatherZones(ctx context.Context, s *decide.Scope) (out []zoneRes
 		}
 	}
 	if len(pending) > 0 {
-		// Nothing is read until every zone ended: a zone run's status is up to a MiB.
 		s.Enter(v1alpha1.PhaseCollecting, v1alpha1.ReasonCollecting, fmt.Sprintf("waiting for the results of zone %v (until %s)", pending, deadline.UTC().Format(time.RFC3339)))
-		return nil, nil, true, nil
+		return nil, nil, true
 	}
 	for i := range s.Decided.Zones {
 		row := &s.Decided.Zones[i]
 		switch {
 		case row.Cluster == "":
-			continue
 		case row.State == v1alpha1.ZoneEnded:
-			zr := &v1alpha1.TestRun{}
-			// Live and whole: the cache keeps no envelopes.
-			if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.Run.Namespace, Name: row.Run}, zr); err != nil {
-				return nil, nil, false, err
-			}
-			report := zr.Status.ZoneRun
-			if !zones.Of(zr, s.Run) || report == nil {
-				row.State, row.Message = v1alpha1.ZoneLost, "its zone run reported no results"
-				problems = append(problems, fmt.Sprintf("zone %s: %s", row.Name, row.Message))
-				continue
-			}
-			for _, p := range report.Problems {
-				problems = append(problems, fmt.Sprintf("zone %s: %s", row.Name, p))
-			}
-			if size := wireSize(report.Envelopes); size > v1alpha1.MaxZoneEnvelopeBytes {
-				row.State, row.Message = v1alpha1.ZoneLost, fmt.Sprintf("its results are %d KiB, more than the %d KiB a zone may report", size>>10, v1alpha1.MaxZoneEnvelopeBytes>>10)
-				problems = append(problems, fmt.Sprintf("zone %s: %s", row.Name, row.Message))
-				continue
-			}
-			out = append(out, zoneResults{zone: row.Name, envelopes: report.Envelopes})
+			toRead = append(toRead, zoneToRead{zone: row.Name, run: row.Run, runners: int(row.Runners)})
 		case row.State == v1alpha1.ZoneFailed || row.State == v1alpha1.ZoneLost:
 			row.State = v1alpha1.ZoneLost
 			problems = append(problems, fmt.Sprintf("zone %s was lost: %s", row.Name, row.Message))
@@ -90,24 +79,55 @@ func (r *Stage) gatherZones(ctx context.Context, s *decide.Scope) (out []zoneRes
 			problems = append(problems, fmt.Sprintf("zone %s was lost: %s", row.Name, row.Message))
 		}
 	}
-	return out, problems, false, nil
+	return toRead, problems, false
 }
 
-func wireSize(envelopes [][]byte) int {
-	n := 0
-	for _, e := range envelopes {
-		n += len(e)
+// zoneRunReport is one ended zone's run as read: its report home, still encoded.
+type zoneRunReport struct {
+	zoneToRead
+	phase     v1alpha1.TestRunPhase
+	message   string
+	envelopes [][]byte
+	problems  []string
+	unusable  string // why the report cannot be used; "" when it can
+}
+
+// readZones reads each ended zone's run live (the cache keeps no envelopes) and checks it is
+// home's and within the size a zone may report. home is a copy: this runs off the worker.
+func (r *Stage) readZones(ctx context.Context, home *v1alpha1.TestRun, toRead []zoneToRead) []zoneRunReport {
+	out := make([]zoneRunReport, 0, len(toRead))
+	for _, z := range toRead {
+		rep := zoneRunReport{zoneToRead: z}
+		zr := &v1alpha1.TestRun{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: home.Namespace, Name: z.run}, zr); err != nil {
+			rep.unusable = "its zone run could not be read: " + err.Error()
+		} else if st := zr.Status.ZoneRun; !zones.Of(zr, home) || st == nil {
+			rep.unusable = "its zone run reported no results"
+		} else if size := wireSize(st.Envelopes); size > v1alpha1.MaxZoneEnvelopeBytes {
+			rep.unusable = fmt.Sprintf("its results are %d KiB, more than the %d KiB a zone may report", size>>10, v1alpha1.MaxZoneEnvelopeBytes>>10)
+		} else {
+			rep.phase, rep.message, rep.envelopes, rep.problems = zr.Status.Phase, zr.Status.Message, st.Envelopes, st.Problems
+		}
+		out = append(out, rep)
 	}
-	return n
+	return out
 }
 
-// decodeZones decodes each zone's envelopes within the run's envelope limits and returns them
-// all, and the zones' own numbers; a zone whose envelope is refused becomes a problem.
-func decodeZones(in []zoneResults, fleet int, tenant string) (all []measure.Envelope, byZone map[string]zoneNumbers, problems []string) {
-	byZone = map[string]zoneNumbers{}
+// decodeZones decodes each zone's envelopes within the run's envelope limits. A zone that
+// reports fewer runners' results than it has (its run failed after the start, or lost runners)
+// is a problem: the results are partial; one with none, or refused, is lost.
+func decodeZones(reports []zoneRunReport, fleet int, tenant string) zoneResults {
+	out := zoneResults{numbers: map[string]zoneNumbers{}, lost: map[string]string{}}
 	limits := runio.EnvelopeLimits(fleet, tenant)
-	for _, z := range in {
-		var envs []measure.Envelope
+	for _, z := range reports {
+		if z.unusable != "" {
+			out.lost[z.zone] = z.unusable
+			continue
+		}
+		for _, p := range z.problems {
+			out.problems = append(out.problems, fmt.Sprintf("zone %s: %s", z.zone, p))
+		}
+		envs := make([]measure.Envelope, 0, len(z.envelopes))
 		var refused error
 		for _, text := range z.envelopes {
 			env, err := measure.DecodeWithin(text, limits)
@@ -117,14 +137,32 @@ func decodeZones(in []zoneResults, fleet int, tenant string) (all []measure.Enve
 			}
 			envs = append(envs, env)
 		}
-		if refused != nil {
-			problems = append(problems, fmt.Sprintf("zone %s: its results were refused: %v", z.zone, refused))
+		switch {
+		case refused != nil:
+			out.lost[z.zone] = "its results were refused: " + refused.Error()
 			continue
+		case len(envs) == 0:
+			out.lost[z.zone] = fmt.Sprintf("its zone run ended %s with no runner's results: %s", z.phase, z.message)
+			continue
+		case len(envs) < z.runners:
+			out.problems = append(out.problems, fmt.Sprintf("zone %s: %d of its %d runners' results (its run ended %s: %s)", z.zone, len(envs), z.runners, z.phase, z.message))
 		}
-		byZone[z.zone] = numbersOf(envs)
-		all = append(all, envs...)
+		out.numbers[z.zone] = numbersOf(envs)
+		out.envelopes = append(out.envelopes, envs...)
 	}
-	return all, byZone, problems
+	for zone, why := range out.lost {
+		out.problems = append(out.problems, fmt.Sprintf("zone %s was lost: %s", zone, why))
+	}
+	slices.Sort(out.problems)
+	return out
+}
+
+func wireSize(envelopes [][]byte) int {
+	n := 0
+	for _, e := range envelopes {
+		n += len(e)
+	}
+	return n
 }
 
 // numbersOf are the http requests, failed requests and latency of envs: one zone's runners.
@@ -142,9 +180,14 @@ func numbersOf(envs []measure.Envelope) zoneNumbers {
 	return n
 }
 
-// fillZoneRows puts each zone's numbers in its row; the zones that reported are Ended.
-func fillZoneRows(rows []decide.ZoneRow, byZone map[string]zoneNumbers) {
+// fillZoneRows puts each zone's numbers in its row (the zones that reported are Ended), and
+// marks Lost those whose report could not be used, with why.
+func fillZoneRows(rows []decide.ZoneRow, byZone map[string]zoneNumbers, lost map[string]string) {
 	for i := range rows {
+		if why, ok := lost[rows[i].Name]; ok {
+			rows[i].State, rows[i].Message = v1alpha1.ZoneLost, why
+			continue
+		}
 		n, ok := byZone[rows[i].Name]
 		if !ok {
 			continue

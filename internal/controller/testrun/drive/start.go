@@ -176,9 +176,13 @@ func (r *Stage) holdForZones(ctx context.Context, s *decide.Scope) (ctrl.Result,
 	rows := s.Decided.Zones
 	var unarmed []string
 	for i := range rows {
-		if rows[i].Cluster == "" {
+		switch {
+		case rows[i].Cluster == "":
 			rows[i].State = v1alpha1.ZoneArmed
-		} else if rows[i].State != v1alpha1.ZoneArmed {
+		case rows[i].State == v1alpha1.ZoneRunning || rows[i].State == v1alpha1.ZoneEnded:
+			// Started by its ZoneStart already: this cluster's start came late (a retried
+			// resume, a lost status write); the skew will show it.
+		case rows[i].State != v1alpha1.ZoneArmed:
 			unarmed = append(unarmed, rows[i].Name)
 			if m := rows[i].Message; m != "" {
 				unarmed[len(unarmed)-1] += " (" + m + ")"
@@ -205,8 +209,9 @@ func (r *Stage) ensureZoneStarts(ctx context.Context, s *decide.Scope) (time.Tim
 	others := zones.Others(&run.Spec)
 	var at time.Time
 	for _, z := range others {
+		// Live: a ZoneStart made a moment ago must set the time, not a second one.
 		zs := &v1alpha1.ZoneStart{}
-		err := r.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.ZoneStart(naming.ZoneRun(run.Name, z.Name))}, zs)
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.ZoneStart(naming.ZoneRun(run.Name, z.Name))}, zs)
 		if err == nil && zones.Of(zs, run) {
 			at = zs.Spec.At.Time
 			break
@@ -221,10 +226,13 @@ func (r *Stage) ensureZoneStarts(ctx context.Context, s *decide.Scope) (time.Tim
 	for _, z := range others {
 		zoneRun := &v1alpha1.TestRun{ObjectMeta: metav1.ObjectMeta{Name: naming.ZoneRun(run.Name, z.Name), Namespace: run.Namespace}}
 		zs := zones.Start(run, zoneRun, at)
-		if err := r.Create(ctx, zs); err != nil {
-			if apierrors.IsAlreadyExists(err) {
+		if err := r.Create(ctx, zs); apierrors.IsAlreadyExists(err) {
+			// Made by an earlier reconcile, whose Workload create may have failed: made again
+			// below. One that is not this run's is left alone, and its zone never starts.
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(zs), zs); err != nil || !zones.Of(zs, run) {
 				continue
 			}
+		} else if err != nil {
 			return at, err
 		}
 		wl := queue.StartWorkload(zs, zones.LocalQueue(z.Cluster))
@@ -255,7 +263,7 @@ func (r *Stage) holdForZoneStart(ctx context.Context, s *decide.Scope) (ctrl.Res
 	if client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, time.Time{}, false, err
 	}
-	if err != nil || zs.Spec.Run != run.Name {
+	if err != nil || zs.Spec.Run != run.Name || zs.Labels[naming.LabelZoneOfUID] != run.Labels[naming.LabelZoneOfUID] {
 		// The home run starts every zone once all are armed; if it never does (it failed, or
 		// this cluster was cut off), this zone ends before any load.
 		deadline := report.ArmedAt.Add(s.Timeouts.RunnersReady)

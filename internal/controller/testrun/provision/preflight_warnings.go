@@ -42,12 +42,17 @@ func (r *Stage) warnBeforeRun(ctx context.Context, s *decide.Scope, pods []corev
 // that reads __VU or __ITER (numbering).
 func (r *Stage) splitWarnings(ctx context.Context, s *decide.Scope, pods []corev1.Pod) (zeroVUs []string, numbering string) {
 	run := s.Run
-	n := run.RunnerCount()
+	// With zones the segments are the whole fleet's, over every cluster.
+	n := run.Spec.FleetRunners(run.RunnerCount())
 	if n < 2 {
 		return nil, ""
 	}
+	name := func(i int) string { return naming.RunnerJob(run.Name, i) }
+	if n != run.RunnerCount() {
+		name = func(i int) string { return fmt.Sprintf("runner %d of the fleet's %d", i, n) }
+	}
 	if scenarios, ok := r.knownScenarios(ctx, s, pods); ok {
-		zeroVUs = runners.ZeroVUWarnings(scenarios, n, func(i int) string { return naming.RunnerJob(run.Name, i) })
+		zeroVUs = runners.ZeroVUWarnings(scenarios, n, name)
 	}
 	if globals := runners.PerRunnerNumbering(s.Script); len(globals) > 0 {
 		numbering = fmt.Sprintf("the script reads %s: "+runenv.PerRunnerNumberingFix, strings.Join(globals, " and "), n)

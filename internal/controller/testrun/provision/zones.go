@@ -51,7 +51,10 @@ func (r *Stage) ReconcileZones(ctx context.Context, s *decide.Scope) (ctrl.Resul
 			rows = append(rows, row) // the home zone: its state is the start's and the run's
 			continue
 		}
-		zr, missing, err := r.zoneRun(ctx, run, z, s.Started(), exposed)
+		// Made once: one made before (its row names it) is not made again, which would send its
+		// segments' load a second time if its ZoneStart came.
+		made := s.Started() || row.Run != ""
+		zr, missing, err := r.zoneRun(ctx, run, z, made, exposed)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -64,7 +67,7 @@ func (r *Stage) ReconcileZones(ctx context.Context, s *decide.Scope) (ctrl.Resul
 			row.State, row.Message = v1alpha1.ZoneFailed, missing
 			if s.Started() {
 				row.State = v1alpha1.ZoneLost
-			} else {
+			} else if row.State != v1alpha1.ZoneLost {
 				problems = append(problems, fmt.Sprintf("zone %s: %s", z.Name, missing))
 			}
 			rows = append(rows, row)
@@ -96,16 +99,19 @@ func (r *Stage) ReconcileZones(ctx context.Context, s *decide.Scope) (ctrl.Resul
 // the zone reaches the run's target) is known; nil and no reason: not yet. missing says why
 // it cannot be made (no LocalQueue dispatches to the zone's cluster). A TestRun of its name
 // that is not this run's zone run is reported by zoneProblem, never changed.
-func (r *Stage) zoneRun(ctx context.Context, run *v1alpha1.TestRun, z v1alpha1.ZoneSpec, started bool, reach *zones.Target) (_ *v1alpha1.TestRun, missing string, _ error) {
+func (r *Stage) zoneRun(ctx context.Context, run *v1alpha1.TestRun, z v1alpha1.ZoneSpec, made bool, reach *zones.Target) (_ *v1alpha1.TestRun, missing string, _ error) {
 	key := client.ObjectKey{Namespace: run.Namespace, Name: naming.ZoneRun(run.Name, z.Name)}
 	got := &v1alpha1.TestRun{}
 	err := r.Get(ctx, key, got)
 	if !apierrors.IsNotFound(err) {
 		return got, "", err
 	}
-	if started {
-		// Made again now, it would send its segments' load a second time.
-		return nil, "its zone run " + key.Name + " was deleted after the start", nil
+	if made {
+		// The cache may not hold one made a moment ago: only the API server says it is gone.
+		if err := r.APIReader.Get(ctx, key, got); !apierrors.IsNotFound(err) {
+			return got, "", err
+		}
+		return nil, "its zone run " + key.Name + " was deleted", nil
 	}
 	if reach == nil {
 		return nil, "", nil
@@ -119,7 +125,10 @@ func (r *Stage) zoneRun(ctx context.Context, run *v1alpha1.TestRun, z v1alpha1.Z
 	} else if err != nil {
 		return nil, "", err
 	}
-	if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := r.Create(ctx, want); apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+		// Refused for good (a field the zone run cannot carry, a policy): said, not retried.
+		return nil, fmt.Sprintf("its zone run %s was refused: %v", key.Name, err), nil
+	} else if err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, "", err
 	}
 	return want, "", nil
