@@ -119,6 +119,11 @@ func BuiltinMetrics() []string {
 		compare.SeriesTargetMemory, compare.SeriesTargetCPU}
 }
 
+// noiseFloor is the least shift of a metric worth reporting, however significant: a target
+// idling at 2 % of a core read 3 % from one run on, on a node shared with a second cluster
+// (make e2e), a 50 % shift of nothing. Below 0.05 cores the target's CPU is its neighbours'.
+var noiseFloor = map[string]float64{compare.SeriesTargetCPU: 0.05}
+
 // Analyze finds the change points of each named metric (BuiltinMetrics when none) in records,
 // which are in run order (Sort). A metric is matched by series name; a k6 metric kept with
 // several stats is one Metric per stat. A run without the metric is left out of its series, so
@@ -162,6 +167,9 @@ func Analyze(records []compare.Record, metrics []string, o Options) Trend {
 			}
 			m.ChangePoints = []ChangePoint{}
 			for _, cp := range Detect(z, m.Direction, o) {
+				if math.Abs(cp.After-cp.Before) < noiseFloor[name] {
+					continue
+				}
 				cp.Index = m.Values[cp.Index].Run
 				m.ChangePoints = append(m.ChangePoints, cp)
 			}

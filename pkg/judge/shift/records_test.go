@@ -134,3 +134,26 @@ func TestAnalyzeNamedMetrics(t *testing.T) {
 		t.Errorf("avg %+v, want none", tr.Metrics[1].ChangePoints)
 	}
 }
+
+// TestAnalyzeIgnoresTargetCPUBelowItsNoiseFloor: an idle target's CPU stepping from 2 % to 3 %
+// of a core is significant and meaningless: not reported. The same 50 % step of a busy target
+// (0.4 to 0.6 cores) is.
+func TestAnalyzeIgnoresTargetCPUBelowItsNoiseFloor(t *testing.T) {
+	for _, tc := range []struct {
+		low, high float64
+		want      []int
+	}{{0.02, 0.03, []int{}}, {0.4, 0.6, []int{10}}} {
+		var rs []compare.Record
+		for i := range 20 {
+			v := tc.low
+			if i >= 10 {
+				v = tc.high
+			}
+			rs = append(rs, record(i, "", map[string]float64{compare.SeriesTargetCPU: v + 0.0001*float64(i%3)}))
+		}
+		tr := Analyze(rs, []string{compare.SeriesTargetCPU}, Options{})
+		if got := indices(tr.Metrics[0].ChangePoints); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%.2f -> %.2f cores: change points %v, want %v", tc.low, tc.high, got, tc.want)
+		}
+	}
+}
