@@ -15,7 +15,7 @@
 #      E2E_KUEUE=1 brings Kueue up on the local cluster (hack/cluster/kueue.sh, built from its
 #      Go module once) before the install, for the queue tests, and takes it down afterwards.
 #      E2E_JAEGER=1 builds and imports Jaeger (hack/images/jaeger.sh) for the trace test.
-#      E2E_CLUSTERS=2 (make e2e-multicluster): the two local clusters joined by Kueue's
+#      E2E_CLUSTERS=2 (make e2e, make e2e-multicluster): the two local clusters joined by Kueue's
 #      MultiKueue (FLEETBENCH_CLUSTERS=2, hack/cluster/kueue.sh multikueue), images and
 #      fleetbench in both; the tests reach cluster 2 by FLEETBENCH_E2E_CLUSTER2_KUBECONFIG.
 #      FLEETBENCH_ARTIFACTS=dir keeps the reports' PNG screenshots (default bin/artifacts).
