@@ -32,7 +32,7 @@ package testrun
 // +kubebuilder:rbac:groups=fleetbench.dev,resources=testruns/status;capacityplans/status,verbs=patch
 // +kubebuilder:rbac:groups=fleetbench.dev,resources=testruns/finalizers;capacityplans/finalizers,verbs=update
 // +kubebuilder:rbac:groups=fleetbench.dev,resources=profiles,verbs=list;watch
-// +kubebuilder:rbac:groups=fleetbench.dev,resources=zonestarts,verbs=list;watch;create;delete
+// +kubebuilder:rbac:groups=fleetbench.dev,resources=zonestarts,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;delete
