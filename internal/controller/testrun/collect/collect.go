@@ -198,7 +198,8 @@ func (r *Stage) mergeAndJudge(s *decide.Scope, envs []measure.Envelope, zoneIn [
 		// Reading the trend's kept runs and the zones' reports waits on the API server, not the
 		// CPU: before the slot.
 		trend := r.readTrend(ctx, ns, uid, spec.Trend)
-		reports := r.readZones(ctx, homeRun, zoneIn)
+		reports, release := r.readZones(ctx, homeRun, zoneIn)
+		defer release()
 		return runio.OnCPU(ctx, func() (judged, error) {
 			var j judged
 			all := envs

@@ -92,14 +92,30 @@ type zoneRunReport struct {
 	unusable  string // why the report cannot be used; "" when it can
 }
 
+// maxZoneRunBytes is the most a zone run read whole may hold: an object's size limit in etcd.
+const maxZoneRunBytes = 3 << 19
+
 // readZones reads each ended zone's run live (the cache keeps no envelopes) and checks it is
-// home's and within the size a zone may report. home is a copy: this runs off the worker.
-func (r *Stage) readZones(ctx context.Context, home *v1alpha1.TestRun, toRead []zoneToRead) []zoneRunReport {
+// home's and within the size a zone may report. Each read is charged to runio.WireMemory, fair
+// by namespace, until release: the reports are held until they are decoded. home is a copy:
+// this runs off the worker.
+func (r *Stage) readZones(ctx context.Context, home *v1alpha1.TestRun, toRead []zoneToRead) (_ []zoneRunReport, release func()) {
 	out := make([]zoneRunReport, 0, len(toRead))
+	var releases []func()
+	release = func() {
+		for _, f := range releases {
+			f()
+		}
+	}
 	for _, z := range toRead {
 		rep := zoneRunReport{zoneToRead: z}
 		zr := &v1alpha1.TestRun{}
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: home.Namespace, Name: z.run}, zr); err != nil {
+		held, err := runio.WireMemory.Acquire(ctx, maxZoneRunBytes)
+		if err == nil {
+			releases = append(releases, held)
+			err = r.APIReader.Get(ctx, client.ObjectKey{Namespace: home.Namespace, Name: z.run}, zr)
+		}
+		if err != nil {
 			rep.unusable = "its zone run could not be read: " + err.Error()
 		} else if st := zr.Status.ZoneRun; !zones.Of(zr, home) || st == nil {
 			rep.unusable = "its zone run reported no results"
@@ -110,7 +126,7 @@ func (r *Stage) readZones(ctx context.Context, home *v1alpha1.TestRun, toRead []
 		}
 		out = append(out, rep)
 	}
-	return out
+	return out, release
 }
 
 // decodeZones decodes each zone's envelopes within the run's envelope limits. A zone that
@@ -241,7 +257,7 @@ func (r *Stage) DeleteZones(ctx context.Context, run *v1alpha1.TestRun) error {
 		return err
 	}
 	for i := range runs.Items {
-		if zr := &runs.Items[i]; zones.Of(zr, run) && zr.Spec.ZoneOf != nil && zr.Spec.ZoneOf.Run == run.Name {
+		if zr := &runs.Items[i]; zones.Of(zr, run) && zr.Spec.ZoneOf != nil && zr.Spec.ZoneOf.Run == run.Name && zr.Name == naming.ZoneRun(run.Name, zr.Spec.ZoneOf.Zone) {
 			if err := rc.DeleteExact(ctx, r.Client, zr); err != nil {
 				return err
 			}

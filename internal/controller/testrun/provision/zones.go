@@ -137,7 +137,7 @@ func (r *Stage) zoneRun(ctx context.Context, run *v1alpha1.TestRun, z v1alpha1.Z
 // zoneProblem says why zr cannot be z's zone of run: not made for it, dispatched to another
 // cluster than the zone names, or running another script.
 func zoneProblem(run, zr *v1alpha1.TestRun, z v1alpha1.ZoneSpec) string {
-	if zr.UID != "" && !zones.Of(zr, run) {
+	if of := zr.Spec.ZoneOf; zr.UID != "" && (!zones.Of(zr, run) || of == nil || of.Run != run.Name || of.Zone != z.Name) {
 		return fmt.Sprintf("TestRun %s exists and is not this run's zone run; delete it or rename this run", zr.Name)
 	}
 	if worker := zr.Annotations[v1alpha1.AnnotationWorkerCluster]; worker != "" && worker != z.Cluster {
