@@ -209,13 +209,14 @@ func TestConfigMapScriptWarnsOfPerRunnerNumbering(t *testing.T) {
 	eventually(t, "the script's copy", func() error {
 		return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: naming.ScriptCopyConfigMap(run.Name)}, &corev1.ConfigMap{})
 	})
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
-		t.Fatal(err)
-	}
-	run.Annotations["touch"] = "a reconcile with the copy already there"
-	if err := env.Client.Update(ctx, run); err != nil {
-		t.Fatal(err)
-	}
+	// Read and written again on a conflict: the controller writes the run's status meanwhile.
+	eventually(t, "the run touched", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+			return err
+		}
+		run.Annotations["touch"] = "a reconcile with the copy already there"
+		return env.Client.Update(ctx, run)
+	})
 	if err := preflightPod(ctx, env.Client, job, 0, ""); err != nil {
 		t.Fatal(err)
 	}
